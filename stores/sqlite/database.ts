@@ -1,0 +1,61 @@
+// Opens a SQLite database with the pragmas every store relies on and brings its schema up to
+// date. One file holds every table of the product (memory, RAP state, later skills and traces).
+import Database from "better-sqlite3";
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import { StoreError } from "../traits.js";
+import { MIGRATIONS, type Migration } from "./migrations.js";
+
+export type Db = Database.Database;
+
+export interface OpenOptions {
+  /** stop at this schema version (tests build databases of earlier versions) */
+  targetVersion?: number;
+  readonly?: boolean;
+}
+
+export function openDatabase(path: string, opts: OpenOptions = {}): Db {
+  if (path !== ":memory:" && !opts.readonly) mkdirSync(dirname(path), { recursive: true });
+  const db = new Database(path, { readonly: opts.readonly ?? false });
+  try {
+    db.pragma("busy_timeout = 5000");
+    if (!opts.readonly) {
+      db.pragma("journal_mode = WAL");
+      // NORMAL in WAL mode can lose the last commits on power loss but never on a process
+      // crash; FULL makes an acknowledged write survive both.
+      db.pragma("synchronous = FULL");
+    }
+    db.pragma("foreign_keys = ON");
+    db.pragma("secure_delete = ON");
+    if (!opts.readonly) migrate(db, MIGRATIONS, opts.targetVersion);
+    return db;
+  } catch (e) {
+    db.close();
+    throw e;
+  }
+}
+
+export function schemaVersion(db: Db): number {
+  return db.pragma("user_version", { simple: true }) as number;
+}
+
+export function migrate(db: Db, migrations: Migration[], target?: number): void {
+  const latest = migrations.at(-1)?.version ?? 0;
+  const goal = target ?? latest;
+  const current = schemaVersion(db);
+  if (current > latest) {
+    throw new StoreError(
+      "schema",
+      `database schema version ${current} is newer than this build understands (${latest}); upgrade infinity-memory`,
+    );
+  }
+  for (const m of migrations) {
+    if (m.version <= current || m.version > goal) continue;
+    // BEGIN IMMEDIATE so two processes opening a fresh file do not both migrate it.
+    db.transaction(() => {
+      if (schemaVersion(db) >= m.version) return;
+      db.exec(m.sql);
+      db.pragma(`user_version = ${m.version}`);
+    }).immediate();
+  }
+}
