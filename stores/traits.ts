@@ -142,3 +142,113 @@ export interface ToggleStore {
   /** nearest explicit setting along [thread, parent, …, root]; null when none */
   resolve(toolset: string, threadChainNearestFirst: string[]): Promise<boolean | null>;
 }
+
+// ---- RAP server state (toolsets/rap) ----
+
+/** One tool call as the runtime identifies it: (toolset, thread, tool call id). */
+export interface RapCallKey {
+  toolset: string;
+  groupId: string;
+  callId: string;
+}
+
+export type RapInvocationStatus = "received" | "done" | "cancelled" | "failed";
+
+export interface RapJournalEntry extends RapCallKey {
+  /** the raw invocation JSON while the call is open; null once it finished */
+  body: string | null;
+  status: RapInvocationStatus;
+  /** `${pid}:${bootId}` of the server process running the call */
+  owner: string;
+  receivedAt: number;
+  finishedAt: number | null;
+}
+
+/** A callback waiting for delivery; `body` is the exact JSON to POST. */
+export interface RapOutboxEntry extends RapCallKey {
+  callbackUrl: string;
+  body: string;
+}
+
+/** Invocation journal: what was acknowledged but not yet answered survives a crash. */
+export interface RapJournalStore {
+  /** journal a new invocation; false when this call was journaled before */
+  record(key: RapCallKey, body: string, owner: string, at: number): Promise<boolean>;
+  get(key: RapCallKey): Promise<RapJournalEntry | null>;
+  /**
+   * Atomically enqueue the call's result and close the invocation (status done, body dropped).
+   * False, and nothing enqueued, when the call is no longer open under `owner` (cancelled or
+   * taken over).
+   */
+  complete(key: RapCallKey, owner: string, result: RapOutboxEntry, at: number): Promise<boolean>;
+  /** close an open invocation without a result (status failed, body dropped) */
+  fail(key: RapCallKey, owner: string, at: number): Promise<boolean>;
+  /** close an open invocation because the runtime cancelled it; false when it was not open */
+  cancel(key: RapCallKey, at: number): Promise<boolean>;
+  /** open invocations of a toolset, oldest first */
+  open(toolset: string): Promise<RapJournalEntry[]>;
+  /** move an open invocation from owner `from` to `to`; false when another process won */
+  takeOver(key: RapCallKey, from: string, to: string): Promise<boolean>;
+}
+
+export interface RapOutboxRow extends RapOutboxEntry {
+  id: number;
+  attempts: number;
+  createdAt: number;
+}
+
+export interface RapOutboxStats {
+  pending: number;
+  delivered: number;
+  rejected: number;
+  dead: number;
+  /** delivery attempts made for rows still pending */
+  pendingAttempts: number;
+}
+
+/** Durable callback outbox. Leases let several processes share one file without double sends. */
+export interface RapOutboxStore {
+  enqueue(entry: RapOutboxEntry, at: number): Promise<number>;
+  /** lease up to `limit` due rows (oldest first, at most one per call at a time) until now+leaseMs */
+  claimDue(now: number, leaseMs: number, limit: number): Promise<RapOutboxRow[]>;
+  markDelivered(id: number, at: number): Promise<void>;
+  /** the receiver refused the callback for good */
+  markRejected(id: number, at: number, error: string): Promise<void>;
+  retryAt(id: number, nextAttemptAt: number, error: string): Promise<void>;
+  /** pending rows created before `createdBefore` become dead; returns how many */
+  expire(createdBefore: number, now: number): Promise<number>;
+  /** the earliest time a pending row may next be claimed (attempt time and lease), or null */
+  nextDueAt(): Promise<number | null>;
+  pendingCount(): Promise<number>;
+  stats(): Promise<RapOutboxStats>;
+}
+
+export type RapUserChoiceStatus = "waiting" | "answered" | "dismissed";
+
+export interface RapUserChoiceRecord {
+  toolset: string;
+  /** the tool call id that asked */
+  choiceId: string;
+  groupId: string;
+  prompt: string;
+  choices: string[];
+  status: RapUserChoiceStatus;
+  selected: number | null;
+  createdAt: number;
+  answeredAt: number | null;
+}
+
+/** Questions a tool asked the person through RAP `user_choice`, until its call finishes. */
+export interface RapUserChoiceStore {
+  /** store a waiting question; asking again under the same id replaces the earlier one */
+  ask(
+    c: { toolset: string; choiceId: string; groupId: string; prompt: string; choices: string[] },
+    at: number,
+  ): Promise<void>;
+  get(toolset: string, choiceId: string): Promise<RapUserChoiceRecord | null>;
+  /** record the answer; false when no question with this id is waiting */
+  answer(toolset: string, choiceId: string, selected: number, at: number): Promise<boolean>;
+  dismiss(toolset: string, choiceId: string, at: number): Promise<void>;
+  /** drop the question once its call finished (prompts are not kept) */
+  remove(toolset: string, choiceId: string): Promise<void>;
+}

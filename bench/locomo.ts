@@ -1,0 +1,203 @@
+// LoCoMo retrieval benchmark (turn-level evidence recall, no LLM). Each conversation is its own
+// user scope; each LoCoMo session is a thread with its date; each turn is one memory written the
+// way a conversation would write it, with the turn's dia_id as the message id. Questions go
+// through the same retrieval as memory_search. The data is read at run time, never committed.
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fixedClock } from "../core/clock.js";
+import { defaultConfig } from "../core/config.js";
+import type { RequestScope } from "../core/memory/scope.js";
+import { MemoryService } from "../core/memory/service.js";
+import { openDatabase } from "../stores/sqlite/database.js";
+import { SqliteMemoryStore } from "../stores/sqlite/memory-store.js";
+
+interface Turn {
+  speaker: string;
+  dia_id: string;
+  text: string;
+  blip_caption?: string;
+}
+
+interface QA {
+  question: string;
+  evidence?: string[];
+  category: number;
+}
+
+interface Conversation {
+  sample_id: string;
+  conversation: Record<string, unknown>;
+  qa: QA[];
+}
+
+export const CATEGORY_NAMES: Record<number, string> = {
+  1: "multi-hop",
+  2: "temporal",
+  3: "open-domain",
+  4: "single-hop",
+  5: "adversarial",
+};
+
+export interface LocomoOptions {
+  data: string;
+  ks: number[];
+  onProgress?: (done: number, total: number, phase: string) => void;
+}
+
+export interface LocomoResult {
+  questions: number;
+  recall: Record<string, number>;
+  latency_ms: { p50: number; p95: number };
+  by_category: Record<string, { questions: number; recall: Record<string, number> }>;
+  ingest: { conversations: number; turns: number; memories: number; refused: number; flagged: number; ms: number };
+  channels: string[];
+}
+
+/** "D8:6; D9:17" or "(D3:13)" → ["D8:6","D9:17"] / ["D3:13"]. */
+export function evidenceIds(raw: string[] | undefined): string[] {
+  const out: string[] = [];
+  for (const e of raw ?? []) {
+    for (const part of e.split(/[;,\s]+/)) {
+      const id = part.replace(/[()]/g, "").trim();
+      if (/^D\d+:\d+$/.test(id)) out.push(id);
+    }
+  }
+  return [...new Set(out)];
+}
+
+/** "1:56 pm on 8 May, 2023" → epoch ms (LoCoMo's date format); null when unparseable. */
+export function parseLocomoDate(s: unknown): number | null {
+  if (typeof s !== "string") return null;
+  const m = /(\d{1,2}):(\d{2})\s*(am|pm)\s+on\s+(\d{1,2})\s+(\w+),?\s+(\d{4})/i.exec(s);
+  if (!m) {
+    const t = Date.parse(s);
+    return Number.isNaN(t) ? null : t;
+  }
+  const months = ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december"];
+  const month = months.indexOf(m[5]!.toLowerCase());
+  if (month < 0) return null;
+  let hour = Number(m[1]) % 12;
+  if (m[3]!.toLowerCase() === "pm") hour += 12;
+  return Date.UTC(Number(m[6]), month, Number(m[4]), hour, Number(m[2]));
+}
+
+function sessionsOf(conv: Record<string, unknown>): { n: number; date: number | null; turns: Turn[] }[] {
+  const out: { n: number; date: number | null; turns: Turn[] }[] = [];
+  for (const [key, value] of Object.entries(conv)) {
+    const m = /^session_(\d+)$/.exec(key);
+    if (!m || !Array.isArray(value)) continue;
+    const n = Number(m[1]);
+    out.push({ n, date: parseLocomoDate(conv[`session_${n}_date_time`]), turns: value as Turn[] });
+  }
+  return out.sort((a, b) => a.n - b.n);
+}
+
+export function turnText(t: Turn): string {
+  return `${t.speaker}: ${t.text}${t.blip_caption ? ` [image: ${t.blip_caption}]` : ""}`;
+}
+
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return 0;
+  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[i]!;
+}
+
+const round1 = (x: number) => Math.round(x * 10) / 10;
+
+export async function runLocomo(opts: LocomoOptions): Promise<LocomoResult> {
+  const convs = JSON.parse(readFileSync(opts.data, "utf8")) as Conversation[];
+  const dir = mkdtempSync(join(tmpdir(), "locomo-"));
+  const db = openDatabase(join(dir, "memory.db"));
+  const store = new SqliteMemoryStore(db);
+  const clock = fixedClock(Date.UTC(2023, 0, 1));
+  const service = new MemoryService(store, clock, defaultConfig({ localUser: "locomo" }));
+  const maxK = Math.max(...opts.ks);
+  const ingest = { conversations: convs.length, turns: 0, memories: 0, refused: 0, flagged: 0, ms: 0 };
+  const memoryIds = new Set<string>();
+  const t0 = performance.now();
+  const totalTurns = convs.reduce((n, c) => n + sessionsOf(c.conversation).reduce((m, s) => m + s.turns.length, 0), 0);
+  try {
+    for (const conv of convs) {
+      const user = `locomo:${conv.sample_id}`;
+      for (const session of sessionsOf(conv.conversation)) {
+        const thread = `${conv.sample_id}:session_${session.n}`;
+        const req: RequestScope = { user, project: null, session: thread, thread, ancestors: [] };
+        if (session.date !== null) clock.set(session.date);
+        for (const turn of session.turns) {
+          ingest.turns++;
+          clock.advance(1000);
+          try {
+            const r = await service.remember(
+              req,
+              { content: turnText(turn), kind: "note", scope: "user", userStated: true, validFrom: session.date },
+              { actor: "user", threadId: thread, toolCallId: null, messageIds: [turn.dia_id] },
+            );
+            memoryIds.add(r.record.id);
+            if (r.flagged) ingest.flagged++;
+          } catch {
+            ingest.refused++;
+          }
+          opts.onProgress?.(ingest.turns, totalTurns, "ingest");
+        }
+      }
+    }
+    ingest.memories = memoryIds.size;
+    ingest.ms = Math.round(performance.now() - t0);
+
+    const latencies: number[] = [];
+    const sums: Record<string, number> = {};
+    const cat: Record<string, { questions: number; sums: Record<string, number> }> = {};
+    let questions = 0;
+    const allQs = convs.flatMap((c) => c.qa.map((qa) => ({ conv: c, qa })));
+    let done = 0;
+    for (const { conv, qa } of allQs) {
+      done++;
+      const evidence = evidenceIds(qa.evidence);
+      if (evidence.length === 0) continue;
+      const user = `locomo:${conv.sample_id}`;
+      const req: RequestScope = { user, project: null, session: `${conv.sample_id}:qa`, thread: `${conv.sample_id}:qa`, ancestors: [] };
+      const t = performance.now();
+      let hits: Awaited<ReturnType<MemoryService["search"]>> = [];
+      try {
+        hits = await service.search({ thread: req }, { query: qa.question, limit: maxK });
+      } catch {
+        hits = [];
+      }
+      latencies.push(performance.now() - t);
+      const ranked: string[] = [];
+      for (const h of hits) for (const s of h.record.sources) for (const m of s.messageIds) if (!ranked.includes(m)) ranked.push(m);
+      const name = CATEGORY_NAMES[qa.category] ?? `category-${qa.category}`;
+      const c = (cat[name] ??= { questions: 0, sums: {} });
+      c.questions++;
+      questions++;
+      for (const k of opts.ks) {
+        const top = new Set(ranked.slice(0, k));
+        const r = evidence.filter((e) => top.has(e)).length / evidence.length;
+        sums[k] = (sums[k] ?? 0) + r;
+        c.sums[k] = (c.sums[k] ?? 0) + r;
+      }
+      opts.onProgress?.(done, allQs.length, "questions");
+    }
+    latencies.sort((a, b) => a - b);
+    const recall: Record<string, number> = {};
+    for (const k of opts.ks) recall[k] = round1((100 * (sums[k] ?? 0)) / Math.max(1, questions));
+    const by_category: LocomoResult["by_category"] = {};
+    for (const [name, c] of Object.entries(cat)) {
+      const r: Record<string, number> = {};
+      for (const k of opts.ks) r[k] = round1((100 * (c.sums[k] ?? 0)) / Math.max(1, c.questions));
+      by_category[name] = { questions: c.questions, recall: r };
+    }
+    return {
+      questions,
+      recall,
+      latency_ms: { p50: Math.round(percentile(latencies, 50) * 1000) / 1000, p95: Math.round(percentile(latencies, 95) * 1000) / 1000 },
+      by_category,
+      ingest,
+      channels: ["lexical", "trigram"],
+    };
+  } finally {
+    store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

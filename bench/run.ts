@@ -1,0 +1,224 @@
+// `npm run bench`: latency and throughput of the memory toolset on real SQLite files and a real
+// RAP server. Prints one JSON object (last stdout line) and writes it to bench/results/.
+import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
+import http from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import pino from "pino";
+import { fixedClock } from "../core/clock.js";
+import { defaultConfig } from "../core/config.js";
+import { newId } from "../core/ids.js";
+import type { NewMemory } from "../core/memory/record.js";
+import { recordScopeFor, type RequestScope } from "../core/memory/scope.js";
+import { contentHash } from "../core/memory/write-policy.js";
+import { openMemory, type MemoryContext } from "../cli/context.js";
+import { startRapServer } from "../toolsets/rap/server.js";
+import { memoryToolset } from "../toolsets/memory/tools.js";
+import { memoryText, queryText, rng } from "./corpus.js";
+
+const args = new Map<string, string>();
+for (let i = 2; i < process.argv.length; i++) {
+  const a = process.argv[i]!;
+  if (a.startsWith("--")) args.set(a.slice(2), process.argv[i + 1]?.startsWith("--") ? "1" : (process.argv[++i] ?? "1"));
+}
+const SIZES = (args.get("sizes") ?? "10000,100000").split(",").map(Number);
+const QUERIES = Number(args.get("queries") ?? 500);
+const USERS = Number(args.get("users") ?? 1);
+
+function pct(sorted: number[], p: number): number {
+  if (sorted.length === 0) return 0;
+  const v = sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
+  return Math.round(v * 1000) / 1000;
+}
+
+function summary(xs: number[]) {
+  const s = [...xs].sort((a, b) => a - b);
+  return { n: s.length, p50: pct(s, 50), p95: pct(s, 95), p99: pct(s, 99), max: pct(s, 100) };
+}
+
+function scopeFor(u: number, i: number): RequestScope {
+  const session = `s-${u}-${i % 50}`;
+  return { user: `user-${u}`, project: `/work/project-${u % 3}`, session, thread: session, ancestors: [] };
+}
+
+/** Bulk-load `n` memories (policy-free fast path inside one transaction per batch). */
+async function load(ctx: MemoryContext, n: number, seed: number): Promise<number> {
+  const r = rng(seed);
+  const t0 = performance.now();
+  const BATCH = 5000;
+  for (let start = 0; start < n; start += BATCH) {
+    const batch: Promise<unknown>[] = [];
+    // store.insert runs its SQL synchronously; the outer transaction turns the per-record
+    // transactions into savepoints, so a batch costs one commit.
+    ctx.db.transaction(() => {
+      for (let i = start; i < Math.min(n, start + BATCH); i++) {
+        const u = i % USERS;
+        const req = scopeFor(u, i);
+        const content = memoryText(i, r);
+        const level = i % 5 === 0 ? "project" : "user";
+        const rec: NewMemory = {
+          id: newId("mem", 1_700_000_000_000 + i),
+          lineageId: "",
+          scope: recordScopeFor(req, level),
+          kind: level === "project" ? "project" : "fact",
+          content,
+          tags: [],
+          trust: "model_inferred",
+          confidence: 0.7,
+          status: "active",
+          flags: [],
+          version: 1,
+          supersedes: null,
+          validFrom: null,
+          validTo: null,
+          createdAt: 1_700_000_000_000 + i,
+          expiresAt: null,
+          contentHash: contentHash(content),
+          source: { threadId: req.thread, messageIds: [], toolCallId: `bulk-${i}`, actor: "model", at: 1_700_000_000_000 + i },
+        };
+        rec.lineageId = rec.id;
+        batch.push(ctx.store.insert(rec, { at: rec.createdAt, actor: "bench", action: "create", targetKind: "memory", targetId: rec.id, detail: {} }));
+      }
+    }).immediate();
+    await Promise.all(batch);
+  }
+  return performance.now() - t0;
+}
+
+async function searchBench(ctx: MemoryContext, n: number) {
+  const r = rng(99);
+  const lat: number[] = [];
+  let results = 0;
+  for (let q = 0; q < QUERIES; q++) {
+    const req = scopeFor(q % USERS, q);
+    const t = performance.now();
+    const hits = await ctx.service.search({ thread: req }, { query: queryText(r), limit: 10 });
+    lat.push(performance.now() - t);
+    results += hits.length;
+  }
+  return { records: n, queries: QUERIES, mean_results: Math.round((results / QUERIES) * 10) / 10, latency_ms: summary(lat) };
+}
+
+async function rememberBench(ctx: MemoryContext, count: number) {
+  const r = rng(7);
+  const t0 = performance.now();
+  const lat: number[] = [];
+  for (let i = 0; i < count; i++) {
+    const req = scopeFor(i % USERS, i);
+    const t = performance.now();
+    await ctx.service.remember(req, { content: `${memoryText(1_000_000 + i, r)} fresh` }, { actor: "model", threadId: req.thread, toolCallId: `rb-${i}` });
+    lat.push(performance.now() - t);
+  }
+  const ms = performance.now() - t0;
+  return { memories: count, per_second: Math.round((count / ms) * 1000), latency_ms: summary(lat) };
+}
+
+function post(port: number, path: string, body: string, agent: http.Agent): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      { host: "127.0.0.1", port, path, method: "POST", agent, headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body) } },
+      (res) => {
+        res.resume();
+        res.on("end", () => resolve(res.statusCode ?? 0));
+      },
+    );
+    req.on("error", reject);
+    req.end(body);
+  });
+}
+
+async function ackBench(dir: string) {
+  const ctx = openMemory({ dbPath: join(dir, "ack.db"), config: defaultConfig({ localUser: "bench" }), env: {} });
+  let delivered = 0;
+  let expected = 0;
+  let allDone: (() => void) | null = null;
+  const listener = http.createServer((req, res) => {
+    req.resume();
+    req.on("end", () => {
+      res.end("OK");
+      delivered++;
+      if (delivered >= expected && allDone) allDone();
+    });
+  });
+  await new Promise<void>((r) => listener.listen(0, "127.0.0.1", r));
+  const cbPort = (listener.address() as { port: number }).port;
+  const toolset = memoryToolset({ service: ctx.service, toggles: ctx.toggles, clock: ctx.clock, localUser: "bench", projectOf: () => "/work/bench" });
+  const server = await startRapServer({ toolset, db: ctx.db, host: "127.0.0.1", port: 0, logger: pino({ level: "silent" }) });
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
+  const acks: number[] = [];
+  const completions: number[] = [];
+  const CONCURRENCY = 200;
+  const ROUNDS = 5;
+  const r = rng(3);
+  const t0 = performance.now();
+  for (let round = 0; round < ROUNDS; round++) {
+    expected += CONCURRENCY;
+    const done = new Promise<void>((res) => (allDone = res));
+    const start = performance.now();
+    await Promise.all(
+      Array.from({ length: CONCURRENCY }, async (_, i) => {
+        const remember = i % 2 === 0;
+        const inv = {
+          operation: remember ? "memory_remember" : "memory_search",
+          arguments: remember ? { content: `${memoryText(round * 1000 + i, r)} ack` } : { query: queryText(r) },
+          id: `tooluse_${round}_${i}`,
+          call_id: null,
+          callback_url: `http://127.0.0.1:${cbPort}`,
+          group_id: `thread-${i % 20}`,
+          thread_ancestors: null,
+        };
+        const t = performance.now();
+        const status = await post(server.port, "/invoke", JSON.stringify(inv), agent);
+        acks.push(performance.now() - t);
+        if (status !== 200) throw new Error(`ack status ${status}`);
+      }),
+    );
+    await done;
+    completions.push(performance.now() - start);
+  }
+  const totalMs = performance.now() - t0;
+  await server.close({ graceMs: 2000 });
+  agent.destroy();
+  listener.close();
+  ctx.close();
+  return {
+    concurrency: CONCURRENCY,
+    invocations: CONCURRENCY * ROUNDS,
+    ack_latency_ms: summary(acks),
+    round_to_all_results_ms: summary(completions),
+    invocations_per_second: Math.round(((CONCURRENCY * ROUNDS) / totalMs) * 1000),
+  };
+}
+
+async function main() {
+  const root = mkdtempSync(join(tmpdir(), "imem-bench-"));
+  const out: Record<string, unknown> = { machine: { node: process.version, cpus: (await import("node:os")).cpus().length }, users: USERS };
+  try {
+    const search: unknown[] = [];
+    for (const n of SIZES) {
+      const dir = join(root, `s${n}`);
+      mkdirSync(dir);
+      const ctx = openMemory({ dbPath: join(dir, "memory.db"), config: defaultConfig({ localUser: "bench" }), clock: fixedClock(1_800_000_000_000), env: {} });
+      const loadMs = await load(ctx, n, n);
+      const s = await searchBench(ctx, n);
+      search.push({ ...s, bulk_load_per_second: Math.round((n / loadMs) * 1000), db_bytes: statSync(join(dir, "memory.db")).size });
+      if (n === SIZES[0]) out.remember = await rememberBench(ctx, 2000);
+      ctx.close();
+      process.stderr.write(`search at ${n}: ${JSON.stringify(s.latency_ms)}\n`);
+    }
+    out.search = search;
+    out.ack = await ackBench(root);
+    out.rss_mb = Math.round(process.memoryUsage().rss / 1e6);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+  const line = JSON.stringify(out);
+  mkdirSync("bench/results", { recursive: true });
+  writeFileSync(join("bench/results", `bench-${new Date().toISOString().replace(/[:.]/g, "-")}.json`), `${line}\n`);
+  process.stdout.write(`${line}\n`);
+}
+
+main().catch((e: unknown) => {
+  process.stderr.write(`bench failed: ${e instanceof Error ? e.stack : String(e)}\n`);
+  process.exitCode = 1;
+});

@@ -1,0 +1,41 @@
+// `infinity-memory bench locomo`: retrieval recall on LoCoMo through the memory_search path.
+import type { Command } from "commander";
+import cliProgress from "cli-progress";
+import { runLocomo } from "../../bench/locomo.js";
+
+export function registerBench(program: Command): void {
+  const bench = program.command("bench").description("benchmarks");
+  bench
+    .command("locomo")
+    .description("LoCoMo turn-level evidence recall; prints one JSON object as the last stdout line")
+    .requiredOption("--data <file>", "locomo JSON file (e.g. ../shared/bench/locomo/locomo-dev.json)")
+    .option("--k <list>", "cut-offs", "5,10,25,50")
+    .option("--json", "print only the JSON line")
+    .action(async (o: { data: string; k: string; json?: boolean }) => {
+      const ks = o.k.split(",").map((s) => Number(s.trim()));
+      if (ks.some((k) => !Number.isInteger(k) || k < 1 || k > 50)) throw new Error(`--k takes integers 1..50, got "${o.k}"`);
+      const bar = process.stderr.isTTY ? new cliProgress.SingleBar({ format: "{phase} [{bar}] {value}/{total}" }, cliProgress.Presets.shades_classic) : null;
+      let phase = "";
+      const result = await runLocomo({
+        data: o.data,
+        ks,
+        onProgress: (done, total, p) => {
+          if (!bar) return;
+          if (p !== phase) {
+            if (phase) bar.stop();
+            phase = p;
+            bar.start(total, 0, { phase: p });
+          }
+          bar.update(done);
+        },
+      });
+      bar?.stop();
+      if (!o.json) {
+        process.stdout.write(
+          `questions ${result.questions}: ` + ks.map((k) => `R@${k} ${result.recall[k]}`).join("  ") +
+            `  (p50 ${result.latency_ms.p50} ms, p95 ${result.latency_ms.p95} ms)\n`,
+        );
+      }
+      process.stdout.write(`${JSON.stringify(result)}\n`);
+    });
+}

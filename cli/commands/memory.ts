@@ -1,0 +1,222 @@
+// `infinity-memory memory …`: the person's own view of their memories (search, list, show,
+// review, forget, export). Every command works on the database directly; no server needed.
+import type { Command } from "commander";
+import { createWriteStream } from "node:fs";
+import { createInterface } from "node:readline/promises";
+import { resolve } from "node:path";
+import { MEMORY_KINDS, MEMORY_STATUSES, SCOPE_LEVELS, type MemoryRecord } from "../../core/memory/record.js";
+import type { Origin, Viewer } from "../../core/memory/service.js";
+import { recordBlock, recordList } from "../../toolsets/memory/render.js";
+import { openMemory, type MemoryContext } from "../context.js";
+
+interface Common {
+  db?: string;
+  user?: string;
+  project?: string;
+  json?: boolean;
+}
+
+const CLI_ORIGIN: Origin = { actor: "user", threadId: null, toolCallId: null };
+
+function withMemory<T extends Common>(fn: (ctx: MemoryContext, viewer: Viewer, o: T, ...rest: string[][]) => Promise<void>) {
+  return async (...args: unknown[]) => {
+    const o = args.find((a) => a && typeof a === "object" && !Array.isArray(a) && !("commands" in (a as object))) as T;
+    const positional = args.filter((a) => Array.isArray(a) || typeof a === "string").map((a) => (Array.isArray(a) ? a : [a as string]));
+    const ctx = openMemory({ dbPath: o.db });
+    try {
+      const viewer: Viewer = { owner: o.user ?? ctx.config.localUser, project: o.project ? resolve(o.project) : null };
+      await fn(ctx, viewer, o, ...positional);
+    } finally {
+      ctx.close();
+    }
+  };
+}
+
+function csv<T extends string>(allowed: readonly T[], what: string) {
+  return (v: string): T[] => {
+    const xs = v.split(",").map((s) => s.trim()).filter(Boolean);
+    const bad = xs.find((x) => !(allowed as readonly string[]).includes(x));
+    if (bad) throw new Error(`unknown ${what} "${bad}"; use one of ${allowed.join(", ")}`);
+    return xs as T[];
+  };
+}
+
+function jsonRecord(r: MemoryRecord): Record<string, unknown> {
+  return {
+    id: r.id,
+    lineage_id: r.lineageId,
+    version: r.version,
+    supersedes: r.supersedes,
+    scope: r.scope,
+    kind: r.kind,
+    content: r.content,
+    tags: r.tags,
+    trust: r.trust,
+    confidence: r.confidence,
+    status: r.status,
+    flags: r.flags,
+    valid_from: r.validFrom,
+    valid_to: r.validTo,
+    created_at: new Date(r.createdAt).toISOString(),
+    updated_at: new Date(r.updatedAt).toISOString(),
+    expires_at: r.expiresAt ? new Date(r.expiresAt).toISOString() : null,
+    sources: r.sources.map((s) => ({
+      thread_id: s.threadId,
+      message_ids: s.messageIds,
+      tool_call_id: s.toolCallId,
+      actor: s.actor,
+      at: new Date(s.at).toISOString(),
+    })),
+  };
+}
+
+function common(c: Command): Command {
+  return c
+    .option("--db <path>", "database file")
+    .option("--user <id>", "whose memories (default: the configured local user)")
+    .option("--project <dir>", "narrow to one project (plus user-scope memories)");
+}
+
+async function confirm(question: string): Promise<boolean> {
+  if (!process.stdin.isTTY) return false;
+  const rl = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    return /^y(es)?$/i.test((await rl.question(`${question} [y/N] `)).trim());
+  } finally {
+    rl.close();
+  }
+}
+
+export function registerMemory(program: Command): void {
+  const memory = program.command("memory").description("search, browse, review, forget and export memories");
+
+  common(memory.command("search").argument("<query...>").description("search memories"))
+    .option("--kind <kinds>", "comma-separated kinds", csv(MEMORY_KINDS, "kind"))
+    .option("--limit <n>", "how many", "10")
+    .option("--history", "include superseded and expired versions")
+    .option("--json", "JSON lines")
+    .action(
+      withMemory<Common & { kind?: (typeof MEMORY_KINDS)[number][]; limit: string; history?: boolean }>(async (ctx, viewer, o, q) => {
+        const query = (q ?? []).join(" ");
+        const hits = await ctx.service.search(viewer, { query, kinds: o.kind, limit: Number(o.limit), includeHistory: o.history });
+        if (o.json) for (const h of hits) process.stdout.write(`${JSON.stringify({ score: h.score, ...jsonRecord(h.record) })}\n`);
+        else process.stdout.write(hits.length ? `${recordList(hits.map((h) => h.record), ctx.clock.now())}\n` : `no memories match "${query}"\n`);
+      }),
+    );
+
+  common(memory.command("list").description("browse memories, newest first"))
+    .option("--kind <kinds>", "comma-separated kinds", csv(MEMORY_KINDS, "kind"))
+    .option("--scope <levels>", "comma-separated scopes", csv(SCOPE_LEVELS, "scope"))
+    .option("--status <statuses>", "comma-separated statuses (default active,pending)", csv(MEMORY_STATUSES, "status"))
+    .option("--limit <n>", "page size", "20")
+    .option("--cursor <c>", "next page")
+    .option("--oldest", "oldest first")
+    .option("--json", "JSON lines")
+    .action(
+      withMemory<
+        Common & {
+          kind?: (typeof MEMORY_KINDS)[number][];
+          scope?: (typeof SCOPE_LEVELS)[number][];
+          status?: (typeof MEMORY_STATUSES)[number][];
+          limit: string;
+          cursor?: string;
+          oldest?: boolean;
+        }
+      >(async (ctx, viewer, o) => {
+        const page = await ctx.service.list(viewer, {
+          kinds: o.kind,
+          scopes: o.scope,
+          statuses: o.status,
+          limit: Number(o.limit),
+          cursor: o.cursor,
+          order: o.oldest ? "oldest" : "newest",
+        });
+        if (o.json) {
+          for (const r of page.items) process.stdout.write(`${JSON.stringify(jsonRecord(r))}\n`);
+          return;
+        }
+        process.stdout.write(`${page.items.length} of ${page.total}\n${recordList(page.items, ctx.clock.now())}\n`);
+        if (page.nextCursor) process.stdout.write(`next page: --cursor ${page.nextCursor}\n`);
+      }),
+    );
+
+  common(memory.command("show").argument("<id>").description("one memory with all its versions and its audit trail"))
+    .option("--json", "JSON")
+    .action(
+      withMemory<Common>(async (ctx, viewer, o, id) => {
+        const { versions, audit } = await ctx.service.history(viewer, id![0]!);
+        if (o.json) {
+          process.stdout.write(`${JSON.stringify({ versions: versions.map(jsonRecord), audit }, null, 2)}\n`);
+          return;
+        }
+        const now = ctx.clock.now();
+        process.stdout.write(`${versions.map((v) => recordBlock(v, now)).join("\n")}\n`);
+        for (const e of audit) process.stdout.write(`  ${new Date(e.at).toISOString()} ${e.action} ${e.targetId} by ${e.actor}\n`);
+      }),
+    );
+
+  common(memory.command("forget").argument("[ids...]").description("forget memories by id, or by --query after confirmation"))
+    .option("--query <text>", "forget everything matching this")
+    .option("--yes", "do not ask")
+    .action(
+      withMemory<Common & { query?: string; yes?: boolean }>(async (ctx, viewer, o, ids) => {
+        let targets = ids ?? [];
+        if (o.query) {
+          const matches = await ctx.service.findForForget(viewer, o.query);
+          if (matches.length === 0) {
+            process.stdout.write(`no memories match "${o.query}"\n`);
+            return;
+          }
+          process.stderr.write(`${recordList(matches, ctx.clock.now())}\n`);
+          if (!o.yes && !(await confirm(`Forget these ${matches.length} memories?`))) {
+            process.stderr.write("nothing forgotten (pass --yes to confirm without a prompt)\n");
+            process.exitCode = 1;
+            return;
+          }
+          targets = matches.map((m) => m.id);
+        }
+        if (targets.length === 0) throw new Error("give memory ids or --query");
+        const purged = await ctx.service.forget(viewer, targets, CLI_ORIGIN, "forgotten from the CLI");
+        process.stdout.write(`forgot ${targets.length} memor${targets.length === 1 ? "y" : "ies"} (${purged.length} versions purged)\n`);
+      }),
+    );
+
+  common(memory.command("review").description("list pending memories, or confirm/reject them"))
+    .option("--confirm <ids>", "comma-separated ids to confirm")
+    .option("--reject <ids>", "comma-separated ids to reject (forgets them)")
+    .option("--json", "JSON lines")
+    .action(
+      withMemory<Common & { confirm?: string; reject?: string }>(async (ctx, viewer, o) => {
+        const split = (s: string) => s.split(",").map((x) => x.trim()).filter(Boolean);
+        if (o.confirm) {
+          const done = await ctx.service.confirm(viewer, split(o.confirm), CLI_ORIGIN);
+          process.stdout.write(`confirmed ${done.map((r) => r.id).join(", ")}\n`);
+        }
+        if (o.reject) {
+          await ctx.service.reject(viewer, split(o.reject), CLI_ORIGIN);
+          process.stdout.write(`rejected ${o.reject}\n`);
+        }
+        if (o.confirm || o.reject) return;
+        const page = await ctx.service.pending(viewer, 100);
+        if (o.json) for (const r of page.items) process.stdout.write(`${JSON.stringify(jsonRecord(r))}\n`);
+        else process.stdout.write(page.items.length ? `${recordList(page.items, ctx.clock.now())}\n` : "nothing pending\n");
+      }),
+    );
+
+  common(memory.command("export").description("write every memory (all versions, no forgotten ones) as JSON lines"))
+    .option("--out <file>", "output file (default stdout)")
+    .action(
+      withMemory<Common & { out?: string }>(async (ctx, viewer, o) => {
+        const out = o.out ? createWriteStream(o.out) : process.stdout;
+        let n = 0;
+        for await (const r of ctx.service.exportAll(viewer)) {
+          out.write(`${JSON.stringify(jsonRecord(r))}\n`);
+          n++;
+        }
+        if (o.out) {
+          await new Promise<void>((res, rej) => (out as ReturnType<typeof createWriteStream>).end((e?: Error | null) => (e ? rej(e) : res())));
+          process.stderr.write(`exported ${n} memories to ${o.out}\n`);
+        }
+      }),
+    );
+}

@@ -1,0 +1,99 @@
+// `infinity-memory serve`: the memory toolset as a RAP server, standalone or as a daemon
+// command server (RAP_EMBEDDED=1: free port, port line on stdout, logs to a file in cwd).
+import type { Command } from "commander";
+import { basename, dirname, join, resolve } from "node:path";
+import pino from "pino";
+import { SessionsReader } from "../../stores/infinity-files/sessions.js";
+import { announcePort, fileLogger, installShutdown, isEmbedded } from "../../toolsets/rap/command-server.js";
+import { startRapServer } from "../../toolsets/rap/server.js";
+import { memoryToolset } from "../../toolsets/memory/tools.js";
+import { dataHome, loadConfig, openMemory } from "../context.js";
+import { rapJson, serverEntry, commandEntry } from "../rap-json.js";
+
+export const DEFAULT_PORT = 7411;
+const EXPIRY_SWEEP_MS = 60_000;
+
+interface ServeOptions {
+  toolset: string;
+  host?: string;
+  port?: string;
+  db?: string;
+  project?: string;
+  infinityHome?: string;
+  user?: string;
+  log?: string;
+}
+
+export function registerServe(program: Command): void {
+  program
+    .command("serve")
+    .description("serve a toolset over RAP (standalone, or as a daemon command server when RAP_EMBEDDED=1)")
+    .option("--toolset <name>", "toolset to serve", "memory")
+    .option("--host <host>", "address to bind (standalone)", "127.0.0.1")
+    .option("--port <port>", `port to bind (standalone; default ${DEFAULT_PORT})`)
+    .option("--db <path>", "database file (default $INFINITY_MEMORY_HOME/memory.db or ~/.infinity/memory/memory.db)")
+    .option("--project <dir>", "project directory for project-scoped memories (standalone)")
+    .option("--infinity-home <dir>", "the daemon's state directory, to read each session's working directory from sessions.json")
+    .option("--user <id>", "user id for invocations that carry none")
+    .option("--log <file>", "log file")
+    .action(async (o: ServeOptions) => {
+      await serve(o);
+    });
+}
+
+async function serve(o: ServeOptions): Promise<void> {
+  if (o.toolset !== "memory") {
+    throw new Error(`unknown toolset "${o.toolset}"; this version serves: memory`);
+  }
+  const embedded = isEmbedded(process.env);
+  const home = dataHome();
+  const config = loadConfig(home);
+  if (o.user) config.localUser = o.user;
+  const logFile = o.log ?? (embedded ? join(process.cwd(), `infinity-${o.toolset}.log`) : join(home, `${o.toolset}-server.log`));
+  const logger = embedded || o.log ? fileLogger(logFile) : pino({ level: "info" }, pino.destination(2));
+  const ctx = openMemory({ dbPath: o.db, config });
+
+  // The daemon starts a command server in {session cwd}/.infinity: the project is its parent.
+  const cwd = process.cwd();
+  const commandProject = basename(cwd) === ".infinity" ? dirname(cwd) : cwd;
+  const sessions = o.infinityHome ? new SessionsReader(resolve(o.infinityHome)) : null;
+  const fixedProject = o.project ? resolve(o.project) : null;
+  const projectOf = (session: string): string | null => {
+    if (embedded) return commandProject;
+    return sessions?.cwdOf(session) ?? fixedProject;
+  };
+
+  const toolset = memoryToolset({ service: ctx.service, toggles: ctx.toggles, clock: ctx.clock, localUser: config.localUser, projectOf });
+  const server = await startRapServer({
+    toolset,
+    db: ctx.db,
+    host: embedded ? "127.0.0.1" : (o.host ?? "127.0.0.1"),
+    port: embedded ? 0 : Number(o.port ?? DEFAULT_PORT),
+    logger,
+  });
+  const sweep = setInterval(() => {
+    ctx.service.expireDue("system").catch((e: unknown) => logger.warn({ err: e }, "expiry sweep failed"));
+  }, EXPIRY_SWEEP_MS);
+  sweep.unref();
+
+  installShutdown(async () => {
+    clearInterval(sweep);
+    await server.close({ graceMs: 5000 });
+    ctx.close();
+    logger.info("stopped");
+  });
+
+  if (embedded) {
+    announcePort(server.port);
+    logger.info({ port: server.port, db: ctx.dbPath, project: commandProject }, "command server ready");
+    return;
+  }
+  logger.info({ url: server.url, db: ctx.dbPath }, "standalone server ready");
+  process.stdout.write(
+    `infinity-memory: "${o.toolset}" toolset listening on ${server.url}\n` +
+      `database: ${ctx.dbPath}\nlog: ${o.log ?? "stderr"}\n\n` +
+      `Add it to Infinity in ~/.infinity/rap.json (or {project}/.infinity/rap.json), either as this running server:\n` +
+      `${rapJson([serverEntry(o.toolset, server.url)])}\n\n` +
+      `or as a command server the daemon starts per session:\n${rapJson([commandEntry(o.toolset)])}\n`,
+  );
+}

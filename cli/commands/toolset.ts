@@ -1,0 +1,39 @@
+// `infinity-memory toolset enable|disable|inherit --toolset memory --thread T`: per-thread
+// switches. Children inherit the nearest explicit setting; a running server sees changes at once.
+import type { Command } from "commander";
+import { openMemory } from "../context.js";
+
+const TOOLSETS = ["memory"];
+
+export function registerToolset(program: Command): void {
+  const cmd = program.command("toolset").description("enable or disable a toolset for one thread (children inherit)");
+  for (const [verb, value, help] of [
+    ["enable", true, "enable the toolset for a thread and its children"],
+    ["disable", false, "disable the toolset for a thread and its children"],
+    ["inherit", null, "remove the thread's own setting so it inherits again"],
+  ] as const) {
+    cmd
+      .command(verb)
+      .description(help)
+      .requiredOption("--toolset <name>", "toolset name")
+      .requiredOption("--thread <id>", "thread id")
+      .option("--db <path>", "database file")
+      .action(async (o: { toolset: string; thread: string; db?: string }) => {
+        if (!TOOLSETS.includes(o.toolset)) throw new Error(`unknown toolset "${o.toolset}"; known: ${TOOLSETS.join(", ")}`);
+        const ctx = openMemory({ dbPath: o.db });
+        try {
+          await ctx.toggles.set(o.toolset, o.thread, value, {
+            at: ctx.clock.now(),
+            actor: "user",
+            action: "toggle",
+            targetKind: "toolset",
+            targetId: `${o.toolset}@${o.thread}`,
+            detail: { enabled: value },
+          });
+          process.stdout.write(`${o.toolset}: ${verb}d for thread ${o.thread}\n`);
+        } finally {
+          ctx.close();
+        }
+      });
+  }
+}

@@ -1,0 +1,42 @@
+// The one configuration schema. Every tunable constant lives here with its default, and the
+// README quotes this file; nothing else hard-codes a threshold.
+import { z } from "zod";
+
+export const MemoryConfig = z.object({
+  /** user id for invocations that carry none (the daemon sets user_id only from root metadata) */
+  localUser: z.string().min(1).default("local"),
+  write: z
+    .object({
+      maxContentChars: z.number().int().positive().default(4000),
+      /** confidence given when the caller states none */
+      defaultConfidence: z.number().min(0).max(1).default(0.7),
+      userStatedConfidence: z.number().min(0).max(1).default(0.9),
+      /** content-word Jaccard overlap above which two memories about one subject may conflict */
+      conflictOverlap: z.number().min(0).max(1).default(0.5),
+      conflictCandidates: z.number().int().positive().default(8),
+    })
+    .prefault({}),
+  search: z
+    .object({
+      defaultLimit: z.number().int().positive().default(10),
+      maxLimit: z.number().int().positive().default(50),
+    })
+    .prefault({}),
+  list: z
+    .object({
+      defaultLimit: z.number().int().positive().default(20),
+      maxLimit: z.number().int().positive().default(100),
+    })
+    .prefault({}),
+  forget: z
+    .object({
+      /** a forget by query matches at most this many memories (the person confirms all of them) */
+      maxByQuery: z.number().int().positive().default(50),
+    })
+    .prefault({}),
+});
+export type MemoryConfig = z.infer<typeof MemoryConfig>;
+
+export function defaultConfig(overrides: z.input<typeof MemoryConfig> = {}): MemoryConfig {
+  return MemoryConfig.parse(overrides);
+}

@@ -1,0 +1,361 @@
+// The memory domain: remember, search, update, history, forget, list and review, over a
+// MemoryStore. No I/O of its own; the toolset, the CLI and the benchmarks all call this.
+import type { Clock } from "../clock.js";
+import type { MemoryConfig } from "../config.js";
+import { CoreError } from "../errors.js";
+import { newId } from "../ids.js";
+import { analyzeQuery, isEmptyQuery } from "../retrieval/analyze.js";
+import { scanContent } from "../safety/index.js";
+import type {
+  Actor,
+  MemoryKind,
+  MemoryRecord,
+  MemoryStatus,
+  NewMemory,
+  SafetyFlag,
+  ScopeLevel,
+  Trust,
+} from "./record.js";
+import { recordScopeFor, visibilityKey, visibleKeys, type RequestScope } from "./scope.js";
+import {
+  checkContent,
+  contentHash,
+  defaultLevelFor,
+  likelyConflict,
+  normalizeTags,
+  parseExpiry,
+} from "./write-policy.js";
+import type { AuditEntry, ListPage, MemoryStore, SearchHit, Visibility } from "../../stores/traits.js";
+
+/** Who caused a change, for provenance and the audit log. */
+export interface Origin {
+  actor: Actor;
+  threadId: string | null;
+  toolCallId: string | null;
+  messageIds?: string[];
+}
+
+export interface RememberInput {
+  content: string;
+  kind?: MemoryKind | undefined;
+  scope?: ScopeLevel | undefined;
+  tags?: string[] | undefined;
+  confidence?: number | undefined;
+  expiresAt?: string | undefined;
+  supersedes?: string | undefined;
+  userStated?: boolean | undefined;
+  trust?: Trust | undefined;
+  validFrom?: number | null | undefined;
+}
+
+export interface RememberResult {
+  status: "created" | "duplicate" | "replayed" | "superseded";
+  record: MemoryRecord;
+  conflicts: MemoryRecord[];
+  flagged: boolean;
+  notes: string[];
+}
+
+export interface SearchInput {
+  query: string;
+  kinds?: MemoryKind[] | undefined;
+  scopes?: ScopeLevel[] | undefined;
+  limit?: number | undefined;
+  includeHistory?: boolean | undefined;
+}
+
+export interface UpdateInput {
+  id: string;
+  content: string;
+  kind?: MemoryKind | undefined;
+  tags?: string[] | undefined;
+  confidence?: number | undefined;
+  expiresAt?: string | undefined;
+  userStated?: boolean | undefined;
+}
+
+export interface ListInput {
+  kinds?: MemoryKind[] | undefined;
+  scopes?: ScopeLevel[] | undefined;
+  statuses?: MemoryStatus[] | undefined;
+  limit?: number | undefined;
+  cursor?: string | undefined;
+  order?: "newest" | "oldest" | undefined;
+}
+
+/** A thread's view (RequestScope) or a person's view of everything they own. */
+export type Viewer = { thread: RequestScope } | { owner: string; project?: string | null };
+
+const CURRENT: MemoryStatus[] = ["active", "pending"];
+const ALL_LIVE: MemoryStatus[] = ["active", "pending", "superseded", "expired"];
+
+export class MemoryService {
+  constructor(
+    private readonly store: MemoryStore,
+    private readonly clock: Clock,
+    private readonly config: MemoryConfig,
+  ) {}
+
+  visibility(viewer: Viewer): Visibility {
+    return "thread" in viewer ? { keys: visibleKeys(viewer.thread) } : { owner: viewer.owner, project: viewer.project ?? null };
+  }
+
+  private canSee(viewer: Viewer, rec: MemoryRecord): boolean {
+    if ("thread" in viewer) return visibleKeys(viewer.thread).includes(visibilityKey(rec.scope));
+    if (rec.scope.user !== viewer.owner) return false;
+    return !viewer.project || rec.scope.level === "user" || rec.scope.project === viewer.project;
+  }
+
+  /** A record the viewer may see, or a not_found error that does not reveal other scopes. */
+  async getVisible(viewer: Viewer, id: string): Promise<MemoryRecord> {
+    const rec = await this.store.get(id);
+    if (!rec || !this.canSee(viewer, rec)) {
+      throw new CoreError("not_found", `no memory with id "${id}" is visible here; use memory_search or memory_list to find ids.`);
+    }
+    return rec;
+  }
+
+  private audit(origin: Origin, action: AuditEntry["action"], targetId: string, detail: Record<string, unknown> = {}): AuditEntry {
+    return {
+      at: this.clock.now(),
+      actor: origin.actor === "model" && origin.threadId ? `model@${origin.threadId}` : origin.actor,
+      action,
+      targetKind: "memory",
+      targetId,
+      detail: { ...detail, ...(origin.toolCallId ? { tool_call_id: origin.toolCallId } : {}) },
+    };
+  }
+
+  /** Safety verdict on new content: throws on credentials and clear injection, returns flags otherwise. */
+  private screen(content: string): SafetyFlag[] {
+    const scan = scanContent(content);
+    if (scan.verdict === "refuse_secret") {
+      throw new CoreError(
+        "refused_credential",
+        `nothing was stored: the content ${scan.reason}. Memories are plain text shown to models later; ` +
+          `store where the secret is kept (e.g. "the deploy token is in the team vault"), never the secret itself.`,
+      );
+    }
+    if (scan.verdict === "refuse_injection") {
+      throw new CoreError(
+        "refused_injection",
+        `nothing was stored: the content ${scan.reason}, which reads as instructions to an AI rather than a fact. ` +
+          `Rephrase it as a plain statement of fact or preference.`,
+      );
+    }
+    return scan.verdict === "flag" ? ["possible_injection"] : [];
+  }
+
+  async remember(req: RequestScope, input: RememberInput, origin: Origin): Promise<RememberResult> {
+    const content = checkContent(input.content, this.config.write.maxContentChars);
+    const flags = this.screen(content);
+    const now = this.clock.now();
+    const notes: string[] = [];
+
+    // A replayed invocation (same tool call in the same thread) returns what it wrote the first time.
+    if (origin.toolCallId && origin.threadId) {
+      const prior = await this.store.findByToolCall(origin.threadId, origin.toolCallId);
+      if (prior) return { status: "replayed", record: prior, conflicts: [], flagged: prior.flags.length > 0, notes };
+    }
+
+    const previous = input.supersedes ? await this.getVisible({ thread: req }, input.supersedes) : null;
+    if (previous && previous.status !== "active" && previous.status !== "pending") {
+      throw new CoreError(
+        "conflict",
+        `memory ${previous.id} is ${previous.status}; only a current memory can be superseded (see memory_history for its newest version).`,
+      );
+    }
+    const kind = input.kind ?? previous?.kind ?? "note";
+    let level = input.scope ?? previous?.scope.level ?? defaultLevelFor(kind);
+    if (level === "project" && !req.project) {
+      notes.push("no project is known for this session, so it was stored in the user scope");
+      level = "user";
+    }
+    const scope = previous && !input.scope ? previous.scope : recordScopeFor(req, level);
+    const hash = contentHash(content);
+    const tags = normalizeTags(input.tags);
+    const source = {
+      threadId: origin.threadId,
+      messageIds: origin.messageIds ?? [],
+      toolCallId: origin.toolCallId,
+      actor: origin.actor,
+      at: now,
+    };
+
+    const dup = await this.store.findDuplicate(visibilityKey(scope), hash);
+    if (dup && !previous) {
+      // The same fact said again is supporting evidence, not a second memory.
+      await this.store.addSource(dup.id, source, this.audit(origin, "duplicate", dup.id));
+      const rec = (await this.store.get(dup.id)) ?? dup;
+      return { status: "duplicate", record: rec, conflicts: [], flagged: rec.flags.length > 0, notes };
+    }
+
+    const trust: Trust = input.trust ?? (input.userStated ? "user_stated" : origin.actor === "model" ? "model_inferred" : "imported");
+    const confidence =
+      input.confidence ?? (trust === "user_stated" ? this.config.write.userStatedConfidence : this.config.write.defaultConfidence);
+    const id = newId("mem", now);
+    const rec: NewMemory = {
+      id,
+      lineageId: previous?.lineageId ?? id,
+      scope,
+      kind,
+      content,
+      tags,
+      trust,
+      confidence,
+      status: flags.length > 0 ? "pending" : "active",
+      flags,
+      version: previous ? previous.version + 1 : 1,
+      supersedes: previous?.id ?? null,
+      validFrom: input.validFrom ?? null,
+      validTo: null,
+      createdAt: now,
+      expiresAt: parseExpiry(input.expiresAt, now),
+      contentHash: hash,
+      source,
+    };
+
+    const conflicts = previous ? [] : await this.findConflicts(req, content);
+    const stored = previous
+      ? await this.store.supersede(previous.id, rec, this.audit(origin, "supersede", id, { previous: previous.id, version: rec.version }))
+      : await this.store.insert(rec, this.audit(origin, "create", id, { kind, level: scope.level, flags }));
+    for (const c of conflicts) await this.store.addEdge({ src: id, dst: c.id, relation: "conflicts_with", at: now });
+    if (flags.length > 0) notes.push("it looks like instructions to an AI, so it is stored as pending and needs a person's confirmation (memory_review)");
+    return { status: previous ? "superseded" : "created", record: stored, conflicts, flagged: flags.length > 0, notes };
+  }
+
+  private async findConflicts(req: RequestScope, content: string): Promise<MemoryRecord[]> {
+    const q = analyzeQuery(content);
+    if (isEmptyQuery(q)) return [];
+    const hits = await this.store.search({
+      visibility: { keys: visibleKeys(req) },
+      query: q,
+      statuses: CURRENT,
+      includeFlagged: false,
+      now: this.clock.now(),
+      limit: this.config.write.conflictCandidates,
+    });
+    return hits.map((h) => h.record).filter((r) => likelyConflict(content, r.content, this.config.write.conflictOverlap));
+  }
+
+  async search(viewer: Viewer, input: SearchInput): Promise<SearchHit[]> {
+    const query = analyzeQuery(input.query);
+    if (isEmptyQuery(query)) {
+      throw new CoreError("invalid_argument", `"query" has no searchable words; describe what to look for, e.g. "editor preferences".`);
+    }
+    const limit = Math.min(input.limit ?? this.config.search.defaultLimit, this.config.search.maxLimit);
+    return this.store.search({
+      visibility: this.visibility(viewer),
+      query,
+      kinds: input.kinds,
+      levels: input.scopes,
+      statuses: input.includeHistory ? ALL_LIVE : CURRENT,
+      includeFlagged: false,
+      now: this.clock.now(),
+      limit,
+    });
+  }
+
+  async update(req: RequestScope, input: UpdateInput, origin: Origin): Promise<RememberResult> {
+    const current = await this.getVisible({ thread: req }, input.id);
+    if (current.status !== "active" && current.status !== "pending") {
+      const newest = (await this.store.lineage(current.lineageId)).filter((r) => r.status === "active" || r.status === "pending").at(-1);
+      throw new CoreError(
+        "conflict",
+        `memory ${current.id} is ${current.status}${newest ? `; its current version is ${newest.id}, update that one` : ""}.`,
+      );
+    }
+    return this.remember(
+      req,
+      {
+        content: input.content,
+        kind: input.kind,
+        tags: input.tags ?? current.tags,
+        confidence: input.confidence ?? current.confidence,
+        expiresAt: input.expiresAt,
+        supersedes: current.id,
+        userStated: input.userStated,
+      },
+      origin,
+    );
+  }
+
+  async history(viewer: Viewer, id: string): Promise<{ versions: MemoryRecord[]; audit: Awaited<ReturnType<MemoryStore["audit"]>> }> {
+    const rec = await this.getVisible(viewer, id);
+    const versions = await this.store.lineage(rec.lineageId);
+    const audit = (await Promise.all(versions.map((v) => this.store.audit(v.id, 50)))).flat().sort((a, b) => a.seq - b.seq);
+    return { versions, audit };
+  }
+
+  /** Forget memories and every version of them; returns the ids purged. */
+  async forget(viewer: Viewer, ids: string[], origin: Origin, reason?: string): Promise<string[]> {
+    const targets = new Set<string>();
+    for (const id of ids) {
+      const rec = await this.getVisible(viewer, id);
+      for (const v of await this.store.lineage(rec.lineageId)) if (v.status !== "deleted") targets.add(v.id);
+    }
+    if (targets.size === 0) return [];
+    return this.store.forget([...targets], this.audit(origin, "forget", ids[0]!, { requested: ids, ...(reason ? { reason } : {}) }));
+  }
+
+  /** Candidates for a forget by query: current and past versions, flagged ones included. */
+  async findForForget(viewer: Viewer, query: string): Promise<MemoryRecord[]> {
+    const q = analyzeQuery(query);
+    if (isEmptyQuery(q)) throw new CoreError("invalid_argument", `"query" has no searchable words; say which memories to forget.`);
+    const hits = await this.store.search({
+      visibility: this.visibility(viewer),
+      query: q,
+      statuses: ALL_LIVE,
+      includeFlagged: true,
+      now: this.clock.now(),
+      limit: this.config.forget.maxByQuery,
+    });
+    return hits.map((h) => h.record);
+  }
+
+  async list(viewer: Viewer, input: ListInput): Promise<ListPage> {
+    return this.store.list({
+      visibility: this.visibility(viewer),
+      kinds: input.kinds,
+      levels: input.scopes,
+      statuses: input.statuses ?? CURRENT,
+      includeFlagged: true,
+      now: this.clock.now(),
+      limit: Math.min(input.limit ?? this.config.list.defaultLimit, this.config.list.maxLimit),
+      cursor: input.cursor,
+      order: input.order ?? "newest",
+    });
+  }
+
+  async pending(viewer: Viewer, limit: number): Promise<ListPage> {
+    return this.list(viewer, { statuses: ["pending"], limit, order: "oldest" });
+  }
+
+  /** A person confirmed these pending memories: they become active and user-confirmed. */
+  async confirm(viewer: Viewer, ids: string[], origin: Origin): Promise<MemoryRecord[]> {
+    const out: MemoryRecord[] = [];
+    for (const id of ids) {
+      const rec = await this.getVisible(viewer, id);
+      if (rec.status !== "pending") throw new CoreError("conflict", `memory ${id} is ${rec.status}, not pending; nothing to confirm.`);
+      out.push(await this.store.setStatus(id, "active", "user_confirmed", this.audit(origin, "confirm", id)));
+    }
+    return out;
+  }
+
+  /** Rejecting a pending memory forgets it. */
+  async reject(viewer: Viewer, ids: string[], origin: Origin): Promise<string[]> {
+    for (const id of ids) {
+      const rec = await this.getVisible(viewer, id);
+      if (rec.status !== "pending") throw new CoreError("conflict", `memory ${id} is ${rec.status}, not pending; use memory_forget to remove it.`);
+    }
+    return this.forget(viewer, ids, origin, "rejected in review");
+  }
+
+  exportAll(viewer: Viewer): AsyncIterable<MemoryRecord> {
+    return this.store.exportAll(this.visibility(viewer));
+  }
+
+  async expireDue(actor: string): Promise<number> {
+    return this.store.expireDue(this.clock.now(), actor);
+  }
+}

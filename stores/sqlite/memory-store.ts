@@ -1,0 +1,510 @@
+// SQLite implementation of MemoryStore: records, provenance, tags, edges, audit and the two
+// full-text channels. Every multi-row change runs in one transaction; statements are prepared once.
+import type { Statement } from "better-sqlite3";
+import { cjkBigrams } from "../../core/retrieval/analyze.js";
+import { visibilityKey } from "../../core/memory/scope.js";
+import type {
+  MemoryKind,
+  MemoryRecord,
+  MemorySource,
+  MemoryStatus,
+  NewMemory,
+  RecordScope,
+  SafetyFlag,
+  ScopeLevel,
+  Trust,
+  Actor,
+} from "../../core/memory/record.js";
+import {
+  StoreError,
+  type AuditEntry,
+  type Edge,
+  type ListPage,
+  type ListQuery,
+  type MemoryStore,
+  type SearchHit,
+  type SearchQuery,
+  type StoredAuditEntry,
+  type Visibility,
+} from "../traits.js";
+import type { Db } from "./database.js";
+
+interface MemoryRow {
+  rowid: number;
+  id: string;
+  lineage_id: string;
+  vis_key: string;
+  level: string;
+  user_id: string;
+  project: string | null;
+  session_id: string | null;
+  thread_id: string | null;
+  kind: string;
+  content: string;
+  trust: string;
+  confidence: number;
+  status: string;
+  flags: string;
+  version: number;
+  supersedes: string | null;
+  valid_from: number | null;
+  valid_to: number | null;
+  created_at: number;
+  updated_at: number;
+  expires_at: number | null;
+  content_hash: string | null;
+}
+
+interface SourceRow {
+  id: number;
+  memory_rowid: number;
+  thread_id: string | null;
+  tool_call_id: string | null;
+  actor: string;
+  at: number;
+}
+
+// Column weights for bm25(memory_fts): content, tags, cjk, vis_key (the scope key never scores).
+const FTS_WEIGHTS = "1.0, 2.0, 1.0, 0.0";
+const RRF_K = 60;
+// Past this many distinct keys an owner's view filters by user id instead of a key list.
+const MAX_OWNER_KEYS = 500;
+
+function quote(term: string): string {
+  return `"${term.replace(/"/g, '""')}"`;
+}
+
+function orGroup(terms: string[]): string {
+  return `(${terms.map(quote).join(" OR ")})`;
+}
+
+export class SqliteMemoryStore implements MemoryStore {
+  private readonly st: Record<string, Statement>;
+
+  constructor(private readonly db: Db) {
+    const p = (sql: string) => db.prepare(sql);
+    this.st = {
+      insert: p(`INSERT INTO memories (id, lineage_id, vis_key, level, user_id, project, session_id, thread_id, kind,
+        content, trust, confidence, status, flags, version, supersedes, valid_from, valid_to, created_at, updated_at,
+        expires_at, content_hash) VALUES (@id, @lineage_id, @vis_key, @level, @user_id, @project, @session_id,
+        @thread_id, @kind, @content, @trust, @confidence, @status, @flags, @version, @supersedes, @valid_from,
+        @valid_to, @created_at, @updated_at, @expires_at, @content_hash)`),
+      insertTag: p(`INSERT OR IGNORE INTO memory_tags (memory_rowid, tag) VALUES (?, ?)`),
+      insertSource: p(`INSERT INTO memory_sources (memory_rowid, thread_id, tool_call_id, actor, at) VALUES (?, ?, ?, ?, ?)`),
+      insertSourceMsg: p(`INSERT INTO memory_source_messages (source_id, ord, message_id) VALUES (?, ?, ?)`),
+      insertFts: p(`INSERT INTO memory_fts (rowid, content, tags, cjk, vis_key) VALUES (?, ?, ?, ?, ?)`),
+      insertTri: p(`INSERT INTO memory_tri (rowid, content, vis_key) VALUES (?, ?, ?)`),
+      deleteFts: p(`DELETE FROM memory_fts WHERE rowid = ?`),
+      deleteTri: p(`DELETE FROM memory_tri WHERE rowid = ?`),
+      byId: p(`SELECT * FROM memories WHERE id = ?`),
+      dup: p(`SELECT * FROM memories WHERE vis_key = ? AND content_hash = ? AND status <> 'deleted'
+        ORDER BY (status = 'active') DESC, version DESC LIMIT 1`),
+      byCall: p(`SELECT m.* FROM memory_sources s JOIN memories m ON m.rowid = s.memory_rowid
+        WHERE s.thread_id = ? AND s.tool_call_id = ? ORDER BY m.version DESC LIMIT 1`),
+      tagsOf: p(`SELECT tag FROM memory_tags WHERE memory_rowid = ? ORDER BY tag`),
+      sourcesOf: p(`SELECT * FROM memory_sources WHERE memory_rowid = ? ORDER BY id`),
+      msgsOf: p(`SELECT message_id FROM memory_source_messages WHERE source_id = ? ORDER BY ord`),
+      setStatus: p(`UPDATE memories SET status = ?, trust = COALESCE(?, trust), updated_at = ? WHERE id = ?`),
+      touch: p(`UPDATE memories SET updated_at = ? WHERE rowid = ?`),
+      lineage: p(`SELECT * FROM memories WHERE lineage_id = ? ORDER BY version`),
+      purge: p(`UPDATE memories SET content = '', content_hash = NULL, flags = '', status = 'deleted', updated_at = ?
+        WHERE rowid = ?`),
+      deleteTags: p(`DELETE FROM memory_tags WHERE memory_rowid = ?`),
+      deleteSources: p(`DELETE FROM memory_sources WHERE memory_rowid = ?`),
+      dueExpiry: p(`SELECT rowid, id FROM memories WHERE expires_at IS NOT NULL AND expires_at <= ?
+        AND status IN ('active','pending') LIMIT 500`),
+      expire: p(`UPDATE memories SET status = 'expired', updated_at = ? WHERE rowid = ?`),
+      edge: p(`INSERT OR IGNORE INTO edges (src, dst, relation, at) VALUES (?, ?, ?, ?)`),
+      edgesOf: p(`SELECT src, dst, relation, at FROM edges WHERE src = ? UNION ALL
+        SELECT src, dst, relation, at FROM edges WHERE dst = ? AND src <> dst ORDER BY at`),
+      audit: p(`INSERT INTO audit_log (at, actor, action, target_kind, target_id, detail) VALUES (?, ?, ?, ?, ?, ?)`),
+      auditOf: p(`SELECT * FROM audit_log WHERE target_id = ? ORDER BY seq DESC LIMIT ?`),
+      ownerKeys: p(`SELECT DISTINCT vis_key FROM memories WHERE user_id = ? LIMIT ${MAX_OWNER_KEYS + 1}`),
+      ownerProjectKeys: p(`SELECT DISTINCT vis_key FROM memories WHERE user_id = ? AND (project = ? OR level = 'user')
+        LIMIT ${MAX_OWNER_KEYS + 1}`),
+    };
+  }
+
+  // ---- writes ---------------------------------------------------------------------------------
+
+  private insertRow(rec: NewMemory): number {
+    const info = this.st.insert!.run({
+      id: rec.id,
+      lineage_id: rec.lineageId,
+      vis_key: visibilityKey(rec.scope),
+      level: rec.scope.level,
+      user_id: rec.scope.user,
+      project: rec.scope.project,
+      session_id: rec.scope.session,
+      thread_id: rec.scope.thread,
+      kind: rec.kind,
+      content: rec.content,
+      trust: rec.trust,
+      confidence: rec.confidence,
+      status: rec.status,
+      flags: rec.flags.join(","),
+      version: rec.version,
+      supersedes: rec.supersedes,
+      valid_from: rec.validFrom,
+      valid_to: rec.validTo,
+      created_at: rec.createdAt,
+      updated_at: rec.createdAt,
+      expires_at: rec.expiresAt,
+      content_hash: rec.contentHash,
+    });
+    const rowid = Number(info.lastInsertRowid);
+    for (const tag of rec.tags) this.st.insertTag!.run(rowid, tag);
+    this.insertSourceRow(rowid, rec.source);
+    const key = visibilityKey(rec.scope);
+    this.st.insertFts!.run(rowid, rec.content, rec.tags.join(" "), cjkBigrams(rec.content).join(" "), key);
+    this.st.insertTri!.run(rowid, rec.content, key);
+    return rowid;
+  }
+
+  private insertSourceRow(rowid: number, s: MemorySource): void {
+    const info = this.st.insertSource!.run(rowid, s.threadId, s.toolCallId, s.actor, s.at);
+    const sid = Number(info.lastInsertRowid);
+    s.messageIds.forEach((m, i) => this.st.insertSourceMsg!.run(sid, i, m));
+  }
+
+  private writeAudit(a: AuditEntry): void {
+    this.st.audit!.run(a.at, a.actor, a.action, a.targetKind, a.targetId, JSON.stringify(a.detail));
+  }
+
+  async insert(rec: NewMemory, audit: AuditEntry): Promise<MemoryRecord> {
+    this.db.transaction(() => {
+      this.insertRow(rec);
+      this.writeAudit(audit);
+    }).immediate();
+    return this.mustGet(rec.id);
+  }
+
+  async supersede(previousId: string, next: NewMemory, audit: AuditEntry): Promise<MemoryRecord> {
+    this.db.transaction(() => {
+      const prev = this.st.byId!.get(previousId) as MemoryRow | undefined;
+      if (!prev || (prev.status !== "active" && prev.status !== "pending")) {
+        throw new StoreError("constraint", `memory ${previousId} is not current (status ${prev?.status ?? "missing"})`);
+      }
+      this.st.setStatus!.run("superseded", null, next.createdAt, previousId);
+      this.insertRow(next);
+      this.st.edge!.run(next.id, previousId, "supersedes", next.createdAt);
+      this.writeAudit(audit);
+    }).immediate();
+    return this.mustGet(next.id);
+  }
+
+  async addSource(id: string, source: MemorySource, audit: AuditEntry): Promise<void> {
+    this.db.transaction(() => {
+      const row = this.st.byId!.get(id) as MemoryRow | undefined;
+      if (!row) throw new StoreError("not_found", `memory ${id} not found`);
+      this.insertSourceRow(row.rowid, source);
+      this.st.touch!.run(source.at, row.rowid);
+      this.writeAudit(audit);
+    }).immediate();
+  }
+
+  async setStatus(id: string, status: MemoryStatus, trust: Trust | null, audit: AuditEntry): Promise<MemoryRecord> {
+    if (status === "deleted") throw new StoreError("constraint", "use forget() to delete a memory");
+    this.db.transaction(() => {
+      const info = this.st.setStatus!.run(status, trust, audit.at, id);
+      if (info.changes === 0) throw new StoreError("not_found", `memory ${id} not found`);
+      this.writeAudit(audit);
+    }).immediate();
+    return this.mustGet(id);
+  }
+
+  async forget(ids: string[], audit: AuditEntry): Promise<string[]> {
+    const purged: string[] = [];
+    this.db.transaction(() => {
+      for (const id of ids) {
+        const row = this.st.byId!.get(id) as MemoryRow | undefined;
+        if (!row || row.status === "deleted") continue;
+        this.st.deleteFts!.run(row.rowid);
+        this.st.deleteTri!.run(row.rowid);
+        this.st.deleteTags!.run(row.rowid);
+        this.st.deleteSources!.run(row.rowid);
+        this.st.purge!.run(audit.at, row.rowid);
+        purged.push(id);
+      }
+      this.writeAudit({ ...audit, detail: { ...audit.detail, ids: purged } });
+    }).immediate();
+    // Old page images of the purged rows live on in the WAL until a checkpoint rewrites them;
+    // secure_delete zeroes the freed space in the main file.
+    try {
+      this.db.pragma("wal_checkpoint(TRUNCATE)");
+    } catch {
+      // a concurrent reader can block the checkpoint; the next one will do it
+    }
+    return purged;
+  }
+
+  async expireDue(now: number, actor: string): Promise<number> {
+    let n = 0;
+    this.db.transaction(() => {
+      for (const r of this.st.dueExpiry!.all(now) as { rowid: number; id: string }[]) {
+        this.st.expire!.run(now, r.rowid);
+        this.writeAudit({ at: now, actor, action: "expire", targetKind: "memory", targetId: r.id, detail: {} });
+        n++;
+      }
+    }).immediate();
+    return n;
+  }
+
+  async addEdge(edge: Edge): Promise<void> {
+    this.st.edge!.run(edge.src, edge.dst, edge.relation, edge.at);
+  }
+
+  async edgesOf(id: string): Promise<Edge[]> {
+    return (this.st.edgesOf!.all(id, id) as Edge[]).map((e) => ({ ...e }));
+  }
+
+  async audit(targetId: string, limit: number): Promise<StoredAuditEntry[]> {
+    type Row = { seq: number; at: number; actor: string; action: string; target_kind: string; target_id: string; detail: string };
+    return (this.st.auditOf!.all(targetId, limit) as Row[]).map((r) => ({
+      seq: r.seq,
+      at: r.at,
+      actor: r.actor,
+      action: r.action as StoredAuditEntry["action"],
+      targetKind: r.target_kind as StoredAuditEntry["targetKind"],
+      targetId: r.target_id,
+      detail: JSON.parse(r.detail) as Record<string, unknown>,
+    }));
+  }
+
+  // ---- reads ----------------------------------------------------------------------------------
+
+  async get(id: string): Promise<MemoryRecord | null> {
+    const row = this.st.byId!.get(id) as MemoryRow | undefined;
+    return row ? this.hydrate(row) : null;
+  }
+
+  private mustGet(id: string): MemoryRecord {
+    const row = this.st.byId!.get(id) as MemoryRow | undefined;
+    if (!row) throw new StoreError("not_found", `memory ${id} not found`);
+    return this.hydrate(row);
+  }
+
+  async findDuplicate(key: string, contentHash: string): Promise<MemoryRecord | null> {
+    const row = this.st.dup!.get(key, contentHash) as MemoryRow | undefined;
+    return row ? this.hydrate(row) : null;
+  }
+
+  async findByToolCall(threadId: string, toolCallId: string): Promise<MemoryRecord | null> {
+    const row = this.st.byCall!.get(threadId, toolCallId) as MemoryRow | undefined;
+    return row ? this.hydrate(row) : null;
+  }
+
+  async lineage(lineageId: string): Promise<MemoryRecord[]> {
+    return (this.st.lineage!.all(lineageId) as MemoryRow[]).map((r) => this.hydrate(r));
+  }
+
+  /** The keys an owner's view covers, or null when there are too many to list. */
+  private ownerKeys(v: { owner: string; project?: string | null }): string[] | null {
+    const rows = (
+      v.project ? this.st.ownerProjectKeys!.all(v.owner, v.project) : this.st.ownerKeys!.all(v.owner)
+    ) as { vis_key: string }[];
+    return rows.length > MAX_OWNER_KEYS ? null : rows.map((r) => r.vis_key);
+  }
+
+  private keysFor(v: Visibility): string[] | null {
+    return "keys" in v ? v.keys : this.ownerKeys(v);
+  }
+
+  /** Shared WHERE clause over `m` for status, kinds, levels, flags, expiry and owner fallback. */
+  private filters(
+    q: Pick<SearchQuery, "kinds" | "levels" | "statuses" | "includeFlagged" | "now" | "visibility">,
+    params: unknown[],
+    keysInMatch: boolean,
+    keys: string[] | null,
+  ): string {
+    const where: string[] = [];
+    const statuses = q.statuses.filter((s) => s !== "expired");
+    const wantExpired = q.statuses.includes("expired");
+    const st = [...statuses, ...(wantExpired ? ["expired"] : [])];
+    where.push(`m.status IN (${st.map(() => "?").join(",")})`);
+    params.push(...st);
+    if (!wantExpired) {
+      where.push(`(m.expires_at IS NULL OR m.expires_at > ?)`);
+      params.push(q.now);
+    }
+    // A flagged record reaches results only once a person confirmed it.
+    if (!q.includeFlagged) where.push(`(m.flags = '' OR m.trust = 'user_confirmed')`);
+    if (q.kinds && q.kinds.length > 0) {
+      where.push(`m.kind IN (${q.kinds.map(() => "?").join(",")})`);
+      params.push(...q.kinds);
+    }
+    if (q.levels && q.levels.length > 0) {
+      where.push(`m.level IN (${q.levels.map(() => "?").join(",")})`);
+      params.push(...q.levels);
+    }
+    if (!keysInMatch) {
+      if (keys) {
+        where.push(`m.vis_key IN (${keys.map(() => "?").join(",") || "NULL"})`);
+        params.push(...keys);
+      } else if (!("keys" in q.visibility)) {
+        where.push(`m.user_id = ?`);
+        params.push(q.visibility.owner);
+        if (q.visibility.project) {
+          where.push(`(m.project = ? OR m.level = 'user')`);
+          params.push(q.visibility.project);
+        }
+      }
+    }
+    return where.join(" AND ");
+  }
+
+  private channel(
+    table: "memory_fts" | "memory_tri",
+    textMatch: string,
+    q: SearchQuery,
+    keys: string[] | null,
+    limit: number,
+  ): { row: MemoryRow; rank: number }[] {
+    const params: unknown[] = [];
+    let match = textMatch;
+    if (keys) {
+      if (keys.length === 0) return [];
+      match = `{vis_key}: ${orGroup(keys)} AND (${textMatch})`;
+    }
+    params.push(match);
+    const where = this.filters(q, params, keys !== null, keys);
+    const weights = table === "memory_fts" ? FTS_WEIGHTS : "1.0, 0.0";
+    const sql = `SELECT m.*, bm25(${table}, ${weights}) AS rank FROM ${table} f JOIN memories m ON m.rowid = f.rowid
+      WHERE ${table} MATCH ? AND ${where} ORDER BY rank LIMIT ${Math.max(1, Math.floor(limit))}`;
+    return (this.db.prepare(sql).all(...params) as (MemoryRow & { rank: number })[]).map((r) => ({ row: r, rank: r.rank }));
+  }
+
+  async search(q: SearchQuery): Promise<SearchHit[]> {
+    const keys = this.keysFor(q.visibility);
+    const lex = q.query;
+    const wordParts: string[] = [];
+    if (lex.terms.length > 0) wordParts.push(`{content tags}: ${orGroup(lex.terms)}`);
+    if (lex.cjk.length > 0) wordParts.push(`cjk: ${orGroup(lex.cjk)}`);
+    const depth = Math.max(q.limit, 10);
+    const lexical = wordParts.length > 0 ? this.channel("memory_fts", wordParts.join(" OR "), q, keys, depth) : [];
+    // The trigram channel finds partial words and CJK phrases the word channel misses; it runs when
+    // the word channel came up short or the query has CJK text.
+    const needTri = lex.trigrams.length > 0 && (lexical.length < q.limit || lex.cjk.length > 0);
+    const tri = needTri ? this.channel("memory_tri", `content: ${orGroup(lex.trigrams)}`, q, keys, depth) : [];
+    if (tri.length === 0) {
+      return lexical.slice(0, q.limit).map((h) => ({ record: this.hydrate(h.row), score: -h.rank, channel: "lexical" }));
+    }
+    // Reciprocal-rank fusion across channels.
+    const fused = new Map<number, { row: MemoryRow; score: number; lexical: boolean; tri: boolean }>();
+    lexical.forEach((h, i) => fused.set(h.row.rowid, { row: h.row, score: 1 / (RRF_K + i + 1), lexical: true, tri: false }));
+    tri.forEach((h, i) => {
+      const cur = fused.get(h.row.rowid);
+      if (cur) {
+        cur.score += 1 / (RRF_K + i + 1);
+        cur.tri = true;
+      } else fused.set(h.row.rowid, { row: h.row, score: 1 / (RRF_K + i + 1), lexical: false, tri: true });
+    });
+    return [...fused.values()]
+      .sort((a, b) => b.score - a.score || b.row.updated_at - a.row.updated_at)
+      .slice(0, q.limit)
+      .map((h) => ({
+        record: this.hydrate(h.row),
+        score: h.score,
+        channel: h.lexical && h.tri ? "both" : h.lexical ? "lexical" : "trigram",
+      }));
+  }
+
+  async list(q: ListQuery): Promise<ListPage> {
+    const keys = this.keysFor(q.visibility);
+    const params: unknown[] = [];
+    const where = this.filters(q, params, false, keys);
+    const total = (this.db.prepare(`SELECT count(*) AS n FROM memories m WHERE ${where}`).get(...params) as { n: number }).n;
+    const pageParams = [...params];
+    let cursorSql = "";
+    if (q.cursor) {
+      const c = decodeCursor(q.cursor);
+      cursorSql = q.order === "newest" ? ` AND (m.updated_at, m.rowid) < (?, ?)` : ` AND (m.updated_at, m.rowid) > (?, ?)`;
+      pageParams.push(c.t, c.r);
+    }
+    const dir = q.order === "newest" ? "DESC" : "ASC";
+    const limit = Math.max(1, Math.floor(q.limit));
+    const rows = this.db
+      .prepare(`SELECT m.* FROM memories m WHERE ${where}${cursorSql} ORDER BY m.updated_at ${dir}, m.rowid ${dir} LIMIT ${limit + 1}`)
+      .all(...pageParams) as MemoryRow[];
+    const more = rows.length > limit;
+    const page = rows.slice(0, limit);
+    const last = page.at(-1);
+    return {
+      items: page.map((r) => this.hydrate(r)),
+      nextCursor: more && last ? encodeCursor(last.updated_at, last.rowid) : null,
+      total,
+    };
+  }
+
+  async *exportAll(visibility: Visibility): AsyncIterable<MemoryRecord> {
+    let cursor: string | undefined;
+    for (;;) {
+      const page = await this.list({
+        visibility,
+        statuses: ["pending", "active", "superseded", "expired"],
+        includeFlagged: true,
+        now: 0,
+        limit: 500,
+        cursor,
+        order: "oldest",
+      });
+      for (const r of page.items) yield r;
+      if (!page.nextCursor) return;
+      cursor = page.nextCursor;
+    }
+  }
+
+  close(): void {
+    if (this.db.open) this.db.close();
+  }
+
+  private hydrate(row: MemoryRow): MemoryRecord {
+    const tags = (this.st.tagsOf!.all(row.rowid) as { tag: string }[]).map((t) => t.tag);
+    const sources = (this.st.sourcesOf!.all(row.rowid) as SourceRow[]).map((s) => ({
+      threadId: s.thread_id,
+      toolCallId: s.tool_call_id,
+      actor: s.actor as Actor,
+      at: s.at,
+      messageIds: (this.st.msgsOf!.all(s.id) as { message_id: string }[]).map((m) => m.message_id),
+    }));
+    const scope: RecordScope = {
+      level: row.level as ScopeLevel,
+      user: row.user_id,
+      project: row.project,
+      session: row.session_id,
+      thread: row.thread_id,
+    };
+    return {
+      id: row.id,
+      lineageId: row.lineage_id,
+      scope,
+      kind: row.kind as MemoryKind,
+      content: row.content,
+      tags,
+      trust: row.trust as Trust,
+      confidence: row.confidence,
+      status: row.status as MemoryStatus,
+      flags: row.flags ? (row.flags.split(",") as SafetyFlag[]) : [],
+      version: row.version,
+      supersedes: row.supersedes,
+      validFrom: row.valid_from,
+      validTo: row.valid_to,
+      createdAt: row.created_at,
+      updatedAt: row.updated_at,
+      expiresAt: row.expires_at,
+      contentHash: row.content_hash ?? "",
+      sources,
+    };
+  }
+}
+
+function encodeCursor(t: number, r: number): string {
+  return Buffer.from(`${t}:${r}`).toString("base64url");
+}
+
+function decodeCursor(c: string): { t: number; r: number } {
+  const [t, r] = Buffer.from(c, "base64url").toString().split(":").map(Number);
+  if (!Number.isFinite(t) || !Number.isFinite(r)) throw new StoreError("constraint", "invalid cursor");
+  return { t: t!, r: r! };
+}
+

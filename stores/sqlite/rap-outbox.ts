@@ -1,0 +1,150 @@
+// SQLite callback outbox (table rap_outbox). Rows are leased before sending so that several
+// processes sharing one file never POST the same callback at the same time; a finished row keeps
+// its bookkeeping but not its body.
+import type Database from "better-sqlite3";
+import type { RapOutboxEntry, RapOutboxRow, RapOutboxStats, RapOutboxStore } from "../traits.js";
+import type { Db } from "./database.js";
+
+interface Row {
+  id: number;
+  toolset: string;
+  group_id: string;
+  call_id: string;
+  callback_url: string;
+  body: string | null;
+  attempts: number;
+  created_at: number;
+}
+
+export class SqliteRapOutbox implements RapOutboxStore {
+  private readonly insert: Database.Statement;
+  private readonly due: Database.Statement;
+  private readonly lease: Database.Statement;
+  private readonly delivered: Database.Statement;
+  private readonly rejected: Database.Statement;
+  private readonly retry: Database.Statement;
+  private readonly expireOld: Database.Statement;
+  private readonly nextDue: Database.Statement;
+  private readonly pending: Database.Statement;
+  private readonly counts: Database.Statement;
+  private readonly claimTx: Database.Transaction<(now: number, leaseMs: number, limit: number) => RapOutboxRow[]>;
+
+  constructor(db: Db) {
+    this.insert = db.prepare(
+      `INSERT INTO rap_outbox (toolset, group_id, call_id, callback_url, body, status, next_attempt_at, created_at)
+       VALUES (@toolset, @groupId, @callId, @callbackUrl, @body, 'pending', @at, @at)`,
+    );
+    // Callbacks of one call go out in order (a subscription's tool_result before its events):
+    // a row waits while an older row of the same call is pending. The subquery walks the
+    // partial index of pending rows, which stays small, rather than the whole table.
+    this.due = db.prepare(
+      `SELECT id FROM rap_outbox AS o INDEXED BY rap_outbox_due
+       WHERE o.status = 'pending' AND o.next_attempt_at <= @now
+         AND (o.lease_until IS NULL OR o.lease_until < @now)
+         AND NOT EXISTS (
+           SELECT 1 FROM rap_outbox AS p INDEXED BY rap_outbox_due
+           WHERE p.status = 'pending' AND p.id < o.id
+             AND p.call_id = o.call_id AND p.group_id = o.group_id AND p.toolset = o.toolset)
+       ORDER BY o.next_attempt_at, o.id
+       LIMIT @limit`,
+    );
+    this.lease = db.prepare(
+      `UPDATE rap_outbox SET lease_until = @until
+       WHERE id = @id AND status = 'pending' AND (lease_until IS NULL OR lease_until < @now)
+       RETURNING id, toolset, group_id, call_id, callback_url, body, attempts, created_at`,
+    );
+    this.delivered = db.prepare(
+      `UPDATE rap_outbox SET status = 'delivered', body = NULL, attempts = attempts + 1,
+         lease_until = NULL, last_error = NULL, finished_at = @at
+       WHERE id = @id AND status = 'pending'`,
+    );
+    this.rejected = db.prepare(
+      `UPDATE rap_outbox SET status = 'rejected', body = NULL, attempts = attempts + 1,
+         lease_until = NULL, last_error = @error, finished_at = @at
+       WHERE id = @id AND status = 'pending'`,
+    );
+    this.retry = db.prepare(
+      `UPDATE rap_outbox SET attempts = attempts + 1, next_attempt_at = @next, lease_until = NULL,
+         last_error = @error
+       WHERE id = @id AND status = 'pending'`,
+    );
+    this.expireOld = db.prepare(
+      `UPDATE rap_outbox SET status = 'dead', body = NULL, lease_until = NULL, finished_at = @now
+       WHERE status = 'pending' AND created_at < @before
+         AND (lease_until IS NULL OR lease_until < @now)`,
+    );
+    this.nextDue = db.prepare(
+      `SELECT min(max(next_attempt_at, coalesce(lease_until + 1, 0))) AS due
+       FROM rap_outbox WHERE status = 'pending'`,
+    );
+    this.pending = db.prepare(`SELECT count(*) AS n FROM rap_outbox WHERE status = 'pending'`);
+    this.counts = db.prepare(
+      `SELECT status, count(*) AS n, sum(attempts) AS attempts FROM rap_outbox GROUP BY status`,
+    );
+    this.claimTx = db.transaction((now: number, leaseMs: number, limit: number) => {
+      const ids = this.due.all({ now, limit }) as { id: number }[];
+      const rows: RapOutboxRow[] = [];
+      for (const { id } of ids) {
+        const r = this.lease.get({ id, now, until: now + leaseMs }) as Row | undefined;
+        if (r && r.body !== null) rows.push(toRow(r, r.body));
+      }
+      return rows;
+    });
+  }
+
+  async enqueue(entry: RapOutboxEntry, at: number): Promise<number> {
+    const { toolset, groupId, callId, callbackUrl, body } = entry;
+    return Number(this.insert.run({ toolset, groupId, callId, callbackUrl, body, at }).lastInsertRowid);
+  }
+
+  async claimDue(now: number, leaseMs: number, limit: number): Promise<RapOutboxRow[]> {
+    // IMMEDIATE: take the write lock before reading, so two processes never lease the same row.
+    return this.claimTx.immediate(now, leaseMs, limit);
+  }
+
+  async markDelivered(id: number, at: number): Promise<void> {
+    this.delivered.run({ id, at });
+  }
+
+  async markRejected(id: number, at: number, error: string): Promise<void> {
+    this.rejected.run({ id, at, error });
+  }
+
+  async retryAt(id: number, nextAttemptAt: number, error: string): Promise<void> {
+    this.retry.run({ id, next: nextAttemptAt, error });
+  }
+
+  async expire(createdBefore: number, now: number): Promise<number> {
+    return this.expireOld.run({ before: createdBefore, now }).changes;
+  }
+
+  async nextDueAt(): Promise<number | null> {
+    return (this.nextDue.get() as { due: number | null }).due;
+  }
+
+  async pendingCount(): Promise<number> {
+    return (this.pending.get() as { n: number }).n;
+  }
+
+  async stats(): Promise<RapOutboxStats> {
+    const s: RapOutboxStats = { pending: 0, delivered: 0, rejected: 0, dead: 0, pendingAttempts: 0 };
+    for (const r of this.counts.all() as { status: keyof RapOutboxStats; n: number; attempts: number }[]) {
+      s[r.status] = r.n;
+      if (r.status === "pending") s.pendingAttempts = r.attempts;
+    }
+    return s;
+  }
+}
+
+function toRow(r: Row, body: string): RapOutboxRow {
+  return {
+    id: r.id,
+    toolset: r.toolset,
+    groupId: r.group_id,
+    callId: r.call_id,
+    callbackUrl: r.callback_url,
+    body,
+    attempts: r.attempts,
+    createdAt: r.created_at,
+  };
+}

@@ -1,0 +1,24 @@
+import { join } from "node:path";
+import { fixedClock } from "../../core/clock.js";
+import { defaultConfig } from "../../core/config.js";
+import type { RequestScope } from "../../core/memory/scope.js";
+import type { Origin } from "../../core/memory/service.js";
+import { openMemory, type MemoryContext } from "../../cli/context.js";
+
+export const T0 = Date.UTC(2026, 10, 1, 12, 0, 0);
+
+export function openTestMemory(dir: string, file = "memory.db"): MemoryContext & { clock: ReturnType<typeof fixedClock> } {
+  const clock = fixedClock(T0);
+  const ctx = openMemory({ dbPath: join(dir, file), config: defaultConfig({ localUser: "alice" }), clock, env: {} });
+  return { ...ctx, clock };
+}
+
+export function req(over: Partial<RequestScope> = {}): RequestScope {
+  return { user: "alice", project: "/work/proj-a", session: "root-1", thread: "root-1", ancestors: [], ...over };
+}
+
+export const modelOrigin = (thread = "root-1", call = "tc-" + Math.random().toString(36).slice(2)): Origin => ({
+  actor: "model",
+  threadId: thread,
+  toolCallId: call,
+});

@@ -1,0 +1,62 @@
+// The person's command line over a real database file.
+import { describe, expect, it } from "vitest";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { runCli } from "../helpers/cli.js";
+import { openTestMemory, req, modelOrigin } from "../helpers/memory.js";
+import { tempDir } from "../helpers/tmp.js";
+
+describe("infinity-memory CLI", () => {
+  it("searches, lists, shows, exports, forgets and toggles over the same database", async () => {
+    const home = tempDir();
+    const m = openTestMemory(home);
+    const kept = await m.service.remember(req(), { content: "Alice's cat is called Miso", kind: "fact" }, modelOrigin());
+    const gone = await m.service.remember(req(), { content: "Alice's locker code hint is the cat's birthday, quokkaberry" }, modelOrigin());
+    m.close();
+    const env = { INFINITY_MEMORY_HOME: home, INFINITY_MEMORY_USER: "alice" };
+
+    const search = runCli(["memory", "search", "cat", "name"], env);
+    expect(search.status).toBe(0);
+    expect(search.stdout).toContain("Miso");
+
+    const json = runCli(["memory", "search", "--json", "cat"], env);
+    const rows = json.stdout.trim().split("\n").map((l) => JSON.parse(l) as { id: string });
+    expect(rows.map((r) => r.id).sort()).toEqual([kept.record.id, gone.record.id].sort());
+
+    expect(runCli(["memory", "list"], env).stdout).toMatch(/^2 of 2/);
+    expect(runCli(["memory", "show", kept.record.id], env).stdout).toContain("create");
+    expect(runCli(["memory", "search", "Miso"], { ...env, INFINITY_MEMORY_USER: "mallory" }).stdout).toMatch(/no memories match/);
+
+    const noYes = runCli(["memory", "forget", "--query", "locker quokkaberry"], env);
+    expect(noYes.status).toBe(1);
+    expect(noYes.stderr).toMatch(/nothing forgotten/);
+    const forget = runCli(["memory", "forget", "--query", "locker quokkaberry", "--yes"], env);
+    expect(forget.stdout).toMatch(/forgot 1 memory/);
+
+    const out = join(home, "export.jsonl");
+    expect(runCli(["memory", "export", "--out", out], env).status).toBe(0);
+    const exported = readFileSync(out, "utf8");
+    expect(exported).toContain("Miso");
+    expect(exported).not.toContain("quokkaberry");
+    expect(runCli(["memory", "export"], env).stdout).not.toContain("quokkaberry");
+
+    expect(runCli(["toolset", "disable", "--toolset", "memory", "--thread", "t-1"], env).stdout).toMatch(/disabled for thread t-1/);
+    const bad = runCli(["toolset", "disable", "--toolset", "nope", "--thread", "t-1"], env);
+    expect(bad.status).toBe(1);
+    expect(bad.stderr).toMatch(/unknown toolset "nope"/);
+  });
+
+  it("prints rap.json entries in both forms", () => {
+    const cmd = JSON.parse(runCli(["config", "rap-json"], {}).stdout) as { tool_sets: { type: string; command: string }[] };
+    expect(cmd.tool_sets[0]?.type).toBe("toolset_command");
+    expect(cmd.tool_sets[0]?.command).toMatch(/main\.js serve --toolset memory$/);
+    const srv = JSON.parse(runCli(["config", "rap-json", "--mode", "server"], {}).stdout) as { tool_sets: { type: string; server_url: string }[] };
+    expect(srv.tool_sets[0]).toMatchObject({ type: "toolset_server", server_url: "http://127.0.0.1:7411" });
+  });
+
+  it("rap-manifests/ matches the zod schemas", () => {
+    const r = runCli(["manifests", "check"], {});
+    expect(r.stderr).toBe("");
+    expect(r.status).toBe(0);
+  });
+});

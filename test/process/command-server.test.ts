@@ -1,0 +1,62 @@
+// The memory server as the daemon runs it: a real child process per session, `sh -c`,
+// RAP_EMBEDDED=1, cwd {project}/.infinity, stdout closed after the port line, SIGINT on idle.
+import { describe, expect, it } from "vitest";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { CLI, spawnCommandServer } from "../helpers/cli.js";
+import { postJson, startCallbackSink } from "../helpers/callback-sink.js";
+import { tempDir } from "../helpers/tmp.js";
+
+function invocation(op: string, args: unknown, id: string, cb: string, group = "root-A") {
+  return `{"operation":"${op}","arguments":${JSON.stringify(args)},"id":"${id}","call_id":null,"callback_url":"${cb}","group_id":"${group}","thread_ancestors":null}`;
+}
+
+describe("command-server mode", () => {
+  it("prints only the port line, survives a closed stdout, exits 0 on SIGINT, and keeps data across restarts", async () => {
+    const dir = tempDir();
+    const project = join(dir, "proj");
+    const cwd = join(project, ".infinity");
+    mkdirSync(cwd, { recursive: true });
+    const db = join(dir, "data", "memory.db");
+    const sink = await startCallbackSink();
+    const command = `exec ${process.execPath} ${CLI} serve --toolset memory --db ${db}`;
+    try {
+      const s1 = await spawnCommandServer(command, cwd, { INFINITY_MEMORY_USER: "dana" });
+      expect(s1.firstLine).toMatch(/^\{"port":\d+\}$/);
+      let extra = "";
+      s1.child.stdout.on("data", (d: Buffer) => (extra += d.toString()));
+      // The daemon drops the read end after one line: later writes must not kill the server.
+      s1.child.stdout.destroy();
+      const base = `http://127.0.0.1:${s1.port}`;
+      const manifest = (await (await fetch(`${base}/.well-known/rap-toolset`)).json()) as { endpoint: string };
+      expect(manifest.endpoint).toBe(`${base}/invoke`);
+      expect((await postJson(manifest.endpoint, invocation("memory_remember", { content: "Builds use cargo nextest", kind: "project" }, "tu-1", sink.url))).status).toBe(200);
+      const r1 = await sink.next((b) => b.id === "tu-1");
+      expect(r1.text).toMatch(/Remembered as mem_\w+ \(project, project scope/);
+      expect((await postJson(manifest.endpoint, "{not json")).status).toBe(400);
+
+      process.kill(-s1.child.pid!, "SIGINT");
+      expect(await s1.exited).toBe(0);
+      expect(extra).toBe("");
+      expect(existsSync(join(cwd, "infinity-memory.log"))).toBe(true);
+      expect(readFileSync(join(cwd, "infinity-memory.log"), "utf8")).toContain("command server ready");
+
+      // Rebooted on a new port for a new session of the same project: the memory is there.
+      const s2 = await spawnCommandServer(command, cwd, { INFINITY_MEMORY_USER: "dana" });
+      await postJson(`http://127.0.0.1:${s2.port}/invoke`, invocation("memory_search", { query: "nextest builds" }, "tu-2", sink.url, "root-B"));
+      const r2 = await sink.next((b) => b.id === "tu-2");
+      expect(r2.text).toContain("Builds use cargo nextest");
+      process.kill(-s2.child.pid!, "SIGTERM");
+      expect(await s2.exited).toBe(0);
+
+      // Another user of the same project sees nothing.
+      const s3 = await spawnCommandServer(command, cwd, { INFINITY_MEMORY_USER: "erik" });
+      await postJson(`http://127.0.0.1:${s3.port}/invoke`, invocation("memory_search", { query: "nextest builds" }, "tu-3", sink.url, "root-C"));
+      expect((await sink.next((b) => b.id === "tu-3")).text).toMatch(/^No memories match/);
+      process.kill(-s3.child.pid!, "SIGINT");
+      expect(await s3.exited).toBe(0);
+    } finally {
+      await sink.close();
+    }
+  });
+});

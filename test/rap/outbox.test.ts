@@ -1,0 +1,181 @@
+// Durable callback delivery: retries, refusals, expiry, redelivery after a restart and leases
+// that keep two processes sharing one database file from sending a callback twice.
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { fixedClock, systemClock } from "../../core/clock.js";
+import { openDatabase, type Db } from "../../stores/sqlite/database.js";
+import { SqliteRapOutbox } from "../../stores/sqlite/rap-outbox.js";
+import { CallbackDeliverer, retryDelay } from "../../toolsets/rap/callback-client.js";
+import { startRapServer } from "../../toolsets/rap/server.js";
+import {
+  FAST_OUTBOX,
+  freePort,
+  invocation,
+  newToolState,
+  post,
+  resultFor,
+  silentLogger,
+  sleep,
+  startHarness,
+  startListener,
+  tempDir,
+  testToolset,
+  waitFor,
+  type Harness,
+} from "./helpers.js";
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+async function harness(opts: Parameters<typeof startHarness>[0]): Promise<Harness> {
+  const h = await startHarness(opts);
+  cleanups.push(() => h.stop());
+  return h;
+}
+
+function tempDb(): { db: Db; path: string } {
+  const t = tempDir();
+  const path = join(t.dir, "rap.sqlite");
+  const db = openDatabase(path);
+  cleanups.push(() => {
+    db.close();
+    t.cleanup();
+  });
+  return { db, path };
+}
+
+describe("retry policy", () => {
+  it("retries 5xx until the receiver accepts, sending the same body each time", async () => {
+    const h = await harness({ listenerStatus: (_b, i) => (i < 2 ? 503 : 200) });
+    await post(h.server.url, "/invoke", invocation(h.listener.url, { id: "retry-1" }));
+    const result = await resultFor(h.listener, "retry-1");
+    expect(result.text).toBe("echo: hi");
+    expect(h.listener.bodies).toHaveLength(3);
+    expect(new Set(h.listener.bodies).size).toBe(1);
+    expect(h.listener.accepted()).toHaveLength(1);
+    await waitFor(async () => (await h.server.outbox.stats()).delivered === 1, "delivered mark");
+    const row = h.db.prepare("SELECT attempts, status, body, last_error FROM rap_outbox").get();
+    expect(row).toEqual({ attempts: 3, status: "delivered", body: null, last_error: null });
+  });
+
+  it("does not retry a 4xx refusal", async () => {
+    const h = await harness({ listenerStatus: () => 400 });
+    await post(h.server.url, "/invoke", invocation(h.listener.url, { id: "refused" }));
+    await waitFor(async () => (await h.server.outbox.stats()).rejected === 1, "rejected mark");
+    await sleep(300);
+    expect(h.listener.bodies).toHaveLength(1);
+    const row = h.db.prepare("SELECT status, body, attempts, last_error FROM rap_outbox").get();
+    expect(row).toEqual({ status: "rejected", body: null, attempts: 1, last_error: "HTTP 400: nope" });
+  });
+
+  it("rejects a callback_url that is not an http(s) URL without sending anything", async () => {
+    const h = await harness({});
+    await post(h.server.url, "/invoke", invocation("ftp://127.0.0.1/x", { id: "bad-url" }));
+    await waitFor(async () => (await h.server.outbox.stats()).rejected === 1, "rejected mark");
+    const row = h.db.prepare("SELECT last_error FROM rap_outbox").get() as { last_error: string };
+    expect(row.last_error).toMatch(/invalid callback_url/);
+  });
+
+  it("backs off exponentially from the base delay, capped, with jitter in [half, full]", () => {
+    const o = { baseDelayMs: 200, maxDelayMs: 30_000 };
+    expect(retryDelay(0, o, () => 1)).toBe(200);
+    expect(retryDelay(0, o, () => 0)).toBe(100);
+    expect(retryDelay(3, o, () => 1)).toBe(1600);
+    expect(retryDelay(20, o, () => 1)).toBe(30_000);
+    expect(retryDelay(1000, o, () => 0)).toBe(15_000);
+  });
+
+  it("gives up on callbacks older than maxAgeMs (dead, body dropped, never sent)", async () => {
+    const { db } = tempDb();
+    const listener = await startListener();
+    cleanups.push(() => listener.close());
+    const clock = fixedClock(1_000_000);
+    const store = new SqliteRapOutbox(db);
+    await store.enqueue({ toolset: "t", groupId: "g", callId: "old", callbackUrl: listener.url, body: "{}" }, 1_000_000);
+    clock.advance(60_000);
+    const d = new CallbackDeliverer(store, clock, silentLogger, { ...FAST_OUTBOX, maxAgeMs: 30_000 });
+    d.start();
+    await waitFor(async () => (await store.stats()).dead === 1, "dead mark");
+    await d.stop({ finalPass: false });
+    expect(listener.bodies).toHaveLength(0);
+    expect(db.prepare("SELECT status, body FROM rap_outbox").get()).toEqual({ status: "dead", body: null });
+  });
+
+  it("sends the callbacks of one call in order even when the first needs retries", async () => {
+    const { db } = tempDb();
+    let firstTries = 0;
+    const listener = await startListener({
+      status: (b) => (b.includes('"n":1') && ++firstTries < 3 ? 503 : 200),
+    });
+    cleanups.push(() => listener.close());
+    const store = new SqliteRapOutbox(db);
+    for (const n of [1, 2, 3]) {
+      await store.enqueue({ toolset: "t", groupId: "g", callId: "c", callbackUrl: listener.url, body: `{"n":${n}}` }, Date.now());
+    }
+    const d = new CallbackDeliverer(store, systemClock, silentLogger, FAST_OUTBOX);
+    d.start();
+    await waitFor(() => listener.accepted().length === 3, "three deliveries");
+    await d.stop({ finalPass: false });
+    expect(listener.accepted().map((b) => b.n)).toEqual([1, 2, 3]);
+  });
+});
+
+class CountingOutbox extends SqliteRapOutbox {
+  deliveredCount = 0;
+  override async markDelivered(id: number, at: number): Promise<void> {
+    this.deliveredCount++;
+    await super.markDelivered(id, at);
+  }
+}
+
+describe("durability", () => {
+  it("redelivers a pending result after a restart", async () => {
+    const { db, path } = tempDb();
+    const port = await freePort();
+    const callbackUrl = `http://127.0.0.1:${port}`;
+    const state = newToolState();
+    const first = await startRapServer({ toolset: testToolset(state), db, logger: silentLogger, outbox: FAST_OUTBOX });
+    await post(first.url, "/invoke", invocation(callbackUrl, { id: "survives" }));
+    await waitFor(async () => (await first.outbox.stats()).pendingAttempts >= 1, "a failed attempt");
+    expect(await first.outbox.pendingCount()).toBe(1);
+    await first.close({ graceMs: 100 });
+    db.close();
+
+    const listener = await startListener({ port });
+    cleanups.push(() => listener.close());
+    const db2 = openDatabase(path);
+    const second = await startRapServer({ toolset: testToolset(newToolState()), db: db2, logger: silentLogger, outbox: FAST_OUTBOX });
+    cleanups.push(async () => {
+      await second.close({ graceMs: 100 });
+      db2.close();
+    });
+    const result = await resultFor(listener, "survives");
+    expect(result.text).toBe("echo: hi");
+    await waitFor(async () => (await second.outbox.pendingCount()) === 0, "empty outbox");
+    expect(state.runs.get("survives")).toBe(1);
+  });
+
+  it("two processes sharing one database file never send a callback twice", async () => {
+    const { path } = tempDb();
+    const listener = await startListener();
+    cleanups.push(() => listener.close());
+    // separate connections, as separate processes would have
+    const dbs = [openDatabase(path), openDatabase(path)];
+    const stores = dbs.map((db) => new CountingOutbox(db));
+    for (let i = 0; i < 60; i++) {
+      await stores[0]!.enqueue({ toolset: "t", groupId: "g", callId: `c${i}`, callbackUrl: listener.url, body: `{"i":${i}}` }, Date.now());
+    }
+    const deliverers = stores.map((s) => new CallbackDeliverer(s, systemClock, silentLogger, { ...FAST_OUTBOX, batch: 4 }));
+    for (const d of deliverers) d.start();
+    await waitFor(async () => (await stores[1]!.pendingCount()) === 0, "all delivered");
+    for (const d of deliverers) await d.stop({ finalPass: false });
+    for (const db of dbs) db.close();
+    expect(listener.bodies).toHaveLength(60);
+    expect(new Set(listener.bodies).size).toBe(60);
+    // both really competed for the rows
+    expect(stores.map((s) => s.deliveredCount).every((n) => n > 0)).toBe(true);
+    expect(stores[0]!.deliveredCount + stores[1]!.deliveredCount).toBe(60);
+  });
+});

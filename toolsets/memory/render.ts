@@ -1,0 +1,54 @@
+// Readable tool results: what the model sees after each memory tool call.
+import type { MemoryRecord } from "../../core/memory/record.js";
+
+export function age(ms: number, now: number): string {
+  const s = Math.max(0, Math.round((now - ms) / 1000));
+  if (s < 60) return "just now";
+  const m = Math.round(s / 60);
+  if (m < 60) return `${m}m ago`;
+  const h = Math.round(m / 60);
+  if (h < 48) return `${h}h ago`;
+  const d = Math.round(h / 24);
+  if (d < 60) return `${d}d ago`;
+  const mo = Math.round(d / 30);
+  return mo < 24 ? `${mo}mo ago` : `${Math.round(d / 365)}y ago`;
+}
+
+function short(id: string | null | undefined): string {
+  if (!id) return "?";
+  return id.length > 13 ? `${id.slice(0, 8)}…${id.slice(-4)}` : id;
+}
+
+export function sourceLine(r: MemoryRecord): string {
+  const s = r.sources[0];
+  if (!s) return "source unknown";
+  const parts = [`${s.actor}`];
+  if (s.threadId) parts.push(`thread ${short(s.threadId)}`);
+  if (s.messageIds.length > 0) parts.push(`message ${s.messageIds.join(",")}`);
+  if (s.toolCallId) parts.push(`call ${s.toolCallId}`);
+  const more = r.sources.length > 1 ? ` (+${r.sources.length - 1} more source${r.sources.length > 2 ? "s" : ""})` : "";
+  return `from ${parts.join(" ")}${more}`;
+}
+
+function statusMark(r: MemoryRecord): string {
+  const marks: string[] = [];
+  if (r.status !== "active") marks.push(r.status);
+  if (r.flags.length > 0) marks.push(`flagged: ${r.flags.join(", ")}`);
+  if (r.version > 1) marks.push(`v${r.version}`);
+  return marks.length > 0 ? ` [${marks.join("; ")}]` : "";
+}
+
+/** One record as a header line plus its content, indented. */
+export function recordBlock(r: MemoryRecord, now: number, n?: number): string {
+  const head =
+    `${n !== undefined ? `${n}. ` : ""}${r.id}${statusMark(r)} · ${r.kind} · ${r.scope.level} scope · trust ${r.trust}` +
+    ` · confidence ${r.confidence.toFixed(2)} · ${age(r.createdAt, now)} · ${sourceLine(r)}` +
+    (r.tags.length > 0 ? ` · tags ${r.tags.join(", ")}` : "") +
+    (r.expiresAt ? ` · expires ${new Date(r.expiresAt).toISOString().slice(0, 10)}` : "");
+  const body = r.status === "deleted" ? "(forgotten)" : r.content;
+  return `${head}\n   ${body.replace(/\n/g, "\n   ")}`;
+}
+
+export function recordList(rs: MemoryRecord[], now: number): string {
+  return rs.map((r, i) => recordBlock(r, now, i + 1)).join("\n");
+}

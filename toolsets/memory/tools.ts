@@ -1,0 +1,327 @@
+// The `memory` toolset: zod input schemas (the single source of the manifest's JSON Schema)
+// and handlers that call MemoryService and render readable text for the model.
+import { z } from "zod";
+import type { Clock } from "../../core/clock.js";
+import { CoreError } from "../../core/errors.js";
+import { MEMORY_KINDS, MEMORY_STATUSES, SCOPE_LEVELS } from "../../core/memory/record.js";
+import { deriveRequestScope, type RequestScope } from "../../core/memory/scope.js";
+import type { MemoryService, Origin, RememberResult } from "../../core/memory/service.js";
+import type { ToggleStore } from "../../stores/traits.js";
+import type { RapInvocation } from "../rap/wire.js";
+import { defineTool, type ToolContext, type Toolset } from "../rap/registry.js";
+import { age, recordBlock, recordList } from "./render.js";
+
+export const MEMORY_TOOLSET = "memory";
+
+const kind = z.enum(MEMORY_KINDS);
+const level = z.enum(SCOPE_LEVELS);
+const memId = z.string().min(1).max(64).describe("a memory id such as mem_01jc…, from memory_search or memory_list");
+
+export const rememberInput = z.strictObject({
+  content: z
+    .string()
+    .min(1)
+    .max(4000)
+    .describe("the fact, preference, lesson or note, as one or two self-contained sentences (max 4,000 characters)"),
+  kind: kind.optional().describe("what it is; default note"),
+  scope: level
+    .optional()
+    .describe("who sees it: user (all of this user's sessions), project, session or thread; default project for project/lesson/procedure, else user"),
+  tags: z.array(z.string().min(1).max(64)).max(20).optional().describe("short labels to find it by"),
+  confidence: z.number().min(0).max(1).optional().describe("how sure you are, 0..1"),
+  expires_at: z.string().optional().describe('when it stops being useful: ISO date/time or a duration such as "30d"'),
+  supersedes: memId.optional().describe("id of a memory this one corrects; the old one becomes a past version"),
+  user_stated: z.boolean().optional().describe("true when the user said this directly (higher trust)"),
+});
+
+export const searchInput = z.strictObject({
+  query: z.string().min(1).max(1000).describe("what to look for, in plain words"),
+  kinds: z.array(kind).optional().describe("only these kinds"),
+  scopes: z.array(level).optional().describe("only these scopes"),
+  limit: z.number().int().min(1).max(50).optional().describe("how many results, default 10"),
+  include_history: z.boolean().optional().describe("also return superseded and expired versions"),
+});
+
+export const updateInput = z.strictObject({
+  id: memId,
+  content: z.string().min(1).max(4000).describe("the corrected content; the old version is kept in history"),
+  kind: kind.optional(),
+  tags: z.array(z.string().min(1).max(64)).max(20).optional(),
+  confidence: z.number().min(0).max(1).optional(),
+  expires_at: z.string().optional(),
+  user_stated: z.boolean().optional(),
+});
+
+export const historyInput = z.strictObject({ id: memId });
+
+export const forgetInput = z
+  .strictObject({
+    id: memId.optional().describe("forget this memory (all its versions)"),
+    ids: z.array(memId).min(1).max(100).optional().describe("forget several memories by id"),
+    query: z.string().min(1).max(1000).optional().describe("forget everything matching this; the person is asked to confirm first"),
+  })
+  .refine((a) => [a.id, a.ids, a.query].filter((x) => x !== undefined).length === 1, {
+    message: 'give exactly one of "id", "ids" or "query"',
+  });
+
+export const listInput = z.strictObject({
+  kinds: z.array(kind).optional(),
+  scopes: z.array(level).optional(),
+  status: z.array(z.enum(MEMORY_STATUSES).exclude(["deleted"])).optional().describe("default active and pending"),
+  limit: z.number().int().min(1).max(100).optional().describe("page size, default 20"),
+  cursor: z.string().optional().describe("next_cursor from the previous page"),
+  order: z.enum(["newest", "oldest"]).optional(),
+});
+
+export const reviewInput = z
+  .strictObject({
+    action: z.enum(["list", "confirm", "reject"]).describe("list pending memories, or confirm/reject some by id"),
+    ids: z.array(memId).min(1).max(50).optional().describe("required for confirm and reject"),
+  })
+  .refine((a) => a.action === "list" || (a.ids !== undefined && a.ids.length > 0), {
+    message: '"ids" is required for confirm and reject',
+    path: ["ids"],
+  });
+
+export interface MemoryToolsetDeps {
+  service: MemoryService;
+  toggles: ToggleStore;
+  clock: Clock;
+  localUser: string;
+  /** the project (working directory) of a session, or null when unknown */
+  projectOf(sessionId: string): string | null;
+}
+
+function scopeOf(deps: MemoryToolsetDeps, inv: RapInvocation): RequestScope {
+  const session = inv.thread_ancestors?.[0] ?? inv.group_id;
+  return deriveRequestScope(inv, { localUser: deps.localUser, project: deps.projectOf(session) });
+}
+
+function originOf(inv: RapInvocation): Origin {
+  return { actor: "model", threadId: inv.group_id, toolCallId: inv.id };
+}
+
+function rememberText(r: RememberResult, now: number): string {
+  const lines: string[] = [];
+  const rec = r.record;
+  if (r.status === "duplicate") lines.push(`Already remembered as ${rec.id}; recorded this as another source for it.`);
+  else if (r.status === "replayed") lines.push(`Remembered as ${rec.id} (this call was already processed).`);
+  else if (r.status === "superseded") lines.push(`Saved ${rec.id} as version ${rec.version}; ${rec.supersedes} is now a past version.`);
+  else lines.push(`Remembered as ${rec.id} (${rec.kind}, ${rec.scope.level} scope, trust ${rec.trust}).`);
+  for (const n of r.notes) lines.push(`Note: ${n}.`);
+  if (r.conflicts.length > 0) {
+    lines.push(
+      `Possible conflict with ${r.conflicts.length} existing memor${r.conflicts.length === 1 ? "y" : "ies"} (both are kept; ` +
+        `if the new one corrects an old one, call memory_update on the old id or memory_forget it):`,
+    );
+    lines.push(recordList(r.conflicts, now));
+  }
+  return lines.join("\n");
+}
+
+export function memoryToolset(deps: MemoryToolsetDeps): Toolset {
+  const { service, clock } = deps;
+
+  const tools = [
+    defineTool({
+      name: "memory_remember",
+      description:
+        "Save a fact, preference, lesson or note to long-term memory so later sessions can recall it. Write declarative " +
+        'facts ("User prefers tabs in TypeScript"), not instructions. Returns the memory id and any conflicting memories.',
+      input: rememberInput,
+      displayScript: `"Remember: " + args.content`,
+      handler: async (a, ctx) => {
+        const req = scopeOf(deps, ctx.invocation);
+        const r = await service.remember(
+          req,
+          {
+            content: a.content,
+            kind: a.kind,
+            scope: a.scope,
+            tags: a.tags,
+            confidence: a.confidence,
+            expiresAt: a.expires_at,
+            supersedes: a.supersedes,
+            userStated: a.user_stated,
+          },
+          originOf(ctx.invocation),
+        );
+        return { text: rememberText(r, clock.now()) };
+      },
+    }),
+    defineTool({
+      name: "memory_search",
+      description:
+        "Search long-term memory (facts, preferences, project context, lessons) visible to this thread. Returns ranked " +
+        "memories with id, kind, scope, trust, confidence, source and age.",
+      input: searchInput,
+      displayScript: `"Search memory: " + args.query`,
+      handler: async (a, ctx) => {
+        const req = scopeOf(deps, ctx.invocation);
+        const hits = await service.search(
+          { thread: req },
+          { query: a.query, kinds: a.kinds, scopes: a.scopes, limit: a.limit, includeHistory: a.include_history },
+        );
+        if (hits.length === 0) return { text: `No memories match "${a.query}".` };
+        const now = clock.now();
+        return {
+          text:
+            `${hits.length} memor${hits.length === 1 ? "y" : "ies"} for "${a.query}", most relevant first:\n` +
+            recordList(
+              hits.map((h) => h.record),
+              now,
+            ),
+        };
+      },
+    }),
+    defineTool({
+      name: "memory_update",
+      description:
+        "Correct a memory: stores the new content as a new version and keeps the old one in its history (see memory_history).",
+      input: updateInput,
+      displayScript: `"Update memory " + args.id`,
+      handler: async (a, ctx) => {
+        const req = scopeOf(deps, ctx.invocation);
+        const r = await service.update(
+          req,
+          {
+            id: a.id,
+            content: a.content,
+            kind: a.kind,
+            tags: a.tags,
+            confidence: a.confidence,
+            expiresAt: a.expires_at,
+            userStated: a.user_stated,
+          },
+          originOf(ctx.invocation),
+        );
+        return { text: rememberText(r, clock.now()) };
+      },
+    }),
+    defineTool({
+      name: "memory_history",
+      description: "Show every version of a memory and the audit trail of changes to it.",
+      input: historyInput,
+      displayScript: `"Memory history " + args.id`,
+      handler: async (a, ctx) => {
+        const req = scopeOf(deps, ctx.invocation);
+        const { versions, audit } = await service.history({ thread: req }, a.id);
+        const now = clock.now();
+        const lines = [`${versions.length} version${versions.length === 1 ? "" : "s"} of ${a.id} (oldest first):`, recordList(versions, now)];
+        if (audit.length > 0) {
+          lines.push("Changes:");
+          for (const e of audit) lines.push(`- ${new Date(e.at).toISOString()} ${e.action} ${e.targetId} by ${e.actor}`);
+        }
+        return { text: lines.join("\n") };
+      },
+    }),
+    defineTool({
+      name: "memory_forget",
+      description:
+        "Forget memories for good: by id (all versions are removed from every index) or by query (the person is asked " +
+        "to confirm the list first).",
+      input: forgetInput,
+      displayScript: `"Forget memory"`,
+      handler: async (a, ctx) => {
+        const viewer = { thread: scopeOf(deps, ctx.invocation) };
+        const origin = originOf(ctx.invocation);
+        if (a.query === undefined) {
+          const ids = a.ids ?? [a.id!];
+          const purged = await service.forget(viewer, ids, origin);
+          return { text: `Forgot ${ids.join(", ")} (${purged.length} version${purged.length === 1 ? "" : "s"} removed from memory and its indexes).` };
+        }
+        const matches = await service.findForForget(viewer, a.query);
+        if (matches.length === 0) return { text: `No memories match "${a.query}"; nothing was forgotten.` };
+        const now = clock.now();
+        const preview = matches
+          .slice(0, 10)
+          .map((r) => `• ${r.content.length > 80 ? `${r.content.slice(0, 79)}…` : r.content} (${age(r.createdAt, now)})`)
+          .join("\n");
+        const more = matches.length > 10 ? `\n…and ${matches.length - 10} more` : "";
+        const choice = await ctx.askUser(
+          `Forget ${matches.length} memor${matches.length === 1 ? "y" : "ies"} matching "${a.query}"?\n${preview}${more}`,
+          [`Forget ${matches.length === 1 ? "it" : `all ${matches.length}`}`, "Cancel"],
+          1,
+        );
+        if (choice !== 0) return { text: `The person declined; nothing was forgotten.` };
+        const purged = await service.forget(
+          viewer,
+          matches.map((m) => m.id),
+          origin,
+          `forget by query, confirmed by the person`,
+        );
+        return { text: `Forgot ${matches.length} memor${matches.length === 1 ? "y" : "ies"} matching "${a.query}" (${purged.length} versions removed).` };
+      },
+    }),
+    defineTool({
+      name: "memory_list",
+      description: "Browse memories visible to this thread as a timeline, newest first, a page at a time.",
+      input: listInput,
+      displayScript: `"List memories"`,
+      handler: async (a, ctx) => {
+        const req = scopeOf(deps, ctx.invocation);
+        const page = await service.list(
+          { thread: req },
+          { kinds: a.kinds, scopes: a.scopes, statuses: a.status, limit: a.limit, cursor: a.cursor, order: a.order },
+        );
+        if (page.items.length === 0) return { text: a.cursor ? "No more memories." : "No memories yet." };
+        const lines = [`${page.items.length} of ${page.total} memories:`, recordList(page.items, clock.now())];
+        if (page.nextCursor) lines.push(`More: call memory_list with cursor "${page.nextCursor}".`);
+        return { text: lines.join("\n") };
+      },
+    }),
+    defineTool({
+      name: "memory_review",
+      description:
+        "Review pending memories (auto-extracted or flagged by the safety scan): list them, or confirm/reject by id. " +
+        "Confirming asks the person.",
+      input: reviewInput,
+      displayScript: `"Review memories: " + args.action`,
+      handler: async (a, ctx) => {
+        const viewer = { thread: scopeOf(deps, ctx.invocation) };
+        const origin = originOf(ctx.invocation);
+        const now = clock.now();
+        if (a.action === "list") {
+          const page = await service.pending(viewer, 50);
+          if (page.items.length === 0) return { text: "No memories are waiting for review." };
+          return { text: `${page.total} pending memor${page.total === 1 ? "y" : "ies"}:\n${recordList(page.items, now)}` };
+        }
+        const ids = a.ids!;
+        if (a.action === "reject") {
+          await service.reject(viewer, ids, origin);
+          return { text: `Rejected and forgot ${ids.join(", ")}.` };
+        }
+        const recs = await Promise.all(ids.map((id) => service.getVisible(viewer, id)));
+        const notPending = recs.find((r) => r.status !== "pending");
+        if (notPending) throw new CoreError("conflict", `memory ${notPending.id} is ${notPending.status}, not pending; nothing to confirm.`);
+        const choice = await ctx.askUser(
+          `Confirm ${recs.length} memor${recs.length === 1 ? "y" : "ies"} so they can be used in later sessions?\n` +
+            recs.map((r) => `• ${r.content.slice(0, 120)}${r.flags.length ? " (flagged by the safety scan)" : ""}`).join("\n"),
+          ["Confirm", "Reject", "Keep pending"],
+          2,
+        );
+        if (choice === 0) {
+          await service.confirm(viewer, ids, { ...origin, actor: "user" });
+          return { text: `Confirmed by the person: ${ids.join(", ")}.` };
+        }
+        if (choice === 1) {
+          await service.reject(viewer, ids, { ...origin, actor: "user" });
+          return { text: `The person rejected ${ids.join(", ")}; they were forgotten.` };
+        }
+        return { text: `Kept pending: ${ids.join(", ")}.` };
+      },
+    }),
+  ];
+
+  return {
+    name: MEMORY_TOOLSET,
+    description: "Long-term memory: facts, preferences, project context and lessons that survive across sessions",
+    needsMigration: false,
+    tools,
+    gate: async (inv: RapInvocation, _ctx?: ToolContext) => {
+      const chain = [inv.group_id, ...[...(inv.thread_ancestors ?? [])].reverse()];
+      const enabled = await deps.toggles.resolve(MEMORY_TOOLSET, chain);
+      return enabled === false ? "Error: the memory toolset is disabled for this thread" : null;
+    },
+  };
+}

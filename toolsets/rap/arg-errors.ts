@@ -1,0 +1,144 @@
+// Turns zod validation issues into one line that names each bad field and what to send instead:
+// the `Error: …` result a model gets for bad tool arguments (the runtime never validates them,
+// reference §1.3, so this text is its only feedback) and the 400 text for a malformed request.
+import type { z } from "zod";
+
+type Issue = z.core.$ZodIssue;
+type Path = readonly PropertyKey[];
+
+const MAX_ISSUES = 8;
+
+const ARTICLE: Record<string, string> = {
+  string: "a string",
+  number: "a number",
+  int: "an integer",
+  bigint: "an integer",
+  boolean: "a boolean (true or false)",
+  object: "an object",
+  array: "an array",
+  null: "null",
+  nonoptional: "a value",
+  date: "a date",
+};
+
+function label(path: Path, root: string): string {
+  let out = "";
+  for (const key of path) {
+    if (typeof key === "number") out += `[${key}]`;
+    else out += out === "" ? String(key) : `.${String(key)}`;
+  }
+  return out === "" ? root : `"${out}"`;
+}
+
+function valueAt(root: unknown, path: Path): unknown {
+  let v = root;
+  for (const key of path) {
+    if (v === null || typeof v !== "object") return undefined;
+    v = (v as Record<PropertyKey, unknown>)[key];
+  }
+  return v;
+}
+
+function kindOf(v: unknown): string {
+  if (v === null) return "null";
+  if (Array.isArray(v)) return "an array";
+  if (typeof v === "number" && !Number.isInteger(v)) return `the number ${v}`;
+  if (typeof v === "string") return v.length > 40 ? "a string" : `the string ${JSON.stringify(v)}`;
+  if (typeof v === "object") return "an object";
+  return `${typeof v} ${String(v)}`;
+}
+
+function quoteList(values: readonly unknown[]): string {
+  return values.map((v) => JSON.stringify(v)).join(", ");
+}
+
+function bound(i: Issue & { code: "too_small" | "too_big" }): string {
+  const small = i.code === "too_small";
+  const n = Number(small ? i.minimum : i.maximum);
+  if (i.exact) {
+    const unit = i.origin === "string" ? " characters long" : i.origin === "array" || i.origin === "set" ? " items" : "";
+    return i.origin === "array" || i.origin === "set" ? `must have exactly ${n}${unit}` : `must be exactly ${n}${unit}`;
+  }
+  const at = i.inclusive ? (small ? "at least" : "at most") : small ? "more than" : "less than";
+  switch (i.origin) {
+    case "string":
+      return small && n === 1 && i.inclusive ? "must not be empty" : `must be ${at} ${n} characters long`;
+    case "array":
+    case "set":
+      return small && n === 1 && i.inclusive ? "must not be empty" : `must have ${at} ${n} items`;
+    default:
+      return `must be ${at} ${n}`;
+  }
+}
+
+function describe(i: Issue, args: unknown, rootKeys: string[] | null, root: string): string {
+  const where = label(i.path, root);
+  switch (i.code) {
+    case "invalid_type": {
+      const expected = ARTICLE[i.expected] ?? i.expected;
+      const got = valueAt(args, i.path);
+      if (got === undefined) return `${where} is required (expected ${expected})`;
+      return `${where} must be ${expected} (got ${kindOf(got)})`;
+    }
+    case "too_small":
+    case "too_big":
+      return `${where} ${bound(i)}`;
+    case "invalid_value":
+      return i.values.length === 1
+        ? `${where} must be ${quoteList(i.values)}`
+        : `${where} must be one of ${quoteList(i.values)}`;
+    case "unrecognized_keys": {
+      const keys = quoteList(i.keys);
+      const plural = i.keys.length === 1 ? "" : "s";
+      if (i.path.length === 0 && rootKeys) {
+        return `unknown argument${plural} ${keys} (allowed: ${rootKeys.join(", ") || "none"})`;
+      }
+      return `unknown field${plural} ${keys} in ${where}`;
+    }
+    case "invalid_union": {
+      if ("options" in i && Array.isArray(i.options)) return `${where} must be one of ${quoteList(i.options)}`;
+      // Plain union: name the top-level types the alternatives expected.
+      const expected = new Set<string>();
+      for (const branch of i.errors) {
+        for (const b of branch) if (b.code === "invalid_type" && b.path.length === 0) expected.add(ARTICLE[b.expected] ?? b.expected);
+      }
+      const got = valueAt(args, i.path);
+      if (expected.size > 0) {
+        const what = [...expected].join(" or ");
+        return got === undefined ? `${where} is required (expected ${what})` : `${where} must be ${what} (got ${kindOf(got)})`;
+      }
+      return `${where} does not match any accepted form`;
+    }
+    case "invalid_format":
+      return `${where} must be a valid ${i.format}`;
+    case "not_multiple_of":
+      return `${where} must be a multiple of ${String(i.divisor)}`;
+    case "custom": {
+      // A refinement's message usually names its fields already.
+      const last = i.path.at(-1);
+      if (i.path.length === 0 || (last !== undefined && i.message.includes(`"${String(last)}"`))) return i.message;
+      return `${where}: ${i.message}`;
+    }
+    default:
+      return `${where}: ${i.message}`;
+  }
+}
+
+/** The keys a top-level object schema accepts, for "allowed: …" hints. */
+function shapeKeys(schema: z.ZodType): string[] | null {
+  const shape = (schema as { shape?: unknown }).shape;
+  return shape && typeof shape === "object" ? Object.keys(shape) : null;
+}
+
+/** One readable line for a failed parse of `value` against `schema`: `"a" is required …; "b" must …`. */
+export function describeIssues(schema: z.ZodType, value: unknown, issues: readonly Issue[], root = "arguments"): string {
+  const keys = shapeKeys(schema);
+  const parts = [...new Set(issues.map((i) => describe(i, value, keys, root)))];
+  const shown = parts.slice(0, MAX_ISSUES);
+  if (parts.length > shown.length) shown.push(`and ${parts.length - shown.length} more problems`);
+  return shown.join("; ");
+}
+
+export function invalidArgumentsText(tool: string, schema: z.ZodType, args: unknown, issues: readonly Issue[]): string {
+  return `Error: invalid arguments for ${tool}: ${describeIssues(schema, args, issues)}. Fix the arguments and call ${tool} again.`;
+}

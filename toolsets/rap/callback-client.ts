@@ -1,0 +1,203 @@
+// Delivers outbox rows to their callback URLs. At-least-once: a row leaves the outbox only when
+// the receiver answered 2xx (delivered), refused it with a 4xx (rejected), or it grew older than
+// maxAgeMs (dead). 5xx, timeouts and network errors are retried with capped exponential backoff.
+import type { Logger } from "pino";
+import type { Clock } from "../../core/clock.js";
+import type { RapOutboxRow, RapOutboxStore } from "../../stores/traits.js";
+
+export interface DeliveryOptions {
+  /** how often to look for due retries when nothing else wakes the loop */
+  pollMs: number;
+  /** per-attempt HTTP timeout */
+  attemptTimeoutMs: number;
+  /** how long a claimed row stays invisible to other processes; must exceed attemptTimeoutMs */
+  leaseMs: number;
+  baseDelayMs: number;
+  maxDelayMs: number;
+  /** pending rows older than this are given up on */
+  maxAgeMs: number;
+  /** rows sent concurrently per pass */
+  batch: number;
+}
+
+export const DEFAULT_DELIVERY: DeliveryOptions = {
+  pollMs: 500,
+  attemptTimeoutMs: 10_000,
+  leaseMs: 30_000,
+  baseDelayMs: 200,
+  maxDelayMs: 30_000,
+  maxAgeMs: 24 * 60 * 60 * 1000,
+  batch: 16,
+};
+
+/** Backoff before attempt `attempts + 1`: doubling from baseDelayMs, capped, with equal jitter. */
+export function retryDelay(attempts: number, o: Pick<DeliveryOptions, "baseDelayMs" | "maxDelayMs">, random: () => number): number {
+  const full = Math.min(o.maxDelayMs, o.baseDelayMs * 2 ** Math.min(attempts, 30));
+  return Math.round(full / 2 + (random() * full) / 2);
+}
+
+const MIN_WAIT_MS = 50;
+
+type Outcome = { kind: "delivered" } | { kind: "rejected"; error: string } | { kind: "retry"; error: string };
+
+/** 408 and 429 mean "later", not "never", even though they are 4xx. */
+function isPermanent(status: number): boolean {
+  return status >= 400 && status < 500 && status !== 408 && status !== 429;
+}
+
+function validUrl(url: string): boolean {
+  if (!URL.canParse(url)) return false;
+  const p = new URL(url).protocol;
+  return p === "http:" || p === "https:";
+}
+
+export class CallbackDeliverer {
+  private readonly opts: DeliveryOptions;
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<void> | null = null;
+  private again = false;
+  private stopped = false;
+  /** aborts in-flight POSTs when stop() gives up waiting */
+  private readonly halt = new AbortController();
+
+  constructor(
+    private readonly store: RapOutboxStore,
+    private readonly clock: Clock,
+    private readonly log: Logger,
+    opts: Partial<DeliveryOptions> = {},
+    private readonly random: () => number = Math.random,
+  ) {
+    this.opts = { ...DEFAULT_DELIVERY, ...opts };
+  }
+
+  start(): void {
+    this.kick();
+  }
+
+  /** Attempt due rows now (called right after a row is enqueued). */
+  kick(): void {
+    if (this.stopped) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.clearTimer();
+    this.running = this.pass().finally(() => {
+      this.running = null;
+      if (this.stopped) return;
+      if (this.again) {
+        this.again = false;
+        this.kick();
+      } else {
+        void this.scheduleNext();
+      }
+    });
+  }
+
+  /**
+   * Stop the loop. With finalPass, first attempt every due row once more, so a result produced
+   * during shutdown is not left waiting for the next process.
+   */
+  async stop(opts: { finalPass: boolean; timeoutMs?: number } = { finalPass: true }): Promise<void> {
+    this.stopped = true;
+    this.clearTimer();
+    const deadline = new Promise<void>((resolve) => {
+      const t = setTimeout(resolve, opts.timeoutMs ?? this.opts.attemptTimeoutMs);
+      t.unref();
+    });
+    const work = (async () => {
+      await this.running;
+      if (opts.finalPass) await this.pass();
+    })();
+    await Promise.race([work, deadline]);
+    this.halt.abort(new Error("server stopped"));
+    await work.catch(() => undefined);
+  }
+
+  private clearTimer(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+  }
+
+  private async scheduleNext(): Promise<void> {
+    let wait = this.opts.pollMs;
+    try {
+      const due = await this.store.nextDueAt();
+      // The floor keeps a row that is due but blocked (leased elsewhere, or queued behind an
+      // older row of its call) from turning this loop into a busy poll.
+      if (due !== null) wait = Math.max(MIN_WAIT_MS, Math.min(wait, due - this.clock.now()));
+    } catch (e) {
+      this.log.error({ err: e }, "outbox: reading next due time failed");
+    }
+    if (this.stopped || this.running) return;
+    this.clearTimer();
+    this.timer = setTimeout(() => this.kick(), wait);
+    // The HTTP server keeps a serving process alive; this timer alone must not.
+    this.timer.unref();
+  }
+
+  /** One pass: give up on expired rows, then send every due row (batch by batch). */
+  private async pass(): Promise<void> {
+    try {
+      const now = this.clock.now();
+      const dead = await this.store.expire(now - this.opts.maxAgeMs, now);
+      if (dead > 0) this.log.warn({ dead }, "outbox: gave up on callbacks older than maxAgeMs");
+      for (;;) {
+        const rows = await this.store.claimDue(this.clock.now(), this.opts.leaseMs, this.opts.batch);
+        if (rows.length === 0) return;
+        await Promise.all(rows.map((r) => this.deliver(r)));
+        // A short batch means nothing else was due; a full one means there may be more.
+        if (rows.length < this.opts.batch || this.halt.signal.aborted) return;
+      }
+    } catch (e) {
+      this.log.error({ err: e }, "outbox: delivery pass failed");
+    }
+  }
+
+  private async deliver(row: RapOutboxRow): Promise<void> {
+    const outcome = await this.post(row);
+    const now = this.clock.now();
+    const log = this.log.child({ outbox_id: row.id, group_id: row.groupId, call_id: row.callId });
+    try {
+      switch (outcome.kind) {
+        case "delivered":
+          await this.store.markDelivered(row.id, now);
+          log.debug({ attempts: row.attempts + 1 }, "callback delivered");
+          return;
+        case "rejected":
+          await this.store.markRejected(row.id, now, outcome.error);
+          log.warn({ error: outcome.error }, "callback rejected by the receiver; not retrying");
+          return;
+        case "retry": {
+          const delay = retryDelay(row.attempts, this.opts, this.random);
+          await this.store.retryAt(row.id, now + delay, outcome.error);
+          log.info({ error: outcome.error, attempts: row.attempts + 1, retry_in_ms: delay }, "callback delivery failed; will retry");
+          return;
+        }
+      }
+    } catch (e) {
+      // The lease expires on its own, so the row is retried even if this write failed.
+      log.error({ err: e }, "outbox: recording the delivery outcome failed");
+    }
+  }
+
+  private async post(row: RapOutboxRow): Promise<Outcome> {
+    if (!validUrl(row.callbackUrl)) return { kind: "rejected", error: `invalid callback_url ${JSON.stringify(row.callbackUrl)}` };
+    try {
+      const res = await fetch(row.callbackUrl, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: row.body,
+        signal: AbortSignal.any([AbortSignal.timeout(this.opts.attemptTimeoutMs), this.halt.signal]),
+      });
+      const text = await res.text().catch(() => "");
+      if (res.status >= 200 && res.status < 300) return { kind: "delivered" };
+      const error = `HTTP ${res.status}${text ? `: ${text.slice(0, 200)}` : ""}`;
+      return isPermanent(res.status) ? { kind: "rejected", error } : { kind: "retry", error };
+    } catch (e) {
+      const cause = (e as { cause?: { code?: string; message?: string } }).cause;
+      const error = cause?.code ?? cause?.message ?? (e instanceof Error ? e.message : String(e));
+      return { kind: "retry", error };
+    }
+  }
+}

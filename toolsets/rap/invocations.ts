@@ -1,0 +1,194 @@
+// Runs acknowledged invocations: one AbortController per call, the result enqueued in the same
+// transaction that closes the journal entry, cancellation by call or thread, a bounded drain on
+// shutdown, and the re-run of calls a dead process left open.
+import type { Logger } from "pino";
+import type { Clock } from "../../core/clock.js";
+import { CoreError } from "../../core/errors.js";
+import type { RapCallKey, RapJournalStore } from "../../stores/traits.js";
+import { isOwnerDead } from "./owner.js";
+import { dispatch, type ToolContext, type ToolOutput, type Toolset } from "./registry.js";
+import type { ChoiceBroker } from "./user-choice.js";
+import { callbackJson } from "./wire-json.js";
+import { RapInvocation, RapToolResult } from "./wire.js";
+
+/** How long aborted handlers get to settle once shutdown gave up waiting for them. */
+const ABORT_SETTLE_MS = 1000;
+
+interface InFlight {
+  groupId: string;
+  controller: AbortController;
+  done: Promise<void>;
+}
+
+export interface RunnerDeps {
+  toolset: Toolset;
+  journal: RapJournalStore;
+  choices: ChoiceBroker;
+  /** called after a result was enqueued, so delivery starts at once */
+  onEnqueued(): void;
+  owner: string;
+  clock: Clock;
+  log: Logger;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}
+
+export class InvocationRunner {
+  private readonly inflight = new Map<string, InFlight>();
+  /** set once shutdown stopped waiting: late results stay unsent and the call stays open */
+  private stopped = false;
+
+  constructor(private readonly d: RunnerDeps) {}
+
+  key(groupId: string, callId: string): RapCallKey {
+    return { toolset: this.d.toolset.name, groupId, callId };
+  }
+
+  get activeCount(): number {
+    return this.inflight.size;
+  }
+
+  /** Start a journaled invocation in the background; never throws, never blocks the caller. */
+  run(inv: RapInvocation, baseUrl: string): void {
+    const k = `${inv.group_id}\u0000${inv.id}`;
+    if (this.inflight.has(k) || this.stopped) return;
+    const controller = new AbortController();
+    const log = this.d.log.child({ tool: inv.operation, group_id: inv.group_id, call_id: inv.id });
+    const ctx: ToolContext = {
+      invocation: inv,
+      signal: controller.signal,
+      log,
+      askUser: (prompt, choices, defaultIndex) =>
+        this.d.choices.ask(inv, `${baseUrl}/user_choice_response`, controller.signal, prompt, choices, defaultIndex),
+    };
+    const entry: InFlight = { groupId: inv.group_id, controller, done: Promise.resolve() };
+    this.inflight.set(k, entry);
+    entry.done = this.execute(ctx)
+      .catch((e: unknown) => log.error({ err: e }, "tool call could not be completed; it stays open for a later re-run"))
+      .finally(() => {
+        if (this.inflight.get(k) === entry) this.inflight.delete(k);
+      });
+  }
+
+  private async execute(ctx: ToolContext): Promise<void> {
+    const inv = ctx.invocation;
+    const started = this.d.clock.now();
+    const out = await dispatch(this.d.toolset, ctx);
+    // Cancel and close have closed the journal entry already; on shutdown it stays open so the
+    // next process re-runs the call.
+    if (ctx.signal.aborted || this.stopped) {
+      ctx.log.info({ reason: String(ctx.signal.reason ?? "shutdown") }, "tool call aborted; no result sent");
+      if (!this.stopped) await this.forgetQuestion(inv.id, ctx.log);
+      return;
+    }
+    const key = this.key(inv.group_id, inv.id);
+    const body = this.resultJson(inv, out, ctx.log);
+    const entry = { ...key, callbackUrl: inv.callback_url, body };
+    const closed = await this.d.journal.complete(key, this.d.owner, entry, this.d.clock.now());
+    await this.forgetQuestion(inv.id, ctx.log);
+    if (!closed) {
+      ctx.log.info("tool call was closed meanwhile (cancelled or taken over); result dropped");
+      return;
+    }
+    ctx.log.info({ ms: this.d.clock.now() - started }, "tool call finished");
+    this.d.onEnqueued();
+  }
+
+  private async forgetQuestion(callId: string, log: Logger): Promise<void> {
+    await this.d.choices.forget(callId).catch((e: unknown) => log.error({ err: e }, "user choice: removing the question failed"));
+  }
+
+  /** The tool_result JSON; a result the runtime would reject as a whole becomes an error text. */
+  private resultJson(inv: RapInvocation, out: ToolOutput, log: Logger): string {
+    const result = RapToolResult.safeParse({
+      type: "tool_result",
+      group_id: inv.group_id,
+      id: inv.id,
+      call_id: inv.call_id,
+      text: out.text,
+      display_as: out.display_as,
+    });
+    if (result.success) return callbackJson(result.data);
+    log.error({ issues: result.error.issues.length }, "tool returned a result the runtime would reject");
+    return callbackJson({
+      type: "tool_result",
+      group_id: inv.group_id,
+      id: inv.id,
+      call_id: inv.call_id,
+      text: `Error: ${inv.operation} failed: it produced a malformed result`,
+    });
+  }
+
+  /** /cancel_tool_call: the abort happens before this returns its promise. */
+  async cancel(groupId: string, callId: string): Promise<void> {
+    this.inflight
+      .get(`${groupId}\u0000${callId}`)
+      ?.controller.abort(new CoreError("cancelled", "the runtime cancelled this tool call"));
+    await this.d.journal.cancel(this.key(groupId, callId), this.d.clock.now());
+  }
+
+  /** /close_thread: abort every call of the thread and forget them. */
+  async closeThread(groupId: string): Promise<number> {
+    const calls = [...this.inflight.entries()].filter(([, e]) => e.groupId === groupId);
+    for (const [, e] of calls) e.controller.abort(new CoreError("cancelled", "the thread was closed"));
+    for (const [k] of calls) {
+      const callId = k.slice(k.indexOf("\u0000") + 1);
+      await this.d.journal.cancel(this.key(groupId, callId), this.d.clock.now());
+    }
+    return calls.length;
+  }
+
+  /** A duplicate delivery of a call whose owner died: take it over and run it here. */
+  async resumeIfOrphaned(inv: RapInvocation, baseUrl: string): Promise<boolean> {
+    const key = this.key(inv.group_id, inv.id);
+    const j = await this.d.journal.get(key);
+    if (!j || j.status !== "received" || j.owner === this.d.owner || !isOwnerDead(j.owner)) return false;
+    if (!(await this.d.journal.takeOver(key, j.owner, this.d.owner))) return false;
+    this.run(inv, baseUrl);
+    return true;
+  }
+
+  /** Re-run open invocations whose owner is gone (crashed, or an earlier boot of this process). */
+  async replay(baseUrl: string): Promise<number> {
+    let n = 0;
+    for (const j of await this.d.journal.open(this.d.toolset.name)) {
+      if (j.owner === this.d.owner || !isOwnerDead(j.owner)) continue;
+      if (!(await this.d.journal.takeOver(j, j.owner, this.d.owner))) continue;
+      const inv = parseJournaled(j.body);
+      if (!inv) {
+        await this.d.journal.fail(j, this.d.owner, this.d.clock.now());
+        this.d.log.error({ group_id: j.groupId, call_id: j.callId }, "journaled invocation is unreadable; marked failed");
+        continue;
+      }
+      this.d.log.info({ tool: inv.operation, group_id: j.groupId, call_id: j.callId, previous_owner: j.owner }, "re-running an unfinished invocation");
+      this.run(inv, baseUrl);
+      n++;
+    }
+    return n;
+  }
+
+  /** Wait up to graceMs for running calls, abort the rest, and drop whatever finishes later. */
+  async shutdown(graceMs: number): Promise<void> {
+    const settled = () => Promise.allSettled([...this.inflight.values()].map((e) => e.done));
+    await Promise.race([settled(), sleep(graceMs)]);
+    if (this.inflight.size > 0) {
+      this.d.log.warn({ calls: this.inflight.size }, "aborting tool calls still running at shutdown; they will be re-run");
+      this.stopped = true;
+      for (const e of this.inflight.values()) e.controller.abort(new CoreError("cancelled", "the server is shutting down"));
+      await Promise.race([settled(), sleep(ABORT_SETTLE_MS)]);
+    }
+    this.stopped = true;
+  }
+}
+
+function parseJournaled(body: string | null): RapInvocation | null {
+  if (body === null) return null;
+  try {
+    const r = RapInvocation.safeParse(JSON.parse(body));
+    return r.success ? r.data : null;
+  } catch {
+    return null;
+  }
+}

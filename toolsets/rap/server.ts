@@ -1,0 +1,247 @@
+// The RAP HTTP server of one toolset (reference §1.1): manifest, invocation ack, cancel, close,
+// migrate and user-choice answers. Every runtime→tool request is answered at once (the daemon
+// awaits them inside a thread step); tool work runs afterwards, journaled so a crash re-runs it,
+// and results leave through the durable outbox.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { Logger } from "pino";
+import { systemClock, type Clock } from "../../core/clock.js";
+import type { Db } from "../../stores/sqlite/database.js";
+import { SqliteRapJournal } from "../../stores/sqlite/rap-journal.js";
+import { SqliteRapOutbox } from "../../stores/sqlite/rap-outbox.js";
+import { SqliteRapUserChoices } from "../../stores/sqlite/rap-user-choices.js";
+import type { RapOutboxStats } from "../../stores/traits.js";
+import { CallbackDeliverer, type DeliveryOptions } from "./callback-client.js";
+import { HttpError, parseJson, readBody, reply } from "./http-body.js";
+import { InvocationRunner } from "./invocations.js";
+import { newOwner } from "./owner.js";
+import { checkToolset, toolDefOf, type Toolset } from "./registry.js";
+import { ChoiceBroker } from "./user-choice.js";
+import { manifestJson } from "./wire-json.js";
+import { CancelToolCallRequest, CloseThreadRequest, MigrateRequest, RapInvocation, UserChoiceResponse } from "./wire.js";
+
+export const BODY_LIMIT_BYTES = 1024 * 1024;
+const DEFAULT_GRACE_MS = 5000;
+
+export interface RapServerOptions {
+  toolset: Toolset;
+  /** the caller owns the database and closes it after close() */
+  db: Db;
+  host?: string;
+  /** 0 picks a free port */
+  port?: number;
+  logger: Logger;
+  clock?: Clock;
+  outbox?: Partial<DeliveryOptions>;
+  bodyLimitBytes?: number;
+}
+
+export interface RapServer {
+  port: number;
+  /** base URL of this server, e.g. http://127.0.0.1:41234 */
+  url: string;
+  outbox: { pendingCount(): Promise<number>; stats(): Promise<RapOutboxStats> };
+  /** stop accepting, let running calls finish for graceMs, abort the rest, flush the outbox once */
+  close(opts?: { graceMs?: number }): Promise<void>;
+}
+
+type Handler = (req: IncomingMessage, res: ServerResponse, base: string) => Promise<void>;
+
+const HOST_HEADER = /^[A-Za-z0-9.\-_:[\]]+$/;
+
+function baseUrlOf(req: IncomingMessage, fallback: string): string {
+  const host = req.headers.host;
+  if (!host || !HOST_HEADER.test(host)) return fallback;
+  const proto = String(req.headers["x-forwarded-proto"] ?? "").split(",")[0]?.trim().toLowerCase();
+  return `${proto === "https" ? "https" : "http"}://${host}`;
+}
+
+function listen(server: Server, host: string, port: number): Promise<AddressInfo> {
+  return new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, host, () => {
+      server.off("error", reject);
+      resolve(server.address() as AddressInfo);
+    });
+  });
+}
+
+function urlHost(host: string): string {
+  if (host === "0.0.0.0" || host === "::" || host === "") return "127.0.0.1";
+  return host.includes(":") ? `[${host}]` : host;
+}
+
+export async function startRapServer(o: RapServerOptions): Promise<RapServer> {
+  const { toolset, db } = o;
+  checkToolset(toolset);
+  const clock = o.clock ?? systemClock;
+  const limit = o.bodyLimitBytes ?? BODY_LIMIT_BYTES;
+  const log = o.logger.child({ toolset: toolset.name });
+  // Schemas are converted once; only the endpoint differs per request.
+  const tools = toolset.tools.map(toolDefOf);
+
+  const owner = newOwner();
+  const journal = new SqliteRapJournal(db);
+  const outbox = new SqliteRapOutbox(db);
+  const deliverer = new CallbackDeliverer(outbox, clock, log, o.outbox);
+  const choices = new ChoiceBroker(
+    toolset.name,
+    new SqliteRapUserChoices(db),
+    async (entry) => {
+      await outbox.enqueue(entry, clock.now());
+      deliverer.kick();
+    },
+    clock,
+    log,
+  );
+  const runner = new InvocationRunner({
+    toolset,
+    journal,
+    choices,
+    onEnqueued: () => deliverer.kick(),
+    owner: owner.id,
+    clock,
+    log,
+  });
+  let accepting = true;
+
+  const routes: Record<string, Record<string, Handler>> = {
+    "/.well-known/rap-toolset": {
+      GET: async (_req, res, base) => {
+        const body = manifestJson({
+          name: toolset.name,
+          description: toolset.description,
+          endpoint: `${base}/invoke`,
+          tools,
+          needsMigration: toolset.needsMigration ?? false,
+        });
+        reply(res, 200, body, "application/json");
+      },
+    },
+    "/invoke": {
+      POST: async (req, res, base) => {
+        const raw = await readBody(req, limit);
+        const inv = parseJson(raw, RapInvocation, "invocation");
+        if (!accepting) throw new HttpError(503, "the server is shutting down");
+        const key = runner.key(inv.group_id, inv.id);
+        let fresh: boolean;
+        try {
+          fresh = await journal.record(key, raw, owner.id, clock.now());
+        } catch (e) {
+          log.error({ err: e }, "journaling an invocation failed");
+          throw new HttpError(503, "the invocation could not be recorded; try again");
+        }
+        reply(res, 200);
+        log.info({ tool: inv.operation, group_id: inv.group_id, call_id: inv.id, duplicate: !fresh }, "invocation received");
+        if (fresh) runner.run(inv, base);
+        else await runner.resumeIfOrphaned(inv, base);
+      },
+    },
+    "/cancel_tool_call": {
+      POST: async (req, res) => {
+        const body = parseJson(await readBody(req, limit), CancelToolCallRequest, "cancel_tool_call request");
+        const done = runner.cancel(body.thread_id, body.tool_call_id);
+        reply(res, 200);
+        await done;
+        log.info({ group_id: body.thread_id, call_id: body.tool_call_id }, "tool call cancelled by the runtime");
+      },
+    },
+    "/close_thread": {
+      POST: async (req, res) => {
+        const body = parseJson(await readBody(req, limit), CloseThreadRequest, "close_thread request");
+        const done = runner.closeThread(body.thread_id);
+        reply(res, 200);
+        log.info({ group_id: body.thread_id, aborted: await done }, "thread closed");
+      },
+    },
+    "/migrate": {
+      POST: async (req, res) => {
+        const body = parseJson(await readBody(req, limit), MigrateRequest, "migrate request");
+        // All state is in the database file, so there is nothing to hand over in process.
+        reply(res, 200);
+        log.info({ session_id: body.session_id, destination_url: body.destination_url }, "migration notice");
+      },
+    },
+    "/user_choice_response": {
+      POST: async (req, res) => {
+        const body = parseJson(await readBody(req, limit), UserChoiceResponse, "user_choice_response");
+        const outcome = await choices.answer(body.id, body.selected);
+        if (outcome.ok) {
+          reply(res, 200);
+          log.info({ call_id: body.id, selected: body.selected }, "user choice answered");
+          return;
+        }
+        reply(res, outcome.status, outcome.message);
+        log.warn({ call_id: body.id, selected: body.selected, reason: outcome.message }, "user choice answer not applied");
+      },
+    },
+  };
+
+  let fallbackBase = "";
+  const server = createServer((req, res) => {
+    handle(req, res).catch((e: unknown) => log.error({ err: e }, "replying failed"));
+  });
+  server.on("clientError", (_err, socket) => socket.destroy());
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    req.on("error", () => undefined);
+    res.on("error", () => undefined);
+    try {
+      let path: string;
+      try {
+        path = new URL(req.url ?? "/", "http://localhost").pathname;
+      } catch {
+        throw new HttpError(400, "malformed request URL");
+      }
+      const route = Object.hasOwn(routes, path) ? routes[path] : undefined;
+      if (!route) throw new HttpError(404, `no such endpoint: ${path}`);
+      const method = req.method ?? "";
+      const handler = Object.hasOwn(route, method) ? route[method] : undefined;
+      if (!handler) {
+        res.setHeader("allow", Object.keys(route).join(", "));
+        throw new HttpError(405, `${req.method} is not allowed on ${path}; use ${Object.keys(route).join(" or ")}`);
+      }
+      await handler(req, res, baseUrlOf(req, fallbackBase));
+    } catch (e) {
+      if (e instanceof HttpError) {
+        // Do not keep a connection whose request body was not read to the end.
+        if (e.status === 413) res.setHeader("connection", "close");
+        reply(res, e.status, e.message);
+        return;
+      }
+      log.error({ err: e, path: req.url }, "request failed");
+      reply(res, 500, "internal error");
+    }
+  }
+
+  const addr = await listen(server, o.host ?? "127.0.0.1", o.port ?? 0);
+  fallbackBase = `http://${urlHost(addr.address)}:${addr.port}`;
+  // After listen, a server error (e.g. out of file descriptors) is logged, never fatal.
+  server.on("error", (e) => log.error({ err: e }, "HTTP server error"));
+  deliverer.start();
+  const replayed = await runner.replay(fallbackBase).catch((e: unknown) => {
+    log.error({ err: e }, "re-running unfinished invocations failed");
+    return 0;
+  });
+  log.info({ url: fallbackBase, replayed }, "RAP server listening");
+
+  let closing: Promise<void> | null = null;
+  const close = async (opts: { graceMs?: number } = {}): Promise<void> => {
+    accepting = false;
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    server.closeIdleConnections();
+    await runner.shutdown(opts.graceMs ?? DEFAULT_GRACE_MS);
+    await deliverer.stop({ finalPass: true });
+    server.closeAllConnections();
+    await closed;
+    owner.release();
+    log.info("RAP server stopped");
+  };
+
+  return {
+    port: addr.port,
+    url: fallbackBase,
+    outbox: { pendingCount: () => outbox.pendingCount(), stats: () => outbox.stats() },
+    close: (opts) => (closing ??= close(opts)),
+  };
+}

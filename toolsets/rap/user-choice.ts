@@ -1,0 +1,108 @@
+// `ctx.askUser`: sends a RAP `user_choice` callback through the outbox and waits for the
+// daemon's POST to `/user_choice_response`. The question and its answer are stored, so a call
+// re-run after a crash finds an answer given meanwhile instead of asking again.
+import type { Logger } from "pino";
+import type { Clock } from "../../core/clock.js";
+import { CoreError } from "../../core/errors.js";
+import type { RapOutboxEntry, RapUserChoiceStore } from "../../stores/traits.js";
+import { callbackJson } from "./wire-json.js";
+import type { RapInvocation } from "./wire.js";
+
+interface Waiter {
+  resolve(selected: number): void;
+  reject(e: Error): void;
+}
+
+export type AnswerOutcome = { ok: true } | { ok: false; status: 200 | 400; message: string };
+
+function sameQuestion(a: { prompt: string; choices: string[] }, prompt: string, choices: string[]): boolean {
+  return a.prompt === prompt && a.choices.length === choices.length && a.choices.every((c, i) => c === choices[i]);
+}
+
+export class ChoiceBroker {
+  private readonly waiters = new Map<string, Waiter>();
+
+  constructor(
+    private readonly toolset: string,
+    private readonly store: RapUserChoiceStore,
+    /** durably enqueue a callback for delivery */
+    private readonly send: (entry: RapOutboxEntry) => Promise<void>,
+    private readonly clock: Clock,
+    private readonly log: Logger,
+  ) {}
+
+  async ask(
+    inv: RapInvocation,
+    responseUrl: string,
+    signal: AbortSignal,
+    prompt: string,
+    choices: string[],
+    defaultIndex = 0,
+  ): Promise<number> {
+    const cancelled = () => new CoreError("cancelled", "the tool call was cancelled while waiting for the person to choose");
+    if (signal.aborted) throw cancelled();
+    if (choices.length === 0) throw new CoreError("invalid_argument", "askUser needs at least one choice");
+    if (!Number.isInteger(defaultIndex) || defaultIndex < 0 || defaultIndex >= choices.length) {
+      throw new CoreError("invalid_argument", `askUser default ${defaultIndex} is not an index into ${choices.length} choices`);
+    }
+    const id = inv.id;
+    const prior = await this.store.get(this.toolset, id);
+    if (prior?.status === "answered" && prior.selected !== null && sameQuestion(prior, prompt, choices)) {
+      return prior.selected;
+    }
+
+    // The daemon keys a pending choice by call id, so a second question replaces the first.
+    this.waiters.get(id)?.reject(new CoreError("conflict", "a newer question of the same tool call replaced this one"));
+    let waiter!: Waiter;
+    const answered = new Promise<number>((resolve, reject) => {
+      waiter = { resolve, reject };
+    });
+    // Registered before the callback goes out: the answer may arrive before send() returns.
+    this.waiters.set(id, waiter);
+    answered.catch(() => undefined);
+    const onAbort = () => {
+      waiter.reject(cancelled());
+      this.store.dismiss(this.toolset, id, this.clock.now()).catch((e: unknown) => {
+        this.log.error({ err: e, call_id: id }, "user choice: recording the dismissal failed");
+      });
+    };
+    signal.addEventListener("abort", onAbort, { once: true });
+    try {
+      await this.store.ask({ toolset: this.toolset, choiceId: id, groupId: inv.group_id, prompt, choices }, this.clock.now());
+      const body = callbackJson({
+        type: "user_choice",
+        group_id: inv.group_id,
+        id,
+        call_id: inv.call_id,
+        prompt,
+        choices,
+        default: defaultIndex,
+        response_url: responseUrl,
+      });
+      await this.send({ toolset: this.toolset, groupId: inv.group_id, callId: id, callbackUrl: inv.callback_url, body });
+      return await answered;
+    } finally {
+      signal.removeEventListener("abort", onAbort);
+      if (this.waiters.get(id) === waiter) this.waiters.delete(id);
+    }
+  }
+
+  /** Handle POST /user_choice_response. */
+  async answer(id: string, selected: number): Promise<AnswerOutcome> {
+    const q = await this.store.get(this.toolset, id);
+    if (!q || q.status !== "waiting") {
+      return { ok: false, status: 200, message: `no question with id ${JSON.stringify(id)} is waiting` };
+    }
+    if (selected >= q.choices.length) {
+      return { ok: false, status: 400, message: `selected ${selected} is out of range: the question has ${q.choices.length} choices` };
+    }
+    await this.store.answer(this.toolset, id, selected, this.clock.now());
+    this.waiters.get(id)?.resolve(selected);
+    return { ok: true };
+  }
+
+  /** The call finished: its question is no longer needed. */
+  async forget(id: string): Promise<void> {
+    await this.store.remove(this.toolset, id);
+  }
+}
