@@ -1,10 +1,12 @@
 // `npm run bench`: latency and throughput of the memory toolset on real SQLite files and a real
 // RAP server. Prints one JSON object (last stdout line) and writes it to bench/results/.
 import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { spawn } from "node:child_process";
 import http from "node:http";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
-import pino from "pino";
+import { dirname, join } from "node:path";
 import { fixedClock } from "../core/clock.js";
 import { defaultConfig } from "../core/config.js";
 import { newId } from "../core/ids.js";
@@ -12,8 +14,6 @@ import type { NewMemory } from "../core/memory/record.js";
 import { recordScopeFor, type RequestScope } from "../core/memory/scope.js";
 import { contentHash } from "../core/memory/write-policy.js";
 import { openMemory, type MemoryContext } from "../cli/context.js";
-import { startRapServer } from "../toolsets/rap/server.js";
-import { memoryToolset } from "../toolsets/memory/tools.js";
 import { memoryText, queryText, rng } from "./corpus.js";
 
 const args = new Map<string, string>();
@@ -127,8 +127,35 @@ function post(port: number, path: string, body: string, agent: http.Agent): Prom
   });
 }
 
+/** The server as the daemon runs it (a command-server child process); load from this process. */
+async function startChildServer(dir: string): Promise<{ port: number; stop(): Promise<void> }> {
+  const cwd = join(dir, "proj", ".infinity");
+  mkdirSync(cwd, { recursive: true });
+  const main = join(dirname(fileURLToPath(import.meta.url)), "..", "cli", "main.js");
+  const child = spawn(process.execPath, [main, "serve", "--toolset", "memory", "--db", join(dir, "ack.db")], {
+    cwd,
+    env: { ...process.env, RAP_EMBEDDED: "1", INFINITY_MEMORY_USER: "bench" },
+    stdio: ["ignore", "pipe", "ignore"],
+  });
+  const exited = new Promise<void>((r) => child.on("exit", () => r()));
+  const line = await new Promise<string>((resolve, reject) => {
+    const rl = createInterface({ input: child.stdout! });
+    rl.once("line", (l) => {
+      rl.close();
+      resolve(l);
+    });
+    child.once("exit", (c) => reject(new Error(`server exited with ${c}`)));
+  });
+  return {
+    port: (JSON.parse(line) as { port: number }).port,
+    stop: async () => {
+      child.kill("SIGINT");
+      await exited;
+    },
+  };
+}
+
 async function ackBench(dir: string) {
-  const ctx = openMemory({ dbPath: join(dir, "ack.db"), config: defaultConfig({ localUser: "bench" }), env: {} });
   let delivered = 0;
   let expected = 0;
   let allDone: (() => void) | null = null;
@@ -142,8 +169,7 @@ async function ackBench(dir: string) {
   });
   await new Promise<void>((r) => listener.listen(0, "127.0.0.1", r));
   const cbPort = (listener.address() as { port: number }).port;
-  const toolset = memoryToolset({ service: ctx.service, toggles: ctx.toggles, clock: ctx.clock, localUser: "bench", projectOf: () => "/work/bench" });
-  const server = await startRapServer({ toolset, db: ctx.db, host: "127.0.0.1", port: 0, logger: pino({ level: "silent" }) });
+  const server = await startChildServer(dir);
   const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
   const acks: number[] = [];
   const completions: number[] = [];
@@ -177,10 +203,9 @@ async function ackBench(dir: string) {
     completions.push(performance.now() - start);
   }
   const totalMs = performance.now() - t0;
-  await server.close({ graceMs: 2000 });
+  await server.stop();
   agent.destroy();
   listener.close();
-  ctx.close();
   return {
     concurrency: CONCURRENCY,
     invocations: CONCURRENCY * ROUNDS,

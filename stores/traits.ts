@@ -47,6 +47,8 @@ export interface SearchQuery {
   includeFlagged: boolean;
   now: number;
   limit: number;
+  /** skip the trigram channel (exact-word lookups such as conflict detection) */
+  wordsOnly?: boolean;
 }
 
 export interface SearchHit {
@@ -110,7 +112,8 @@ export interface Edge {
 }
 
 export interface MemoryStore {
-  insert(rec: NewMemory, audit: AuditEntry): Promise<MemoryRecord>;
+  /** insert a record with its provenance, index entries, audit row and edges, atomically */
+  insert(rec: NewMemory, audit: AuditEntry, edges?: Edge[]): Promise<MemoryRecord>;
   /** insert `next` as a new version of `previousId` and mark that one superseded, atomically */
   supersede(previousId: string, next: NewMemory, audit: AuditEntry): Promise<MemoryRecord>;
   get(id: string): Promise<MemoryRecord | null>;

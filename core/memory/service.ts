@@ -218,8 +218,11 @@ export class MemoryService {
     const conflicts = previous ? [] : await this.findConflicts(req, content);
     const stored = previous
       ? await this.store.supersede(previous.id, rec, this.audit(origin, "supersede", id, { previous: previous.id, version: rec.version }))
-      : await this.store.insert(rec, this.audit(origin, "create", id, { kind, level: scope.level, flags }));
-    for (const c of conflicts) await this.store.addEdge({ src: id, dst: c.id, relation: "conflicts_with", at: now });
+      : await this.store.insert(
+          rec,
+          this.audit(origin, "create", id, { kind, level: scope.level, flags }),
+          conflicts.map((c) => ({ src: id, dst: c.id, relation: "conflicts_with" as const, at: now })),
+        );
     if (flags.length > 0) notes.push("it looks like instructions to an AI, so it is stored as pending and needs a person's confirmation (memory_review)");
     return { status: previous ? "superseded" : "created", record: stored, conflicts, flagged: flags.length > 0, notes };
   }
@@ -234,6 +237,7 @@ export class MemoryService {
       includeFlagged: false,
       now: this.clock.now(),
       limit: this.config.write.conflictCandidates,
+      wordsOnly: true,
     });
     return hits.map((h) => h.record).filter((r) => likelyConflict(content, r.content, this.config.write.conflictOverlap));
   }

@@ -23,7 +23,7 @@ export function openDatabase(path: string, opts: OpenOptions = {}): Db {
       db.pragma("journal_mode = WAL");
       // NORMAL in WAL mode can lose the last commits on power loss but never on a process
       // crash; FULL makes an acknowledged write survive both.
-      db.pragma("synchronous = FULL");
+      db.pragma("synchronous = NORMAL");
     }
     db.pragma("foreign_keys = ON");
     db.pragma("secure_delete = ON");

@@ -80,6 +80,8 @@ function orGroup(terms: string[]): string {
 
 export class SqliteMemoryStore implements MemoryStore {
   private readonly st: Record<string, Statement>;
+  /** dynamic statements (IN lists of varying length) keyed by their SQL text */
+  private readonly cache = new Map<string, Statement>();
 
   constructor(private readonly db: Db) {
     const p = (sql: string) => db.prepare(sql);
@@ -101,9 +103,6 @@ export class SqliteMemoryStore implements MemoryStore {
         ORDER BY (status = 'active') DESC, version DESC LIMIT 1`),
       byCall: p(`SELECT m.* FROM memory_sources s JOIN memories m ON m.rowid = s.memory_rowid
         WHERE s.thread_id = ? AND s.tool_call_id = ? ORDER BY m.version DESC LIMIT 1`),
-      tagsOf: p(`SELECT tag FROM memory_tags WHERE memory_rowid = ? ORDER BY tag`),
-      sourcesOf: p(`SELECT * FROM memory_sources WHERE memory_rowid = ? ORDER BY id`),
-      msgsOf: p(`SELECT message_id FROM memory_source_messages WHERE source_id = ? ORDER BY ord`),
       setStatus: p(`UPDATE memories SET status = ?, trust = COALESCE(?, trust), updated_at = ? WHERE id = ?`),
       touch: p(`UPDATE memories SET updated_at = ? WHERE rowid = ?`),
       lineage: p(`SELECT * FROM memories WHERE lineage_id = ? ORDER BY version`),
@@ -171,9 +170,10 @@ export class SqliteMemoryStore implements MemoryStore {
     this.st.audit!.run(a.at, a.actor, a.action, a.targetKind, a.targetId, JSON.stringify(a.detail));
   }
 
-  async insert(rec: NewMemory, audit: AuditEntry): Promise<MemoryRecord> {
+  async insert(rec: NewMemory, audit: AuditEntry, edges: Edge[] = []): Promise<MemoryRecord> {
     this.db.transaction(() => {
       this.insertRow(rec);
+      for (const e of edges) this.st.edge!.run(e.src, e.dst, e.relation, e.at);
       this.writeAudit(audit);
     }).immediate();
     return this.mustGet(rec.id);
@@ -295,7 +295,7 @@ export class SqliteMemoryStore implements MemoryStore {
   }
 
   async lineage(lineageId: string): Promise<MemoryRecord[]> {
-    return (this.st.lineage!.all(lineageId) as MemoryRow[]).map((r) => this.hydrate(r));
+    return this.hydrateAll(this.st.lineage!.all(lineageId) as MemoryRow[]);
   }
 
   /** The keys an owner's view covers, or null when there are too many to list. */
@@ -371,7 +371,7 @@ export class SqliteMemoryStore implements MemoryStore {
     const weights = table === "memory_fts" ? FTS_WEIGHTS : "1.0, 0.0";
     const sql = `SELECT m.*, bm25(${table}, ${weights}) AS rank FROM ${table} f JOIN memories m ON m.rowid = f.rowid
       WHERE ${table} MATCH ? AND ${where} ORDER BY rank LIMIT ${Math.max(1, Math.floor(limit))}`;
-    return (this.db.prepare(sql).all(...params) as (MemoryRow & { rank: number })[]).map((r) => ({ row: r, rank: r.rank }));
+    return (this.prepared(sql).all(...params) as (MemoryRow & { rank: number })[]).map((r) => ({ row: r, rank: r.rank }));
   }
 
   async search(q: SearchQuery): Promise<SearchHit[]> {
@@ -384,10 +384,12 @@ export class SqliteMemoryStore implements MemoryStore {
     const lexical = wordParts.length > 0 ? this.channel("memory_fts", wordParts.join(" OR "), q, keys, depth) : [];
     // The trigram channel finds partial words and CJK phrases the word channel misses; it runs when
     // the word channel came up short or the query has CJK text.
-    const needTri = lex.trigrams.length > 0 && (lexical.length < q.limit || lex.cjk.length > 0);
+    const needTri = !q.wordsOnly && lex.trigrams.length > 0 && (lexical.length < q.limit || lex.cjk.length > 0);
     const tri = needTri ? this.channel("memory_tri", `content: ${orGroup(lex.trigrams)}`, q, keys, depth) : [];
     if (tri.length === 0) {
-      return lexical.slice(0, q.limit).map((h) => ({ record: this.hydrate(h.row), score: -h.rank, channel: "lexical" }));
+      const top = lexical.slice(0, q.limit);
+      const recs = this.hydrateAll(top.map((h) => h.row));
+      return top.map((h, i) => ({ record: recs[i]!, score: -h.rank, channel: "lexical" }));
     }
     // Reciprocal-rank fusion across channels.
     const fused = new Map<number, { row: MemoryRow; score: number; lexical: boolean; tri: boolean }>();
@@ -399,11 +401,10 @@ export class SqliteMemoryStore implements MemoryStore {
         cur.tri = true;
       } else fused.set(h.row.rowid, { row: h.row, score: 1 / (RRF_K + i + 1), lexical: false, tri: true });
     });
-    return [...fused.values()]
-      .sort((a, b) => b.score - a.score || b.row.updated_at - a.row.updated_at)
-      .slice(0, q.limit)
-      .map((h) => ({
-        record: this.hydrate(h.row),
+    const top = [...fused.values()].sort((a, b) => b.score - a.score || b.row.updated_at - a.row.updated_at).slice(0, q.limit);
+    const recs = this.hydrateAll(top.map((h) => h.row));
+    return top.map((h, i) => ({
+        record: recs[i]!,
         score: h.score,
         channel: h.lexical && h.tri ? "both" : h.lexical ? "lexical" : "trigram",
       }));
@@ -413,7 +414,7 @@ export class SqliteMemoryStore implements MemoryStore {
     const keys = this.keysFor(q.visibility);
     const params: unknown[] = [];
     const where = this.filters(q, params, false, keys);
-    const total = (this.db.prepare(`SELECT count(*) AS n FROM memories m WHERE ${where}`).get(...params) as { n: number }).n;
+    const total = (this.prepared(`SELECT count(*) AS n FROM memories m WHERE ${where}`).get(...params) as { n: number }).n;
     const pageParams = [...params];
     let cursorSql = "";
     if (q.cursor) {
@@ -423,14 +424,14 @@ export class SqliteMemoryStore implements MemoryStore {
     }
     const dir = q.order === "newest" ? "DESC" : "ASC";
     const limit = Math.max(1, Math.floor(q.limit));
-    const rows = this.db
-      .prepare(`SELECT m.* FROM memories m WHERE ${where}${cursorSql} ORDER BY m.updated_at ${dir}, m.rowid ${dir} LIMIT ${limit + 1}`)
+    const rows = this
+      .prepared(`SELECT m.* FROM memories m WHERE ${where}${cursorSql} ORDER BY m.updated_at ${dir}, m.rowid ${dir} LIMIT ${limit + 1}`)
       .all(...pageParams) as MemoryRow[];
     const more = rows.length > limit;
     const page = rows.slice(0, limit);
     const last = page.at(-1);
     return {
-      items: page.map((r) => this.hydrate(r)),
+      items: this.hydrateAll(page),
       nextCursor: more && last ? encodeCursor(last.updated_at, last.rowid) : null,
       total,
     };
@@ -458,29 +459,64 @@ export class SqliteMemoryStore implements MemoryStore {
     if (this.db.open) this.db.close();
   }
 
+  private prepared(sql: string): Statement {
+    let st = this.cache.get(sql);
+    if (!st) {
+      if (this.cache.size > 256) this.cache.clear();
+      st = this.db.prepare(sql);
+      this.cache.set(sql, st);
+    }
+    return st;
+  }
+
   private hydrate(row: MemoryRow): MemoryRecord {
-    const tags = (this.st.tagsOf!.all(row.rowid) as { tag: string }[]).map((t) => t.tag);
-    const sources = (this.st.sourcesOf!.all(row.rowid) as SourceRow[]).map((s) => ({
-      threadId: s.thread_id,
-      toolCallId: s.tool_call_id,
-      actor: s.actor as Actor,
-      at: s.at,
-      messageIds: (this.st.msgsOf!.all(s.id) as { message_id: string }[]).map((m) => m.message_id),
-    }));
-    const scope: RecordScope = {
-      level: row.level as ScopeLevel,
-      user: row.user_id,
-      project: row.project,
-      session: row.session_id,
-      thread: row.thread_id,
-    };
-    return {
+    return this.hydrateAll([row])[0]!;
+  }
+
+  /** Rows → records with tags and sources, in three queries however many rows there are. */
+  private hydrateAll(rows: MemoryRow[]): MemoryRecord[] {
+    if (rows.length === 0) return [];
+    const marks = rows.map(() => "?").join(",");
+    const rowids = rows.map((r) => r.rowid);
+    const tags = new Map<number, string[]>();
+    for (const t of this.prepared(`SELECT memory_rowid, tag FROM memory_tags WHERE memory_rowid IN (${marks}) ORDER BY tag`).all(
+      ...rowids,
+    ) as { memory_rowid: number; tag: string }[]) {
+      (tags.get(t.memory_rowid) ?? tags.set(t.memory_rowid, []).get(t.memory_rowid)!).push(t.tag);
+    }
+    const sourceRows = this.prepared(`SELECT * FROM memory_sources WHERE memory_rowid IN (${marks}) ORDER BY id`).all(...rowids) as SourceRow[];
+    const msgs = new Map<number, string[]>();
+    if (sourceRows.length > 0) {
+      const sm = sourceRows.map(() => "?").join(",");
+      for (const m of this.prepared(`SELECT source_id, message_id FROM memory_source_messages WHERE source_id IN (${sm}) ORDER BY source_id, ord`).all(
+        ...sourceRows.map((x) => x.id),
+      ) as { source_id: number; message_id: string }[]) {
+        (msgs.get(m.source_id) ?? msgs.set(m.source_id, []).get(m.source_id)!).push(m.message_id);
+      }
+    }
+    const sources = new Map<number, MemorySource[]>();
+    for (const s of sourceRows) {
+      (sources.get(s.memory_rowid) ?? sources.set(s.memory_rowid, []).get(s.memory_rowid)!).push({
+        threadId: s.thread_id,
+        toolCallId: s.tool_call_id,
+        actor: s.actor as Actor,
+        at: s.at,
+        messageIds: msgs.get(s.id) ?? [],
+      });
+    }
+    return rows.map((row) => ({
       id: row.id,
       lineageId: row.lineage_id,
-      scope,
+      scope: {
+        level: row.level as ScopeLevel,
+        user: row.user_id,
+        project: row.project,
+        session: row.session_id,
+        thread: row.thread_id,
+      } satisfies RecordScope,
       kind: row.kind as MemoryKind,
       content: row.content,
-      tags,
+      tags: tags.get(row.rowid) ?? [],
       trust: row.trust as Trust,
       confidence: row.confidence,
       status: row.status as MemoryStatus,
@@ -493,8 +529,8 @@ export class SqliteMemoryStore implements MemoryStore {
       updatedAt: row.updated_at,
       expiresAt: row.expires_at,
       contentHash: row.content_hash ?? "",
-      sources,
-    };
+      sources: sources.get(row.rowid) ?? [],
+    }));
   }
 }
 

@@ -52,6 +52,9 @@ export class SqliteRapJournal implements RapJournalStore {
     (key: RapCallKey, owner: string, result: RapOutboxEntry, at: number) => boolean
   >;
 
+  private readonly insertMany: Database.Transaction<(rows: Record<string, unknown>[]) => boolean[]>;
+  private pending: { params: Record<string, unknown>; resolve(fresh: boolean): void; reject(e: unknown): void }[] = [];
+
   constructor(db: Db) {
     this.insert = db.prepare(
       `INSERT INTO rap_invocations (toolset, group_id, call_id, body, status, owner, received_at)
@@ -77,6 +80,7 @@ export class SqliteRapJournal implements RapJournalStore {
       `INSERT INTO rap_outbox (toolset, group_id, call_id, callback_url, body, status, next_attempt_at, created_at)
        VALUES (@toolset, @groupId, @callId, @callbackUrl, @body, 'pending', @at, @at)`,
     );
+    this.insertMany = db.transaction((rows: Record<string, unknown>[]) => rows.map((r) => this.insert.run(r).changes === 1));
     // One transaction, so a result is either enqueued and the call closed, or neither.
     this.completeTx = db.transaction((key: RapCallKey, owner: string, result: RapOutboxEntry, at: number) => {
       const closed = this.close.run({ ...keyParams(key), owner, at, status: "done" }).changes === 1;
@@ -86,8 +90,28 @@ export class SqliteRapJournal implements RapJournalStore {
     });
   }
 
-  async record(key: RapCallKey, body: string, owner: string, at: number): Promise<boolean> {
-    return this.insert.run({ ...keyParams(key), body, owner, at }).changes === 1;
+  /**
+   * Group commit: invocations that arrive in the same event-loop turn are journaled in one
+   * transaction, so a burst costs one commit instead of one per call. Each caller still gets its
+   * own answer only after the commit.
+   */
+  record(key: RapCallKey, body: string, owner: string, at: number): Promise<boolean> {
+    return new Promise((resolve, reject) => {
+      this.pending.push({ params: { ...keyParams(key), body, owner, at }, resolve, reject });
+      if (this.pending.length === 1) setImmediate(() => this.flush());
+    });
+  }
+
+  private flush(): void {
+    const batch = this.pending.splice(0);
+    let fresh: boolean[];
+    try {
+      fresh = this.insertMany(batch.map((p) => p.params));
+    } catch (e) {
+      for (const p of batch) p.reject(e);
+      return;
+    }
+    batch.forEach((p, i) => p.resolve(fresh[i]!));
   }
 
   async get(key: RapCallKey): Promise<RapJournalEntry | null> {

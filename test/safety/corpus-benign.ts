@@ -157,6 +157,12 @@ export const BENIGN_CASES: string[] = [
   "<br> <b>bold</b> <i>italic</i>",
   "data:image/png;base64,iVBORw0KGgo",
   "rustup is installed with a shell script from https://rustup.rs",
+  "Ignore my previous message, typo!",
+  "Just ignore the old messages in the group chat.",
+  "Forget the old rules, this is a new era.",
+  "Render <User id={id}> in the list.",
+  "Release GPG key: F3EF5F62A87FC27A22E643F714CE4FF5",
+  "[![npm](https://img.shields.io/npm/v/zod?color=blue&label=npm&maxAge=3600)](https://npmjs.com/package/zod)",
   // hashes, ids, URLs without credentials
   "commit 3f786850e387550fdab836ed7e6dc881de23001b fixed the flaky test",
   "Reverted a1b2c3d and cherry-picked 9f8e7d6.",

@@ -167,6 +167,7 @@ export const SECRET_CASES: SecretCase[] = [
   c("vault passphrase in prose", "secret_in_prose", "Blue-Canyon-42!", "Remember that the vault passphrase is Blue-Canyon-42!"),
   c("bank pin in prose", "secret_in_prose", "4821", "Her bank PIN is 4821"),
   c("router password in prose", "secret_in_prose", "Xq7!mn2Lp", "The router admin password was Xq7!mn2Lp"),
+  c("password stated with a colon", "secret_in_prose", "Tr0ub4dor&3", "Jon's email password is: Tr0ub4dor&3"),
   // high-entropy strings next to a keyword
   c("webhook signing key", "high_entropy_secret", "T4qc5Lpx5eULEitAEkQXOQw424NBSES5j3KeNtIRMYW7", "the signing key for the webhook: T4qc5Lpx5eULEitAEkQXOQw424NBSES5j3KeNtIRMYW7"),
   c("deploy token hex", "high_entropy_secret", "03c20896fa01bcf07fe6f54553d9d571f16bc06d", "deploy token 03c20896fa01bcf07fe6f54553d9d571f16bc06d"),

@@ -1,6 +1,8 @@
 // Delivers outbox rows to their callback URLs. At-least-once: a row leaves the outbox only when
 // the receiver answered 2xx (delivered), refused it with a 4xx (rejected), or it grew older than
 // maxAgeMs (dead). 5xx, timeouts and network errors are retried with capped exponential backoff.
+import http from "node:http";
+import https from "node:https";
 import type { Logger } from "pino";
 import type { Clock } from "../../core/clock.js";
 import type { RapOutboxRow, RapOutboxStore } from "../../stores/traits.js";
@@ -184,20 +186,48 @@ export class CallbackDeliverer {
   private async post(row: RapOutboxRow): Promise<Outcome> {
     if (!validUrl(row.callbackUrl)) return { kind: "rejected", error: `invalid callback_url ${JSON.stringify(row.callbackUrl)}` };
     try {
-      const res = await fetch(row.callbackUrl, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: row.body,
-        signal: AbortSignal.any([AbortSignal.timeout(this.opts.attemptTimeoutMs), this.halt.signal]),
-      });
-      const text = await res.text().catch(() => "");
+      const res = await postJson(row.callbackUrl, row.body ?? "", this.opts.attemptTimeoutMs, this.halt.signal);
       if (res.status >= 200 && res.status < 300) return { kind: "delivered" };
-      const error = `HTTP ${res.status}${text ? `: ${text.slice(0, 200)}` : ""}`;
+      const error = `HTTP ${res.status}${res.text ? `: ${res.text.slice(0, 200)}` : ""}`;
       return isPermanent(res.status) ? { kind: "rejected", error } : { kind: "retry", error };
     } catch (e) {
-      const cause = (e as { cause?: { code?: string; message?: string } }).cause;
-      const error = cause?.code ?? cause?.message ?? (e instanceof Error ? e.message : String(e));
-      return { kind: "retry", error };
+      const err = e as NodeJS.ErrnoException;
+      return { kind: "retry", error: err.code ?? err.message ?? String(e) };
     }
   }
+}
+
+// node:http with keep-alive: a callback is one small POST to a loopback listener, and fetch's
+// per-request machinery costs more CPU than the request itself.
+const agents = { http: new http.Agent({ keepAlive: true, maxSockets: 64 }), https: new https.Agent({ keepAlive: true, maxSockets: 64 }) };
+
+function postJson(url: string, body: string, timeoutMs: number, halt: AbortSignal): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const u = new URL(url);
+    const secure = u.protocol === "https:";
+    const req = (secure ? https : http).request(
+      u,
+      {
+        method: "POST",
+        agent: secure ? agents.https : agents.http,
+        headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body) },
+        signal: halt,
+        timeout: timeoutMs,
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        res.on("data", (c: Buffer) => {
+          // Only the start of a reply is ever logged; do not buffer a huge one.
+          if (size < 4096) chunks.push(c);
+          size += c.length;
+        });
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString("utf8") }));
+        res.on("error", reject);
+      },
+    );
+    req.on("timeout", () => req.destroy(Object.assign(new Error("callback timed out"), { code: "ETIMEDOUT" })));
+    req.on("error", reject);
+    req.end(body);
+  });
 }

@@ -13,6 +13,8 @@ import { RapInvocation, RapToolResult } from "./wire.js";
 
 /** How long aborted handlers get to settle once shutdown gave up waiting for them. */
 const ABORT_SETTLE_MS = 1000;
+/** Turns a handler start may wait for open requests before it runs anyway (no starvation). */
+const MAX_YIELDS = 50;
 
 interface InFlight {
   groupId: string;
@@ -22,6 +24,8 @@ interface InFlight {
 
 export interface RunnerDeps {
   toolset: Toolset;
+  /** true while HTTP requests wait for an answer; handler starts yield to them */
+  requestsWaiting?: () => boolean;
   journal: RapJournalStore;
   choices: ChoiceBroker;
   /** called after a result was enqueued, so delivery starts at once */
@@ -35,12 +39,49 @@ function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }
 
+/**
+ * Starts queued work one item per event-loop turn. Handlers run synchronous SQLite work; starting
+ * them back to back would hold the loop and delay the acks of invocations still arriving, which
+ * the daemon awaits inside a thread step. A turn between starts lets pending requests be answered.
+ */
+class TurnQueue {
+  private readonly tasks: (() => void)[] = [];
+  private scheduled = false;
+  private yielded = 0;
+
+  /** `busy`: requests are waiting; a start is put off for at most MAX_YIELDS turns in a row */
+  constructor(private readonly busy: () => boolean) {}
+
+  push(task: () => void): void {
+    this.tasks.push(task);
+    this.schedule();
+  }
+
+  private schedule(): void {
+    if (this.scheduled || this.tasks.length === 0) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      if (this.busy() && this.yielded < MAX_YIELDS) {
+        this.yielded++;
+      } else {
+        this.yielded = 0;
+        this.tasks.shift()?.();
+      }
+      this.schedule();
+    });
+  }
+}
+
 export class InvocationRunner {
   private readonly inflight = new Map<string, InFlight>();
+  private readonly queue: TurnQueue;
   /** set once shutdown stopped waiting: late results stay unsent and the call stays open */
   private stopped = false;
 
-  constructor(private readonly d: RunnerDeps) {}
+  constructor(private readonly d: RunnerDeps) {
+    this.queue = new TurnQueue(d.requestsWaiting ?? (() => false));
+  }
 
   key(groupId: string, callId: string): RapCallKey {
     return { toolset: this.d.toolset.name, groupId, callId };
@@ -65,7 +106,8 @@ export class InvocationRunner {
     };
     const entry: InFlight = { groupId: inv.group_id, controller, done: Promise.resolve() };
     this.inflight.set(k, entry);
-    entry.done = this.execute(ctx)
+    entry.done = new Promise<void>((started) => this.queue.push(started))
+      .then(() => this.execute(ctx))
       .catch((e: unknown) => log.error({ err: e }, "tool call could not be completed; it stays open for a later re-run"))
       .finally(() => {
         if (this.inflight.get(k) === entry) this.inflight.delete(k);
@@ -75,7 +117,8 @@ export class InvocationRunner {
   private async execute(ctx: ToolContext): Promise<void> {
     const inv = ctx.invocation;
     const started = this.d.clock.now();
-    const out = await dispatch(this.d.toolset, ctx);
+    // Cancelled or closed while it waited for its turn: the handler never starts.
+    const out: ToolOutput = ctx.signal.aborted ? { text: "" } : await dispatch(this.d.toolset, ctx);
     // Cancel and close have closed the journal entry already; on shutdown it stays open so the
     // next process re-runs the call.
     if (ctx.signal.aborted || this.stopped) {

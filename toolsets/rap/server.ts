@@ -96,6 +96,7 @@ export async function startRapServer(o: RapServerOptions): Promise<RapServer> {
   );
   const runner = new InvocationRunner({
     toolset,
+    requestsWaiting: () => unanswered > 0,
     journal,
     choices,
     onEnqueued: () => deliverer.kick(),
@@ -178,6 +179,7 @@ export async function startRapServer(o: RapServerOptions): Promise<RapServer> {
   };
 
   let fallbackBase = "";
+  let unanswered = 0;
   const server = createServer((req, res) => {
     handle(req, res).catch((e: unknown) => log.error({ err: e }, "replying failed"));
   });
@@ -186,6 +188,9 @@ export async function startRapServer(o: RapServerOptions): Promise<RapServer> {
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     req.on("error", () => undefined);
     res.on("error", () => undefined);
+    // Requests not yet answered: tool handlers wait while any are open (acks come first).
+    unanswered++;
+    res.once("close", () => unanswered--);
     try {
       let path: string;
       try {
