@@ -61,7 +61,7 @@ export function openMemory(opts: { dbPath?: string; config?: MemoryConfig; clock
   const dbPath = opts.dbPath ?? defaultDbPath(env);
   const config = opts.config ?? loadConfig(dataHome(env), env);
   const clock = opts.clock ?? systemClock;
-  const db = openDatabase(dbPath);
+  const db = openDatabase(dbPath, { synchronous: env.INFINITY_MEMORY_SYNC === "full" ? "full" : "normal" });
   const store = new SqliteMemoryStore(db);
   const toggles = new SqliteToggleStore(db);
   const service = new MemoryService(store, clock, config);

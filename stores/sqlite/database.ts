@@ -12,6 +12,12 @@ export interface OpenOptions {
   /** stop at this schema version (tests build databases of earlier versions) */
   targetVersion?: number;
   readonly?: boolean;
+  /**
+   * "normal" (default): WAL commits survive a crash of this process (what the daemon's SIGINT,
+   * SIGKILL and restarts do) but the last ones may be lost on power failure or an OS crash.
+   * "full": every commit is fsynced as well (~0.3 ms more per write on the reference machine).
+   */
+  synchronous?: "normal" | "full";
 }
 
 export function openDatabase(path: string, opts: OpenOptions = {}): Db {
@@ -21,9 +27,7 @@ export function openDatabase(path: string, opts: OpenOptions = {}): Db {
     db.pragma("busy_timeout = 5000");
     if (!opts.readonly) {
       db.pragma("journal_mode = WAL");
-      // NORMAL in WAL mode can lose the last commits on power loss but never on a process
-      // crash; FULL makes an acknowledged write survive both.
-      db.pragma("synchronous = NORMAL");
+      db.pragma(`synchronous = ${opts.synchronous === "full" ? "FULL" : "NORMAL"}`);
     }
     db.pragma("foreign_keys = ON");
     db.pragma("secure_delete = ON");

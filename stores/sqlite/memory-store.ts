@@ -28,6 +28,7 @@ import {
   type Visibility,
 } from "../traits.js";
 import type { Db } from "./database.js";
+import { FtsPlanner } from "./fts-planner.js";
 
 interface MemoryRow {
   rowid: number;
@@ -82,8 +83,10 @@ export class SqliteMemoryStore implements MemoryStore {
   private readonly st: Record<string, Statement>;
   /** dynamic statements (IN lists of varying length) keyed by their SQL text */
   private readonly cache = new Map<string, Statement>();
+  private readonly planner: FtsPlanner;
 
   constructor(private readonly db: Db) {
+    this.planner = new FtsPlanner(db);
     const p = (sql: string) => db.prepare(sql);
     this.st = {
       insert: p(`INSERT INTO memories (id, lineage_id, vis_key, level, user_id, project, session_id, thread_id, kind,
@@ -359,32 +362,56 @@ export class SqliteMemoryStore implements MemoryStore {
     q: SearchQuery,
     keys: string[] | null,
     limit: number,
+    plan: { keysInMatch: boolean; minRowid: number | null } = { keysInMatch: true, minRowid: null },
   ): { row: MemoryRow; rank: number }[] {
     const params: unknown[] = [];
     let match = textMatch;
-    if (keys) {
-      if (keys.length === 0) return [];
-      match = `{vis_key}: ${orGroup(keys)} AND (${textMatch})`;
-    }
+    const keysInMatch = keys !== null && plan.keysInMatch;
+    if (keys && keys.length === 0) return [];
+    if (keys && keysInMatch) match = `{vis_key}: ${orGroup(keys)} AND (${textMatch})`;
     params.push(match);
-    const where = this.filters(q, params, keys !== null, keys);
+    let rowidSql = "";
+    if (plan.minRowid !== null) {
+      rowidSql = " AND f.rowid > ?";
+      params.push(plan.minRowid);
+    }
+    const where = this.filters(q, params, keysInMatch, keys);
     const weights = table === "memory_fts" ? FTS_WEIGHTS : "1.0, 0.0";
+    const k = Math.max(1, Math.floor(limit));
+    type Ranked = MemoryRow & { rank: number };
+    if (!keysInMatch) {
+      // Rank inside the index first, then join and filter only the best candidates: exact whenever
+      // at least k of them pass the filters (anything past them ranks lower), else fall through.
+      const depth = Math.max(k * 8, 100);
+      const [m, ...rest] = params;
+      const rowidParams = plan.minRowid !== null ? [rest.shift()] : [];
+      const staged = this.prepared(
+        `SELECT m.*, c.rank FROM (SELECT rowid, bm25(${table}, ${weights}) AS rank FROM ${table} f
+           WHERE ${table} MATCH ?${rowidSql} ORDER BY rank LIMIT ${depth}) c
+         JOIN memories m ON m.rowid = c.rowid WHERE ${where} ORDER BY c.rank LIMIT ${k}`,
+      ).all(m, ...rowidParams, ...rest) as Ranked[];
+      const candidates = this.prepared(`SELECT count(*) AS n FROM (SELECT rowid FROM ${table} f WHERE ${table} MATCH ?${rowidSql} LIMIT ${depth})`);
+      if (staged.length >= k || (candidates.get(m, ...rowidParams) as { n: number }).n < depth) {
+        return staged.map((r) => ({ row: r, rank: r.rank }));
+      }
+    }
     const sql = `SELECT m.*, bm25(${table}, ${weights}) AS rank FROM ${table} f JOIN memories m ON m.rowid = f.rowid
-      WHERE ${table} MATCH ? AND ${where} ORDER BY rank LIMIT ${Math.max(1, Math.floor(limit))}`;
-    return (this.prepared(sql).all(...params) as (MemoryRow & { rank: number })[]).map((r) => ({ row: r, rank: r.rank }));
+      WHERE ${table} MATCH ?${rowidSql} AND ${where} ORDER BY rank LIMIT ${k}`;
+    return (this.prepared(sql).all(...params) as Ranked[]).map((r) => ({ row: r, rank: r.rank }));
   }
 
   async search(q: SearchQuery): Promise<SearchHit[]> {
     const keys = this.keysFor(q.visibility);
     const lex = q.query;
+    const plan = this.planner.plan(lex.terms, lex.cjk, keys, q.now);
     const wordParts: string[] = [];
-    if (lex.terms.length > 0) wordParts.push(`{content tags}: ${orGroup(lex.terms)}`);
-    if (lex.cjk.length > 0) wordParts.push(`cjk: ${orGroup(lex.cjk)}`);
+    if (plan.terms.length > 0) wordParts.push(`{content tags}: ${orGroup(plan.terms)}`);
+    if (plan.cjk.length > 0) wordParts.push(`cjk: ${orGroup(plan.cjk)}`);
     const depth = Math.max(q.limit, 10);
-    const lexical = wordParts.length > 0 ? this.channel("memory_fts", wordParts.join(" OR "), q, keys, depth) : [];
-    // The trigram channel finds partial words and CJK phrases the word channel misses; it runs when
-    // the word channel came up short or the query has CJK text.
-    const needTri = !q.wordsOnly && lex.trigrams.length > 0 && (lexical.length < q.limit || lex.cjk.length > 0);
+    const lexical = wordParts.length > 0 ? this.channel("memory_fts", wordParts.join(" OR "), q, keys, depth, plan) : [];
+    // The trigram channel finds partial words (and CJK phrases) the word channel misses; it runs
+    // when the word channel came up short.
+    const needTri = !q.wordsOnly && lex.trigrams.length > 0 && lexical.length < q.limit;
     const tri = needTri ? this.channel("memory_tri", `content: ${orGroup(lex.trigrams)}`, q, keys, depth) : [];
     if (tri.length === 0) {
       const top = lexical.slice(0, q.limit);

@@ -1,0 +1,102 @@
+// Bounded-work planning for the word channel. BM25 over an OR query costs time in proportion to
+// the postings of every term, so at 100k+ memories a few very common terms would dominate the
+// latency while adding little to the ranking (their IDF is near zero). The planner looks up each
+// term's document frequency in the index vocabulary, keeps the rarest terms within a postings
+// budget, and decides whether the scope keys prune enough to belong in the MATCH expression or
+// are cheaper as a join predicate. Results stay exact with respect to scope; only which common
+// terms take part in ranking changes, and only for large stores.
+import type { Db } from "./database.js";
+
+/** postings the word channel may score per query (~0.7 µs each on the reference machine) */
+export const POSTINGS_BUDGET = 4000;
+/** scope keys go into MATCH only when they cover less than this share of the corpus */
+const KEY_SHARE_FOR_MATCH = 0.3;
+const SIZE_TTL_MS = 2000;
+
+export interface WordPlan {
+  terms: string[];
+  cjk: string[];
+  /** put the scope keys inside the MATCH expression (else filter by vis_key in the join) */
+  keysInMatch: boolean;
+  /** only rows above this rowid (newest first) when even the rarest term is too common */
+  minRowid: number | null;
+  dropped: string[];
+}
+
+export class FtsPlanner {
+  private readonly insertTok;
+  private readonly clearTok;
+  private readonly readTok;
+  private readonly dfStmt;
+  private readonly sizeStmt;
+  private size: { n: number; maxRowid: number; at: number } | null = null;
+
+  constructor(db: Db) {
+    // A scratch FTS table with the same tokenizer turns query words into the index's own tokens
+    // (porter stems), so their frequencies can be read from the vocabulary.
+    db.exec(`CREATE VIRTUAL TABLE IF NOT EXISTS temp.q_tokens USING fts5(x, tokenize = 'porter unicode61 remove_diacritics 2');
+      CREATE VIRTUAL TABLE IF NOT EXISTS temp.q_tokens_v USING fts5vocab(temp, q_tokens, 'instance');
+      CREATE VIRTUAL TABLE IF NOT EXISTS temp.memory_fts_v USING fts5vocab(main, memory_fts, 'row');`);
+    this.insertTok = db.prepare(`INSERT INTO temp.q_tokens (rowid, x) VALUES (?, ?)`);
+    this.clearTok = db.prepare(`DELETE FROM temp.q_tokens`);
+    this.readTok = db.prepare(`SELECT doc, term FROM temp.q_tokens_v`);
+    this.dfStmt = db.prepare(`SELECT doc FROM temp.memory_fts_v WHERE term = ?`);
+    this.sizeStmt = db.prepare(`SELECT count(*) AS n, coalesce(max(rowid), 0) AS m FROM memories`);
+    this.tokenize = db.transaction(this.tokenize.bind(this));
+  }
+
+  /** The index tokens of each text, in order. */
+  tokenize(texts: string[]): string[][] {
+    this.clearTok.run();
+    texts.forEach((t, i) => this.insertTok.run(i + 1, t));
+    const out: string[][] = texts.map(() => []);
+    for (const r of this.readTok.all() as { doc: number; term: string }[]) out[r.doc - 1]?.push(r.term);
+    this.clearTok.run();
+    return out;
+  }
+
+  private df(token: string): number {
+    return ((this.dfStmt.get(token) as { doc: number } | undefined)?.doc ?? 0);
+  }
+
+  private corpus(now: number): { n: number; maxRowid: number } {
+    if (!this.size || now - this.size.at > SIZE_TTL_MS) {
+      const r = this.sizeStmt.get() as { n: number; m: number };
+      this.size = { n: r.n, maxRowid: r.m, at: now };
+    }
+    return this.size;
+  }
+
+  plan(terms: string[], cjk: string[], keys: string[] | null, now: number): WordPlan {
+    const { n, maxRowid } = this.corpus(now);
+    const all = [...terms, ...cjk];
+    // Small stores: every term, keys in MATCH; no lookups needed.
+    if (n <= POSTINGS_BUDGET) return { terms, cjk, keysInMatch: keys !== null, minRowid: null, dropped: [] };
+    const toks = this.tokenize([...all, ...(keys ?? [])]);
+    const dfOf = (i: number) => {
+      const ts = toks[i] ?? [];
+      return ts.length === 0 ? 0 : Math.min(...ts.map((t) => this.df(t)));
+    };
+    const ranked = all.map((t, i) => ({ t, df: dfOf(i), cjk: i >= terms.length })).sort((a, b) => a.df - b.df);
+    const kept: typeof ranked = [];
+    let postings = 0;
+    for (const r of ranked) {
+      if (kept.length > 0 && postings + r.df > POSTINGS_BUDGET) continue;
+      kept.push(r);
+      postings += r.df;
+    }
+    const keyDocs = keys ? keys.reduce((s, _k, i) => s + dfOf(all.length + i), 0) : 0;
+    const keysInMatch = keys !== null && keyDocs < KEY_SHARE_FOR_MATCH * n;
+    // Even the rarest term is too common: score only the newest rows that hold ~budget postings.
+    const rarest = kept[0]?.df ?? 0;
+    const minRowid = rarest > POSTINGS_BUDGET ? Math.max(0, Math.floor(maxRowid - (POSTINGS_BUDGET / rarest) * maxRowid)) : null;
+    const keep = new Set(kept.map((k) => k.t));
+    return {
+      terms: terms.filter((t) => keep.has(t)),
+      cjk: cjk.filter((t) => keep.has(t)),
+      keysInMatch,
+      minRowid,
+      dropped: all.filter((t) => !keep.has(t)),
+    };
+  }
+}
