@@ -1,6 +1,6 @@
 // `npm run bench`: latency and throughput of the memory toolset on real SQLite files and a real
 // RAP server. Prints one JSON object (last stdout line) and writes it to bench/results/.
-import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { spawn } from "node:child_process";
 import http from "node:http";
 import { createInterface } from "node:readline";
@@ -128,7 +128,7 @@ function post(port: number, path: string, body: string, agent: http.Agent): Prom
 }
 
 /** The server as the daemon runs it (a command-server child process); load from this process. */
-async function startChildServer(dir: string): Promise<{ port: number; stop(): Promise<void> }> {
+async function startChildServer(dir: string): Promise<{ port: number; log: string; stop(): Promise<void> }> {
   const cwd = join(dir, "proj", ".infinity");
   mkdirSync(cwd, { recursive: true });
   const main = join(dirname(fileURLToPath(import.meta.url)), "..", "cli", "main.js");
@@ -147,6 +147,7 @@ async function startChildServer(dir: string): Promise<{ port: number; stop(): Pr
     child.once("exit", (c) => reject(new Error(`server exited with ${c}`)));
   });
   return {
+    log: join(cwd, "infinity-memory.log"),
     port: (JSON.parse(line) as { port: number }).port,
     stop: async () => {
       child.kill("SIGINT");
@@ -206,10 +207,16 @@ async function ackBench(dir: string) {
   await server.stop();
   agent.destroy();
   listener.close();
+  // The server logs how long each ack took on its side (request headers → 200).
+  const serverAcks = readFileSync(server.log, "utf8")
+    .split("\n")
+    .filter((l) => l.includes('"ack_ms"'))
+    .map((l) => (JSON.parse(l) as { ack_ms: number }).ack_ms);
   return {
     concurrency: CONCURRENCY,
     invocations: CONCURRENCY * ROUNDS,
     ack_latency_ms: summary(acks),
+    server_side_ack_ms: summary(serverAcks),
     round_to_all_results_ms: summary(completions),
     invocations_per_second: Math.round(((CONCURRENCY * ROUNDS) / totalMs) * 1000),
   };

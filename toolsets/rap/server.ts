@@ -121,6 +121,7 @@ export async function startRapServer(o: RapServerOptions): Promise<RapServer> {
     },
     "/invoke": {
       POST: async (req, res, base) => {
+        const arrived = performance.now();
         const raw = await readBody(req, limit);
         const inv = parseJson(raw, RapInvocation, "invocation");
         if (!accepting) throw new HttpError(503, "the server is shutting down");
@@ -133,7 +134,9 @@ export async function startRapServer(o: RapServerOptions): Promise<RapServer> {
           throw new HttpError(503, "the invocation could not be recorded; try again");
         }
         reply(res, 200);
-        log.info({ tool: inv.operation, group_id: inv.group_id, call_id: inv.id, duplicate: !fresh }, "invocation received");
+        // ack_ms: from the request's headers to the 200, as the daemon waits for it.
+        const ackMs = Math.round((performance.now() - arrived) * 1000) / 1000;
+        log.info({ tool: inv.operation, group_id: inv.group_id, call_id: inv.id, duplicate: !fresh, ack_ms: ackMs }, "invocation received");
         if (fresh) runner.run(inv, base);
         else await runner.resumeIfOrphaned(inv, base);
       },
