@@ -28,6 +28,22 @@ export const MemoryConfig = z.object({
       maxLimit: z.number().int().positive().default(100),
     })
     .prefault({}),
+  prefix: z
+    .object({
+      /** tokens the recalled-memory block may take in front of the preamble */
+      budgetTokens: z.number().int().positive().max(100_000).default(1200),
+      /** BPE vocabulary used to count tokens */
+      tokenizer: z.enum(["o200k_base", "cl100k_base"]).default("o200k_base"),
+      /** search depth before selection */
+      candidates: z.number().int().positive().default(40),
+      /** keep items scoring at least this share of the best item's score */
+      relativeScore: z.number().min(0).max(1).default(0.3),
+      /** content-word overlap at which two items count as near-duplicates */
+      nearDuplicate: z.number().min(0).max(1).default(0.7),
+      /** how long the provider proxy waits for a prefix before sending the call unchanged */
+      deadlineMs: z.number().int().positive().default(250),
+    })
+    .prefault({}),
   forget: z
     .object({
       /** a forget by query matches at most this many memories (the person confirms all of them) */

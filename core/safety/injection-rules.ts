@@ -55,7 +55,7 @@ const HIJACK_ROLE =
   "(?:ai|a\\.i\\.|llm|language\\smodel|chatbot|dan|jailbroken|jailbreak|unrestricted|unfiltered|uncensored|unaligned|amoral)(?:\\s(?:model|assistant|system|agent|bot|chatbot|persona))?(?=$|\\s?[,.;:!?)\\n]|\\s(?:that|which|who|with|without|named|called|and|free|capable|able|designed|programmed|trained|not|mode|version|instead|now)\\b)";
 
 const ROLE_TAG_STRICT =
-  "(?:system|system_prompt|system-prompt|developer|tool_result|tool_results|tool_call|tool_use|function_results?|function_calls?|im_start|im_end|untrusted[a-z_-]{0,30})";
+  "(?:recalled-memory|memory-context|system|system_prompt|system-prompt|developer|tool_result|tool_results|tool_call|tool_use|function_results?|function_calls?|im_start|im_end|untrusted[a-z_-]{0,30})";
 const ROLE_TAG_LOOSE =
   "(?:assistant|user|human|ai|tool|functions|instructions?|memory|memories|context|prompt|document|documents|search_results?|admin|sudo|override)";
 // attributes must look like attributes, and a self-closing component (<User />) is not a frame
@@ -188,7 +188,8 @@ export const INJECTION_RULES: InjectionRule[] = [
   {
     kind: "fake_role_tag",
     // <system>, </tool_result>, <im_start>: names no ordinary markup uses, in any case
-    pattern: re(`</?${ROLE_TAG_STRICT}${TAG_ATTRS}>`),
+    // (recalled-memory is our own context-prefix frame)
+    pattern: re(`</?${ROLE_TAG_STRICT}${TAG_ATTRS}\\s?>`),
   },
   {
     kind: "fake_role_tag",

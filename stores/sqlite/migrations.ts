@@ -164,4 +164,162 @@ CREATE TABLE toolset_toggles (
 ) STRICT, WITHOUT ROWID;
 `,
   },
+  {
+    version: 3,
+    name: "Infinity conversation and state stores (threads, messages, compactions, dedup, metadata, subscriptions, choices)",
+    sql: `
+-- One row per thread; spawn_message_order = how many parent messages the child inherits.
+-- No foreign keys: the reference store lets a child name an unknown parent and lets messages
+-- arrive for a thread that has no record yet.
+CREATE TABLE conv_threads (
+  thread_id TEXT PRIMARY KEY,
+  parent_thread_id TEXT,
+  root_thread_id TEXT NOT NULL,
+  spawn_message_order INTEGER CHECK (spawn_message_order >= 0),
+  spawn_tool_call_id TEXT,
+  closed INTEGER NOT NULL DEFAULT 0 CHECK (closed IN (0,1)),
+  is_subscription_event INTEGER NOT NULL DEFAULT 0 CHECK (is_subscription_event IN (0,1)),
+  is_compaction INTEGER NOT NULL DEFAULT 0 CHECK (is_compaction IN (0,1))
+) STRICT, WITHOUT ROWID;
+CREATE INDEX conv_threads_root ON conv_threads (root_thread_id);
+CREATE INDEX conv_threads_parent ON conv_threads (parent_thread_id) WHERE parent_thread_id IS NOT NULL;
+
+-- History: ord is the 0-based store index that cutoffs and up_to_order count in; body is the
+-- InfinityMessage JSON exactly as the daemon writes it.
+CREATE TABLE conv_messages (
+  thread_id TEXT NOT NULL,
+  ord INTEGER NOT NULL CHECK (ord >= 0),
+  message_id TEXT NOT NULL,
+  kind TEXT NOT NULL CHECK (kind IN ('user','assistant','tool_call','tool_result','subscription_event')),
+  body TEXT NOT NULL CHECK (json_valid(body)),
+  PRIMARY KEY (thread_id, ord)
+) STRICT, WITHOUT ROWID;
+-- provenance (memory_source_messages) points at messages by id
+CREATE INDEX conv_messages_message_id ON conv_messages (thread_id, message_id);
+
+-- Summaries in push order (seq); the latest pushed one wins, not the largest up_to_order.
+CREATE TABLE conv_compactions (
+  thread_id TEXT NOT NULL,
+  seq INTEGER NOT NULL,
+  summary TEXT NOT NULL,
+  up_to_order INTEGER NOT NULL CHECK (up_to_order >= 0),
+  PRIMARY KEY (thread_id, seq)
+) STRICT, WITHOUT ROWID;
+
+CREATE TABLE state_processed_ids (
+  thread_id TEXT NOT NULL,
+  kind TEXT NOT NULL CHECK (kind IN ('message','tool_call')),
+  id TEXT NOT NULL,
+  PRIMARY KEY (thread_id, kind, id)
+) STRICT, WITHOUT ROWID;
+
+-- keyed by the root thread id; value is the whole JSON document
+CREATE TABLE state_metadata (
+  root_thread_id TEXT PRIMARY KEY,
+  value TEXT NOT NULL CHECK (json_valid(value))
+) STRICT, WITHOUT ROWID;
+
+CREATE TABLE state_subscriptions (
+  thread_id TEXT NOT NULL,
+  tool_call_id TEXT NOT NULL,
+  seq INTEGER NOT NULL,
+  PRIMARY KEY (thread_id, tool_call_id)
+) STRICT, WITHOUT ROWID;
+
+-- an upsert by choice_id keeps seq, so a replaced choice keeps its place in the list
+CREATE TABLE state_user_choices (
+  thread_id TEXT NOT NULL,
+  choice_id TEXT NOT NULL,
+  seq INTEGER NOT NULL,
+  body TEXT NOT NULL CHECK (json_valid(body)),
+  PRIMARY KEY (thread_id, choice_id)
+) STRICT, WITHOUT ROWID;
+`,
+  },
+  {
+    version: 4,
+    name: "session search: indexed conversation messages from Infinity stores, scoped per user",
+    sql: `
+-- Where conversations are read from: the daemon's files or an Infinity-shaped SQLite store.
+CREATE TABLE session_sources (
+  id INTEGER PRIMARY KEY,
+  kind TEXT NOT NULL CHECK (kind IN ('infinity-files','sqlite')),
+  location TEXT NOT NULL,
+  UNIQUE (kind, location)
+) STRICT;
+
+-- Per thread: how many of its own messages are indexed and a fingerprint of what was read, so
+-- indexing is incremental and re-indexing is idempotent.
+CREATE TABLE session_threads (
+  source_id INTEGER NOT NULL REFERENCES session_sources(id) ON DELETE CASCADE,
+  thread_id TEXT NOT NULL,
+  root_thread_id TEXT NOT NULL,
+  user_id TEXT NOT NULL,
+  cwd TEXT,
+  indexed_count INTEGER NOT NULL DEFAULT 0,
+  fingerprint TEXT,
+  updated_at INTEGER NOT NULL,
+  PRIMARY KEY (source_id, thread_id)
+) STRICT, WITHOUT ROWID;
+CREATE INDEX session_threads_root ON session_threads (source_id, root_thread_id);
+
+CREATE TABLE session_messages (
+  rowid INTEGER PRIMARY KEY,
+  source_id INTEGER NOT NULL REFERENCES session_sources(id) ON DELETE CASCADE,
+  thread_id TEXT NOT NULL,
+  root_thread_id TEXT NOT NULL,
+  ord INTEGER NOT NULL,
+  message_id TEXT NOT NULL,
+  role TEXT NOT NULL,
+  text TEXT NOT NULL,
+  vis_key TEXT NOT NULL,
+  at INTEGER NOT NULL,
+  UNIQUE (source_id, thread_id, ord)
+) STRICT;
+CREATE INDEX session_messages_thread ON session_messages (source_id, thread_id, ord);
+
+-- Messages purged because a memory made from them was forgotten: never indexed again.
+CREATE TABLE session_suppressed (
+  source_id INTEGER NOT NULL,
+  thread_id TEXT NOT NULL,
+  message_id TEXT NOT NULL,
+  PRIMARY KEY (source_id, thread_id, message_id)
+) STRICT, WITHOUT ROWID;
+
+CREATE VIRTUAL TABLE session_fts USING fts5(
+  text, cjk, vis_key,
+  tokenize = 'porter unicode61 remove_diacritics 2',
+  content = '', contentless_delete = 1
+);
+INSERT INTO session_fts (session_fts, rank) VALUES ('secure-delete', 1);
+`,
+  },
+  {
+    version: 5,
+    name: "trace events relayed by the provider proxy, the gRPC hook and the toolsets",
+    sql: `
+-- Raw experience for the learning loop. dedup_key makes ingestion idempotent: the same relayed
+-- request seen twice is one event. Bodies hold excerpts, never whole payloads.
+CREATE TABLE trace_events (
+  id INTEGER PRIMARY KEY,
+  source TEXT NOT NULL CHECK (source IN ('provider_proxy','grpc','toolset','harness')),
+  dedup_key TEXT NOT NULL UNIQUE,
+  thread_id TEXT,
+  root_thread_id TEXT,
+  kind TEXT NOT NULL,
+  body TEXT NOT NULL CHECK (json_valid(body)),
+  at INTEGER NOT NULL
+) STRICT;
+CREATE INDEX trace_events_thread ON trace_events (thread_id, id);
+
+-- What the toolsets learned about a session from its invocations (user_id, project), so the
+-- context hook can scope a model call when the daemon's own files are not readable.
+CREATE TABLE root_contexts (
+  root_thread_id TEXT PRIMARY KEY,
+  user_id TEXT NOT NULL,
+  project TEXT,
+  updated_at INTEGER NOT NULL
+) STRICT, WITHOUT ROWID;
+`,
+  },
 ];
