@@ -8,6 +8,7 @@ import { MemoryConfig } from "../core/config.js";
 import { MemoryService } from "../core/memory/service.js";
 import { openDatabase, type Db } from "../stores/sqlite/database.js";
 import { SqliteMemoryStore } from "../stores/sqlite/memory-store.js";
+import { SqliteSessionIndex } from "../stores/sqlite/session-index.js";
 import { SqliteToggleStore } from "../stores/sqlite/toggle-store.js";
 
 export function dataHome(env: NodeJS.ProcessEnv = process.env): string {
@@ -65,6 +66,9 @@ export function openMemory(opts: { dbPath?: string; config?: MemoryConfig; clock
   const store = new SqliteMemoryStore(db);
   const toggles = new SqliteToggleStore(db);
   const service = new MemoryService(store, clock, config);
+  // Forgetting a memory also purges the conversation messages that said it from the session index.
+  const sessionIndex = new SqliteSessionIndex(db);
+  service.onForget({ afterForget: async (user, contents) => void (await sessionIndex.purgeContaining(user, contents)) });
   return {
     db,
     dbPath,

@@ -255,3 +255,96 @@ export interface RapUserChoiceStore {
   /** drop the question once its call finished (prompts are not kept) */
   remove(toolset: string, choiceId: string): Promise<void>;
 }
+export * from "./infinity/traits.js";
+
+// ---- trace events and session contexts (context hook) ----
+
+export type TraceSource = "provider_proxy" | "grpc" | "toolset" | "harness";
+
+/** One observed step of a thread, e.g. a relayed model call. Bodies hold excerpts only. */
+export interface TraceEvent {
+  source: TraceSource;
+  /** the same observation seen twice (a retried request, a replay) has the same key */
+  dedupKey: string;
+  threadId: string | null;
+  rootThreadId: string | null;
+  kind: string;
+  body: Record<string, unknown>;
+  at: number;
+}
+
+export interface StoredTraceEvent extends TraceEvent {
+  id: number;
+}
+
+export interface TraceStore {
+  /** store the event; false (nothing written) when one with the same dedup key exists */
+  record(event: TraceEvent): Promise<boolean>;
+  /** a thread's events in recording order, after `afterId` (exclusive), at most `limit` */
+  listByThread(threadId: string, opts?: { afterId?: number; limit?: number }): Promise<StoredTraceEvent[]>;
+}
+
+/** What the toolsets learned about a session (root thread) from its invocations. */
+export interface RootContext {
+  rootThreadId: string;
+  userId: string;
+  project: string | null;
+  updatedAt: number;
+}
+
+export interface RootContextStore {
+  /** insert or replace; an update older than the stored one is ignored */
+  upsert(rootThreadId: string, userId: string, project: string | null, at: number): Promise<void>;
+  get(rootThreadId: string): Promise<RootContext | null>;
+}
+
+// ---- session search index ---------------------------------------------------------------------
+
+export interface IndexedMessage {
+  ord: number;
+  messageId: string;
+  role: string;
+  text: string;
+}
+
+export interface SessionThreadState {
+  indexedCount: number;
+  fingerprint: string | null;
+}
+
+export interface SessionHit {
+  sourceId: number;
+  threadId: string;
+  rootThreadId: string;
+  ord: number;
+  messageId: string;
+  role: string;
+  text: string;
+  at: number;
+  score: number;
+}
+
+/** Our derived full-text index of past conversations (never the fact store). */
+export interface SessionIndexStore {
+  sourceId(kind: "infinity-files" | "sqlite", location: string): Promise<number>;
+  threadState(sourceId: number, threadId: string): Promise<SessionThreadState | null>;
+  /** append messages of one thread (skipping suppressed ones) and move its watermark */
+  append(
+    sourceId: number,
+    thread: { threadId: string; rootThreadId: string; user: string; cwd: string | null },
+    messages: IndexedMessage[],
+    indexedCount: number,
+    fingerprint: string | null,
+    at: number,
+  ): Promise<number>;
+  /** drop a thread's rows so it is indexed again from the start */
+  resetThread(sourceId: number, threadId: string): Promise<void>;
+  /** `user`: the session owner whose messages may match (the scope predicate is inside the FTS lookup) */
+  search(q: { user: string; query: LexicalQuery; rootThreadId?: string | undefined; limit: number }): Promise<SessionHit[]>;
+  /** messages [ord - before, ord + after] of one thread */
+  window(sourceId: number, threadId: string, fromOrd: number, toOrd: number): Promise<SessionHit[]>;
+  find(sourceId: number | null, threadId: string, ref: { ord?: number; messageId?: string }, user: string): Promise<SessionHit | null>;
+  /** remove (and never re-index) this user's messages that contain any of these texts */
+  purgeContaining(user: string, texts: string[]): Promise<number>;
+  counts(): Promise<{ threads: number; messages: number }>;
+}

@@ -1,6 +1,7 @@
 // `infinity-memory serve`: the memory toolset as a RAP server, standalone or as a daemon
 // command server (RAP_EMBEDDED=1: free port, port line on stdout, logs to a file in cwd).
 import type { Command } from "commander";
+import { existsSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import pino from "pino";
 import { SessionsReader } from "../../stores/infinity-files/sessions.js";
@@ -9,6 +10,7 @@ import { startRapServer } from "../../toolsets/rap/server.js";
 import { memoryToolset } from "../../toolsets/memory/tools.js";
 import { dataHome, loadConfig, openMemory } from "../context.js";
 import { rapJson, serverEntry, commandEntry } from "../rap-json.js";
+import { defaultInfinityHome, makeSessionSearch, openSources } from "../sessions.js";
 
 export const DEFAULT_PORT = 7411;
 const EXPIRY_SWEEP_MS = 60_000;
@@ -22,6 +24,7 @@ interface ServeOptions {
   infinityHome?: string;
   user?: string;
   log?: string;
+  sessionsFrom?: string[];
 }
 
 export function registerServe(program: Command): void {
@@ -34,6 +37,10 @@ export function registerServe(program: Command): void {
     .option("--db <path>", "database file (default $INFINITY_MEMORY_HOME/memory.db or ~/.infinity/memory/memory.db)")
     .option("--project <dir>", "project directory for project-scoped memories (standalone)")
     .option("--infinity-home <dir>", "the daemon's state directory, to read each session's working directory from sessions.json")
+    .option(
+      "--sessions-from <source...>",
+      "conversations for session_search: infinity-home:DIR (the daemon's files) or sqlite:FILE; default: the daemon home ($INFINITY_HOME or ~/.infinity) when it exists",
+    )
     .option("--user <id>", "user id for invocations that carry none")
     .option("--log <file>", "log file")
     .action(async (o: ServeOptions) => {
@@ -56,14 +63,17 @@ async function serve(o: ServeOptions): Promise<void> {
   // The daemon starts a command server in {session cwd}/.infinity: the project is its parent.
   const cwd = process.cwd();
   const commandProject = basename(cwd) === ".infinity" ? dirname(cwd) : cwd;
-  const sessions = o.infinityHome ? new SessionsReader(resolve(o.infinityHome)) : null;
+  const sessionsFile = o.infinityHome ? new SessionsReader(resolve(o.infinityHome)) : null;
   const fixedProject = o.project ? resolve(o.project) : null;
   const projectOf = (session: string): string | null => {
     if (embedded) return commandProject;
-    return sessions?.cwdOf(session) ?? fixedProject;
+    return sessionsFile?.cwdOf(session) ?? fixedProject;
   };
 
-  const toolset = memoryToolset({ service: ctx.service, toggles: ctx.toggles, clock: ctx.clock, localUser: config.localUser, projectOf });
+  const specs = o.sessionsFrom ?? (o.infinityHome ? [`infinity-home:${o.infinityHome}`] : existsSync(defaultInfinityHome()) ? [`infinity-home:${defaultInfinityHome()}`] : []);
+  const sources = openSources(specs, ctx.db, ctx.dbPath);
+  const sessions = makeSessionSearch(ctx.db, sources.sources, ctx.clock, config.localUser);
+  const toolset = memoryToolset({ service: ctx.service, toggles: ctx.toggles, clock: ctx.clock, localUser: config.localUser, projectOf, sessions });
   const server = await startRapServer({
     toolset,
     db: ctx.db,
@@ -78,6 +88,7 @@ async function serve(o: ServeOptions): Promise<void> {
 
   installShutdown(async () => {
     clearInterval(sweep);
+    sources.close();
     await server.close({ graceMs: 5000 });
     ctx.close();
     logger.info("stopped");

@@ -89,12 +89,24 @@ export type Viewer = { thread: RequestScope } | { owner: string; project?: strin
 const CURRENT: MemoryStatus[] = ["active", "pending"];
 const ALL_LIVE: MemoryStatus[] = ["active", "pending", "superseded", "expired"];
 
+/** Derived artifacts outside the memory store that must forget with it (e.g. the session index). */
+export interface ForgetHook {
+  /** `contents`: the forgotten texts of one user's records, to find copies elsewhere */
+  afterForget(user: string, contents: string[]): Promise<void>;
+}
+
 export class MemoryService {
+  private readonly forgetHooks: ForgetHook[] = [];
+
   constructor(
     private readonly store: MemoryStore,
     private readonly clock: Clock,
     private readonly config: MemoryConfig,
   ) {}
+
+  onForget(hook: ForgetHook): void {
+    this.forgetHooks.push(hook);
+  }
 
   visibility(viewer: Viewer): Visibility {
     return "thread" in viewer ? { keys: visibleKeys(viewer.thread) } : { owner: viewer.owner, project: viewer.project ?? null };
@@ -293,13 +305,18 @@ export class MemoryService {
 
   /** Forget memories and every version of them; returns the ids purged. */
   async forget(viewer: Viewer, ids: string[], origin: Origin, reason?: string): Promise<string[]> {
-    const targets = new Set<string>();
+    const targets = new Map<string, MemoryRecord>();
     for (const id of ids) {
       const rec = await this.getVisible(viewer, id);
-      for (const v of await this.store.lineage(rec.lineageId)) if (v.status !== "deleted") targets.add(v.id);
+      for (const v of await this.store.lineage(rec.lineageId)) if (v.status !== "deleted") targets.set(v.id, v);
     }
     if (targets.size === 0) return [];
-    return this.store.forget([...targets], this.audit(origin, "forget", ids[0]!, { requested: ids, ...(reason ? { reason } : {}) }));
+    const purged = await this.store.forget([...targets.keys()], this.audit(origin, "forget", ids[0]!, { requested: ids, ...(reason ? { reason } : {}) }));
+    // The cascade: copies of the forgotten text in derived indexes go too.
+    const byUser = new Map<string, string[]>();
+    for (const r of targets.values()) byUser.set(r.scope.user, [...(byUser.get(r.scope.user) ?? []), r.content]);
+    for (const hook of this.forgetHooks) for (const [user, contents] of byUser) await hook.afterForget(user, contents);
+    return purged;
   }
 
   /** Candidates for a forget by query: current and past versions, flagged ones included. */

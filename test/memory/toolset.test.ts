@@ -7,6 +7,8 @@ import { fixedClock } from "../../core/clock.js";
 import { defaultConfig } from "../../core/config.js";
 import { openMemory, type MemoryContext } from "../../cli/context.js";
 import { startRapServer } from "../../toolsets/rap/server.js";
+import { makeSessionSearch, openSources } from "../../cli/sessions.js";
+import { SqliteConversationStore } from "../../stores/sqlite/conversation-store.js";
 import { memoryToolset } from "../../toolsets/memory/tools.js";
 import { postJson, startCallbackSink, type CallbackSink } from "../helpers/callback-sink.js";
 import { tempDir } from "../helpers/tmp.js";
@@ -23,10 +25,12 @@ interface Running {
 let n = 0;
 const nextId = () => `tooluse_${++n}_${Math.random().toString(36).slice(2, 8)}`;
 
-async function start(dir: string, projects: Record<string, string> = {}): Promise<Running> {
+async function start(dir: string, projects: Record<string, string> = {}, withSessions = false): Promise<Running> {
   const ctx = openMemory({ dbPath: join(dir, "memory.db"), config: defaultConfig({ localUser: "alice" }), clock: fixedClock(T0), env: {} });
   const sink = await startCallbackSink();
+  const sessions = withSessions ? makeSessionSearch(ctx.db, openSources([`sqlite:${ctx.dbPath}`], ctx.db, ctx.dbPath).sources, ctx.clock, "alice") : null;
   const toolset = memoryToolset({
+    sessions,
     service: ctx.service,
     toggles: ctx.toggles,
     clock: ctx.clock,
@@ -102,6 +106,7 @@ describe("memory toolset over RAP", () => {
       "memory_forget",
       "memory_list",
       "memory_review",
+      "session_search",
     ]);
     const remember = m.tools[0]!;
     expect(remember.inputSchema.required).toEqual(["content"]);
@@ -240,5 +245,37 @@ describe("memory toolset over RAP", () => {
     await new Promise((res) => setTimeout(res, 300));
     expect(r.sink.bodies.filter((b) => b.id === id)).toHaveLength(1);
     expect((await r.ctx.service.list({ owner: "alice" }, {})).total).toBe(1);
+  });
+});
+
+describe("session_search over RAP", () => {
+  it("searches and reads past conversations of the calling user; explains when it has no source", async () => {
+    const dir = tempDir();
+    const r = await start(dir, {}, true);
+    try {
+      const conv = new SqliteConversationStore(r.ctx.db);
+      await conv.ensureRootThread("past-1");
+      await conv.appendMessages("past-1", [
+        [{ kind: "user", content: { type: "text", text: "The on-call rotation switches every Wednesday at 10am" } }, "u-1"],
+        [{ kind: "assistant", content: { text: "Got it, Wednesday 10am handover." } }, "a-1"],
+      ]);
+      const found = await call(r, "session_search", { query: "on-call rotation wednesday", window: 1 });
+      expect(found).toMatch(/^\d+ match(es)? in past conversations for "on-call rotation wednesday":/);
+      expect(found).toContain("session past-1 · thread past-1 · message #0 (id u-1) · user");
+      expect(found).toContain("> #0 user: The on-call rotation switches every Wednesday at 10am");
+      const read = await call(r, "session_search", { thread_id: "past-1", message_index: 1, window: 1 });
+      expect(read).toContain("#1 assistant: Got it, Wednesday 10am handover.");
+      expect(await call(r, "session_search", { query: "on-call rotation" }, { user: "someone-else" })).toMatch(/^No past conversation matches/);
+      expect(await call(r, "session_search", { window: 3 })).toMatch(/^Error: .*"query" to search, or "thread_id"/);
+      expect(await call(r, "session_search", { thread_id: "past-1", message_index: 99 })).toMatch(/^Error: no message #99 in thread "past-1"/);
+    } finally {
+      await r.close();
+    }
+    const bare = await start(tempDir());
+    try {
+      expect(await call(bare, "session_search", { query: "anything" })).toMatch(/^Error: session search has no conversation source/);
+    } finally {
+      await bare.close();
+    }
   });
 });

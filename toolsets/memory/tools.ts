@@ -6,6 +6,7 @@ import { CoreError } from "../../core/errors.js";
 import { MEMORY_KINDS, MEMORY_STATUSES, SCOPE_LEVELS } from "../../core/memory/record.js";
 import { deriveRequestScope, type RequestScope } from "../../core/memory/scope.js";
 import type { MemoryService, Origin, RememberResult } from "../../core/memory/service.js";
+import type { SessionMatch, SessionSearch } from "../../core/sessions/search.js";
 import type { ToggleStore } from "../../stores/traits.js";
 import type { RapInvocation } from "../rap/wire.js";
 import { defineTool, type ToolContext, type Toolset } from "../rap/registry.js";
@@ -83,7 +84,41 @@ export const reviewInput = z
     path: ["ids"],
   });
 
+export const sessionSearchInput = z
+  .strictObject({
+    query: z.string().min(1).max(1000).optional().describe("words said in a past conversation"),
+    current_session: z.boolean().optional().describe("search only this session"),
+    thread_id: z.string().min(1).max(200).optional().describe("read mode: the thread of a message from an earlier result"),
+    message_index: z.number().int().min(0).optional().describe("read mode: the message's index in that thread"),
+    message_id: z.string().min(1).max(200).optional().describe("read mode: the message's id (instead of the index)"),
+    window: z.number().int().min(0).max(10).optional().describe("messages shown before and after each match, default 2"),
+    limit: z.number().int().min(1).max(20).optional().describe("how many matches, default 5"),
+  })
+  .refine((a) => a.query !== undefined || a.thread_id !== undefined, {
+    message: 'give "query" to search, or "thread_id" with "message_index" or "message_id" to read around a message',
+  });
+
+function clip(text: string, n: number): string {
+  const t = text.replace(/\s+/g, " ").trim();
+  return t.length > n ? `${t.slice(0, n - 1)}…` : t;
+}
+
+function sessionMatchText(m: SessionMatch, n?: number): string {
+  const h = m.hit;
+  const head =
+    `${n !== undefined ? `${n}. ` : ""}session ${h.rootThreadId} · thread ${h.threadId} · message #${h.ord} (id ${h.messageId}) · ` +
+    `${h.role} · indexed ${new Date(h.at).toISOString().slice(0, 16).replace("T", " ")}`;
+  const lines = [head, `   ${m.snippet}`];
+  if (m.window.length > 1) {
+    lines.push("   conversation:");
+    for (const w of m.window) lines.push(`   ${w.ord === h.ord ? ">" : " "} #${w.ord} ${w.role}: ${clip(w.text, 240)}`);
+  }
+  return lines.join("\n");
+}
+
 export interface MemoryToolsetDeps {
+  /** full-text search over past conversations; absent when no conversation source is configured */
+  sessions?: SessionSearch | null;
   service: MemoryService;
   toggles: ToggleStore;
   clock: Clock;
@@ -309,6 +344,42 @@ export function memoryToolset(deps: MemoryToolsetDeps): Toolset {
           return { text: `The person rejected ${ids.join(", ")}; they were forgotten.` };
         }
         return { text: `Kept pending: ${ids.join(", ")}.` };
+      },
+    }),
+    defineTool({
+      name: "session_search",
+      description:
+        "Full-text search over past conversations with this user (what was said, tool calls and results), separate from " +
+        "stored memories. Returns matching messages with their session, thread and message index and a few messages " +
+        "around each; call again with thread_id and message_index to read more around one.",
+      input: sessionSearchInput,
+      displayScript: `"Search past sessions"`,
+      handler: async (a, ctx) => {
+        const sessions = deps.sessions;
+        if (!sessions || !sessions.configured) {
+          throw new CoreError(
+            "unavailable",
+            "session search has no conversation source on this server; start it with --sessions-from infinity-home:~/.infinity (or sqlite:FILE).",
+          );
+        }
+        const req = scopeOf(deps, ctx.invocation);
+        const window = a.window ?? 2;
+        if (a.query === undefined) {
+          const m = await sessions.read(req.user, { threadId: a.thread_id!, ord: a.message_index, messageId: a.message_id, window });
+          return { text: `Around message #${m.hit.ord} of thread ${m.hit.threadId}:\n${sessionMatchText(m)}` };
+        }
+        const matches = await sessions.search(req.user, {
+          query: a.query,
+          limit: a.limit ?? 5,
+          window,
+          sessionId: a.current_session ? req.session : undefined,
+        });
+        if (matches.length === 0) return { text: `No past conversation matches "${a.query}".` };
+        return {
+          text:
+            `${matches.length} match${matches.length === 1 ? "" : "es"} in past conversations for "${a.query}":\n` +
+            matches.map((m, i) => sessionMatchText(m, i + 1)).join("\n"),
+        };
       },
     }),
   ];

@@ -1,0 +1,89 @@
+// `infinity-memory sessions index|search`: the session index from the command line.
+import type { Command } from "commander";
+import cliProgress from "cli-progress";
+import { SessionIndexer } from "../../core/sessions/indexer.js";
+import { SqliteSessionIndex } from "../../stores/sqlite/session-index.js";
+import { openMemory } from "../context.js";
+import { defaultInfinityHome, makeSessionSearch, openSources } from "../sessions.js";
+
+interface SourceOpts {
+  db?: string;
+  infinityHome?: string;
+  from?: string[];
+}
+
+function specsOf(o: SourceOpts): string[] {
+  if (o.from && o.from.length > 0) return o.from;
+  return [`infinity-home:${o.infinityHome ?? defaultInfinityHome()}`];
+}
+
+export function registerSessions(program: Command): void {
+  const cmd = program.command("sessions").description("full-text search over past conversations");
+  cmd
+    .command("index")
+    .description("index (incrementally) the conversations of a daemon home or an Infinity-shaped SQLite store")
+    .option("--infinity-home <dir>", "the daemon's state directory (default $INFINITY_HOME or ~/.infinity)")
+    .option("--from <source...>", "infinity-home:DIR or sqlite:FILE (instead of --infinity-home)")
+    .option("--db <path>", "database file")
+    .option("--json", "print the report as JSON")
+    .action(async (o: SourceOpts & { json?: boolean }) => {
+      const ctx = openMemory({ dbPath: o.db });
+      const opened = openSources(specsOf(o), ctx.db, ctx.dbPath);
+      try {
+        const index = new SqliteSessionIndex(ctx.db);
+        const indexer = new SessionIndexer(index, ctx.clock, ctx.config.localUser);
+        for (const src of opened.sources) {
+          const bar = process.stderr.isTTY && !o.json ? new cliProgress.SingleBar({ format: `${src.location} [{bar}] {value}/{total} threads` }, cliProgress.Presets.shades_classic) : null;
+          let started = false;
+          const report = await indexer.run(src, (done, total) => {
+            if (!bar) return;
+            if (!started) {
+              bar.start(total, 0);
+              started = true;
+            }
+            bar.update(done);
+          });
+          bar?.stop();
+          if (o.json) process.stdout.write(`${JSON.stringify({ source: src.location, ...report })}\n`);
+          else
+            process.stdout.write(
+              `${src.location}: ${report.threads} threads, ${report.threadsChanged} changed, ${report.messagesAdded} messages added` +
+                `${report.reset ? `, ${report.reset} re-indexed from the start` : ""}\n`,
+            );
+        }
+      } finally {
+        opened.close();
+        ctx.close();
+      }
+    });
+  cmd
+    .command("search")
+    .argument("<query...>")
+    .description("search past conversations of a user")
+    .option("--infinity-home <dir>", "the daemon's state directory (default $INFINITY_HOME or ~/.infinity)")
+    .option("--from <source...>", "infinity-home:DIR or sqlite:FILE")
+    .option("--db <path>", "database file")
+    .option("--user <id>", "whose sessions (default the local user)")
+    .option("--limit <n>", "matches", "10")
+    .option("--window <n>", "messages around each match", "1")
+    .option("--json", "JSON lines")
+    .action(async (q: string[], o: SourceOpts & { user?: string; limit: string; window: string; json?: boolean }) => {
+      const ctx = openMemory({ dbPath: o.db });
+      const opened = openSources(specsOf(o), ctx.db, ctx.dbPath);
+      try {
+        const search = makeSessionSearch(ctx.db, opened.sources, ctx.clock, ctx.config.localUser);
+        const matches = await search.search(o.user ?? ctx.config.localUser, { query: q.join(" "), limit: Number(o.limit), window: Number(o.window) });
+        for (const m of matches) {
+          if (o.json) {
+            process.stdout.write(`${JSON.stringify({ session_id: m.hit.rootThreadId, thread_id: m.hit.threadId, message_index: m.hit.ord, message_id: m.hit.messageId, role: m.hit.role, text: m.hit.text })}\n`);
+          } else {
+            process.stdout.write(`session ${m.hit.rootThreadId} thread ${m.hit.threadId} #${m.hit.ord} (${m.hit.role}): ${m.snippet}\n`);
+          }
+        }
+        if (!o.json && matches.length === 0) process.stdout.write("no matches\n");
+      } finally {
+        opened.close();
+        ctx.close();
+      }
+    });
+}

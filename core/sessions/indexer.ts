@@ -1,0 +1,96 @@
+// Incremental indexing of past conversations from any Infinity-shaped store into the session
+// index. Infinity histories are append-only per thread, so each thread keeps a watermark (how
+// many of its own messages are indexed) plus the id of the last one; a thread that shrank or whose
+// last indexed id changed is indexed again from the start. Running it twice changes nothing.
+import type { Clock } from "../clock.js";
+import type { ConversationReader, InfinityMessage } from "../../stores/traits.js";
+import type { IndexedMessage, SessionIndexStore } from "../../stores/traits.js";
+import { messageText } from "../../stores/infinity/messages.js";
+
+export interface SessionSource {
+  kind: "infinity-files" | "sqlite";
+  location: string;
+  reader: ConversationReader;
+  /** the `user_id` in the session's root metadata, if any */
+  userOf(rootThreadId: string): Promise<string | null>;
+  cwdOf(rootThreadId: string): Promise<string | null>;
+}
+
+export interface IndexReport {
+  threads: number;
+  threadsChanged: number;
+  messagesAdded: number;
+  reset: number;
+}
+
+function roleOf(m: InfinityMessage): string {
+  switch (m.kind) {
+    case "user":
+      return m.content.type === "toolresult" ? "tool" : "user";
+    case "assistant":
+      return "text" in m.content ? "assistant" : "tool_call";
+    case "tool_call":
+      return "tool_call";
+    default:
+      return "tool";
+  }
+}
+
+/** Tool results can be long; the index keeps an excerpt, enough to find and recognise them. */
+const RESULT_EXCERPT = 2000;
+
+export function indexable(m: InfinityMessage, ord: number, id: string): IndexedMessage {
+  const role = roleOf(m);
+  let text = messageText(m);
+  if (role === "tool" && text.length > RESULT_EXCERPT) text = `${text.slice(0, RESULT_EXCERPT)}…`;
+  return { ord, messageId: id, role, text };
+}
+
+export class SessionIndexer {
+  constructor(
+    private readonly index: SessionIndexStore,
+    private readonly clock: Clock,
+    private readonly localUser: string,
+  ) {}
+
+  async run(src: SessionSource, onProgress?: (done: number, total: number) => void): Promise<IndexReport> {
+    const sourceId = await this.index.sourceId(src.kind, src.location);
+    const threads = await src.reader.listThreads();
+    const report: IndexReport = { threads: threads.length, threadsChanged: 0, messagesAdded: 0, reset: 0 };
+    let done = 0;
+    for (const threadId of threads) {
+      done++;
+      const count = await src.reader.messageCount(threadId);
+      const state = await this.index.threadState(sourceId, threadId);
+      let from = state?.indexedCount ?? 0;
+      if (state && state.indexedCount > 0) {
+        const last = await src.reader.loadMessagesWithIds(threadId, state.indexedCount - 1, state.indexedCount);
+        if (count < state.indexedCount || last[0]?.[1] !== state.fingerprint) {
+          await this.index.resetThread(sourceId, threadId);
+          report.reset++;
+          from = 0;
+        }
+      }
+      if (from >= count && state) {
+        onProgress?.(done, threads.length);
+        continue;
+      }
+      const root = await src.reader.getRootThreadId(threadId);
+      const user = (await src.userOf(root)) ?? this.localUser;
+      const cwd = await src.cwdOf(root);
+      const msgs = await src.reader.loadMessagesWithIds(threadId, from, count);
+      const items = msgs.map(([m, id], i) => indexable(m, from + i, id));
+      report.messagesAdded += await this.index.append(
+        sourceId,
+        { threadId, rootThreadId: root, user, cwd },
+        items,
+        count,
+        msgs.at(-1)?.[1] ?? state?.fingerprint ?? null,
+        this.clock.now(),
+      );
+      report.threadsChanged++;
+      onProgress?.(done, threads.length);
+    }
+    return report;
+  }
+}

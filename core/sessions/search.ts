@@ -1,0 +1,107 @@
+// Full-text search over past conversations, scoped to the sessions of the asking user, kept
+// apart from the fact store: results are messages with where they were said and a window of
+// the conversation around them.
+import type { Clock } from "../clock.js";
+import { CoreError } from "../errors.js";
+import { analyzeQuery, isEmptyQuery, words } from "../retrieval/analyze.js";
+import type { SessionHit, SessionIndexStore } from "../../stores/traits.js";
+import type { IndexReport, SessionIndexer, SessionSource } from "./indexer.js";
+
+export interface SessionMatch {
+  hit: SessionHit;
+  snippet: string;
+  window: SessionHit[];
+}
+
+export interface SessionSearchOptions {
+  /** re-index at most this often when searches come in quick succession */
+  refreshIntervalMs: number;
+  maxWindow: number;
+}
+
+const SNIPPET = 160;
+
+/** ±SNIPPET characters around the first query word found in `text`. */
+export function snippet(text: string, query: string): string {
+  const lower = text.toLowerCase();
+  let at = -1;
+  for (const w of words(query)) {
+    if (w.length < 3) continue;
+    const i = lower.indexOf(w.slice(0, Math.max(3, Math.min(w.length, 6))));
+    if (i >= 0 && (at < 0 || i < at)) at = i;
+  }
+  if (at < 0) at = 0;
+  const start = Math.max(0, at - SNIPPET);
+  const end = Math.min(text.length, at + SNIPPET);
+  return `${start > 0 ? "…" : ""}${text.slice(start, end).replace(/\s+/g, " ").trim()}${end < text.length ? "…" : ""}`;
+}
+
+export class SessionSearch {
+  private lastRefresh = -Infinity;
+  private refreshing: Promise<IndexReport[]> | null = null;
+
+  constructor(
+    private readonly index: SessionIndexStore,
+    private readonly indexer: SessionIndexer,
+    private readonly sources: SessionSource[],
+    private readonly clock: Clock,
+    private readonly opts: SessionSearchOptions = { refreshIntervalMs: 2000, maxWindow: 10 },
+  ) {}
+
+  get configured(): boolean {
+    return this.sources.length > 0;
+  }
+
+  /** Bring the index up to date (incremental; concurrent callers share one run). */
+  async refresh(force = false): Promise<IndexReport[]> {
+    if (this.refreshing) return this.refreshing;
+    if (!force && this.clock.now() - this.lastRefresh < this.opts.refreshIntervalMs) return [];
+    this.refreshing = (async () => {
+      try {
+        const out: IndexReport[] = [];
+        for (const s of this.sources) out.push(await this.indexer.run(s));
+        return out;
+      } finally {
+        this.lastRefresh = this.clock.now();
+        this.refreshing = null;
+      }
+    })();
+    return this.refreshing;
+  }
+
+  async search(user: string, q: { query: string; limit: number; window: number; sessionId?: string | undefined }): Promise<SessionMatch[]> {
+    const query = analyzeQuery(q.query);
+    if (isEmptyQuery(query)) throw new CoreError("invalid_argument", `"query" has no searchable words; give words that were said in the conversation.`);
+    await this.refresh();
+    const hits = await this.index.search({ user, query, rootThreadId: q.sessionId, limit: q.limit });
+    const w = Math.min(q.window, this.opts.maxWindow);
+    return Promise.all(
+      hits.map(async (hit) => ({
+        hit,
+        snippet: snippet(hit.text, q.query),
+        window: w > 0 ? await this.index.window(hit.sourceId, hit.threadId, hit.ord - w, hit.ord + w) : [hit],
+      })),
+    );
+  }
+
+  /** A window around one message of one of this user's threads. */
+  async read(user: string, ref: { threadId: string; ord?: number; messageId?: string; window: number }): Promise<SessionMatch> {
+    await this.refresh();
+    const hit = await this.index.find(null, ref.threadId, { ord: ref.ord, messageId: ref.messageId }, user);
+    if (!hit) {
+      throw new CoreError(
+        "not_found",
+        `no message ${ref.messageId !== undefined ? `"${ref.messageId}"` : `#${ref.ord ?? 0}`} in thread "${ref.threadId}" is visible to you; use session_search with a query to find one.`,
+      );
+    }
+    const w = Math.min(ref.window, this.opts.maxWindow);
+    return { hit, snippet: hit.text, window: await this.index.window(hit.sourceId, hit.threadId, hit.ord - w, hit.ord + w) };
+  }
+
+  /** Forgetting a memory also removes the messages that said it from this index. */
+  async purge(user: string, texts: string[]): Promise<number> {
+    return this.index.purgeContaining(user, texts);
+  }
+}
+
+export type { SessionSource };

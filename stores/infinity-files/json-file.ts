@@ -1,0 +1,78 @@
+// Reads the daemon's JSON files and keeps the parsed result until the file's mtime or size
+// changes. The daemon rewrites files in place (no rename), so a read can catch one half-written:
+// the last good copy is served until the write completes.
+import { readFile, stat } from "node:fs/promises";
+import { InfinityStoreError } from "../infinity/errors.js";
+
+interface Entry {
+  mtimeNs: bigint;
+  size: bigint;
+  value: unknown;
+}
+
+/** Parsed threads of a long session run to megabytes; keep only the recently used ones. */
+export const DEFAULT_CACHE_ENTRIES = 256;
+
+export class JsonFileCache {
+  /** Map order = recency, oldest first */
+  private readonly entries = new Map<string, Entry>();
+
+  constructor(private readonly maxEntries = DEFAULT_CACHE_ENTRIES) {}
+
+  /** the parsed file, or null when it does not exist */
+  async read<T>(path: string, parse: (raw: unknown) => T): Promise<T | null> {
+    const st = await statOrNull(path);
+    if (!st) {
+      this.entries.delete(path);
+      return null;
+    }
+    const cached = this.entries.get(path);
+    if (cached && cached.mtimeNs === st.mtimeNs && cached.size === st.size) {
+      this.touch(path, cached);
+      return cached.value as T;
+    }
+    let text: string;
+    try {
+      text = await readFile(path, "utf8");
+    } catch (e) {
+      if (isNotFound(e)) {
+        this.entries.delete(path);
+        return null;
+      }
+      throw new InfinityStoreError("io", `cannot read ${path}: ${(e as Error).message}`);
+    }
+    let value: T;
+    try {
+      value = parse(JSON.parse(text));
+    } catch (e) {
+      if (cached) return cached.value as T;
+      if (e instanceof InfinityStoreError) throw e;
+      throw new InfinityStoreError("corrupt", `${path}: ${(e as Error).message}`);
+    }
+    this.touch(path, { mtimeNs: st.mtimeNs, size: st.size, value });
+    return value;
+  }
+
+  private touch(path: string, entry: Entry): void {
+    this.entries.delete(path);
+    this.entries.set(path, entry);
+    if (this.entries.size > this.maxEntries) {
+      const oldest = this.entries.keys().next().value;
+      if (oldest !== undefined) this.entries.delete(oldest);
+    }
+  }
+}
+
+async function statOrNull(path: string): Promise<{ mtimeNs: bigint; size: bigint } | null> {
+  try {
+    return await stat(path, { bigint: true });
+  } catch (e) {
+    if (isNotFound(e)) return null;
+    throw new InfinityStoreError("io", `cannot stat ${path}: ${(e as Error).message}`);
+  }
+}
+
+export function isNotFound(e: unknown): boolean {
+  const code = (e as NodeJS.ErrnoException).code;
+  return code === "ENOENT" || code === "ENOTDIR";
+}

@@ -1,0 +1,205 @@
+// SQLite session index: conversation messages copied from an Infinity store, searchable by the
+// user who owns the session. A user's key is matched inside the FTS expression, as for memories.
+import type { Statement } from "better-sqlite3";
+import { visibilityKey } from "../../core/memory/scope.js";
+import { cjkBigrams } from "../../core/retrieval/analyze.js";
+import type {
+  IndexedMessage,
+  LexicalQuery,
+  SessionHit,
+  SessionIndexStore,
+  SessionThreadState,
+} from "../traits.js";
+import type { Db } from "./database.js";
+
+interface Row {
+  rowid: number;
+  source_id: number;
+  thread_id: string;
+  root_thread_id: string;
+  ord: number;
+  message_id: string;
+  role: string;
+  text: string;
+  at: number;
+}
+
+/** A session belongs to one user; its messages carry that user's visibility key. */
+function userKeyOf(user: string): string {
+  return visibilityKey({ level: "user", user, project: null, session: null, thread: null });
+}
+
+const quote = (t: string) => `"${t.replace(/"/g, '""')}"`;
+
+function toHit(r: Row & { rank?: number }): SessionHit {
+  return {
+    sourceId: r.source_id,
+    threadId: r.thread_id,
+    rootThreadId: r.root_thread_id,
+    ord: r.ord,
+    messageId: r.message_id,
+    role: r.role,
+    text: r.text,
+    at: r.at,
+    score: r.rank === undefined ? 0 : -r.rank,
+  };
+}
+
+export class SqliteSessionIndex implements SessionIndexStore {
+  private readonly st: Record<string, Statement>;
+
+  constructor(private readonly db: Db) {
+    const p = (s: string) => db.prepare(s);
+    this.st = {
+      source: p(`INSERT INTO session_sources (kind, location) VALUES (?, ?) ON CONFLICT (kind, location) DO UPDATE SET kind = kind RETURNING id`),
+      state: p(`SELECT indexed_count, fingerprint FROM session_threads WHERE source_id = ? AND thread_id = ?`),
+      upsertThread: p(`INSERT INTO session_threads (source_id, thread_id, root_thread_id, user_id, cwd, indexed_count, fingerprint, updated_at)
+        VALUES (@source, @thread, @root, @user, @cwd, @count, @fp, @at)
+        ON CONFLICT (source_id, thread_id) DO UPDATE SET root_thread_id = excluded.root_thread_id, user_id = excluded.user_id,
+          cwd = excluded.cwd, indexed_count = excluded.indexed_count, fingerprint = excluded.fingerprint, updated_at = excluded.updated_at`),
+      suppressed: p(`SELECT 1 FROM session_suppressed WHERE source_id = ? AND thread_id = ? AND message_id = ?`),
+      insert: p(`INSERT OR IGNORE INTO session_messages (source_id, thread_id, root_thread_id, ord, message_id, role, text, vis_key, at)
+        VALUES (@source, @thread, @root, @ord, @mid, @role, @text, @key, @at)`),
+      insertFts: p(`INSERT INTO session_fts (rowid, text, cjk, vis_key) VALUES (?, ?, ?, ?)`),
+      rowsOfThread: p(`SELECT rowid FROM session_messages WHERE source_id = ? AND thread_id = ?`),
+      deleteRow: p(`DELETE FROM session_messages WHERE rowid = ?`),
+      deleteFts: p(`DELETE FROM session_fts WHERE rowid = ?`),
+      deleteThread: p(`DELETE FROM session_threads WHERE source_id = ? AND thread_id = ?`),
+      window: p(`SELECT * FROM session_messages WHERE source_id = ? AND thread_id = ? AND ord BETWEEN ? AND ? ORDER BY ord`),
+      byOrd: p(`SELECT * FROM session_messages WHERE (? IS NULL OR source_id = ?) AND thread_id = ? AND ord = ? AND vis_key = ? LIMIT 1`),
+      byMid: p(`SELECT * FROM session_messages WHERE (? IS NULL OR source_id = ?) AND thread_id = ? AND message_id = ? AND vis_key = ? LIMIT 1`),
+      suppress: p(`INSERT OR IGNORE INTO session_suppressed (source_id, thread_id, message_id) VALUES (?, ?, ?)`),
+      counts: p(`SELECT (SELECT count(*) FROM session_threads) AS threads, (SELECT count(*) FROM session_messages) AS messages`),
+    };
+  }
+
+  async sourceId(kind: "infinity-files" | "sqlite", location: string): Promise<number> {
+    return (this.st.source!.get(kind, location) as { id: number }).id;
+  }
+
+  async threadState(sourceId: number, threadId: string): Promise<SessionThreadState | null> {
+    const r = this.st.state!.get(sourceId, threadId) as { indexed_count: number; fingerprint: string | null } | undefined;
+    return r ? { indexedCount: r.indexed_count, fingerprint: r.fingerprint } : null;
+  }
+
+  async append(
+    sourceId: number,
+    thread: { threadId: string; rootThreadId: string; user: string; cwd: string | null },
+    messages: IndexedMessage[],
+    indexedCount: number,
+    fingerprint: string | null,
+    at: number,
+  ): Promise<number> {
+    const key = userKeyOf(thread.user);
+    let added = 0;
+    this.db.transaction(() => {
+      for (const m of messages) {
+        if (this.st.suppressed!.get(sourceId, thread.threadId, m.messageId)) continue;
+        if (m.text.trim().length === 0) continue;
+        const info = this.st.insert!.run({
+          source: sourceId,
+          thread: thread.threadId,
+          root: thread.rootThreadId,
+          ord: m.ord,
+          mid: m.messageId,
+          role: m.role,
+          text: m.text,
+          key,
+          at,
+        });
+        if (info.changes === 1) {
+          this.st.insertFts!.run(Number(info.lastInsertRowid), m.text, cjkBigrams(m.text).join(" "), key);
+          added++;
+        }
+      }
+      this.st.upsertThread!.run({
+        source: sourceId,
+        thread: thread.threadId,
+        root: thread.rootThreadId,
+        user: thread.user,
+        cwd: thread.cwd,
+        count: indexedCount,
+        fp: fingerprint,
+        at,
+      });
+    }).immediate();
+    return added;
+  }
+
+  async resetThread(sourceId: number, threadId: string): Promise<void> {
+    this.db.transaction(() => {
+      for (const r of this.st.rowsOfThread!.all(sourceId, threadId) as { rowid: number }[]) {
+        this.st.deleteFts!.run(r.rowid);
+        this.st.deleteRow!.run(r.rowid);
+      }
+      this.st.deleteThread!.run(sourceId, threadId);
+    }).immediate();
+  }
+
+  async search(q: { user: string; query: LexicalQuery; rootThreadId?: string | undefined; limit: number }): Promise<SessionHit[]> {
+    const parts: string[] = [];
+    if (q.query.terms.length > 0) parts.push(`text: (${q.query.terms.map(quote).join(" OR ")})`);
+    if (q.query.cjk.length > 0) parts.push(`cjk: (${q.query.cjk.map(quote).join(" OR ")})`);
+    if (parts.length === 0) return [];
+    const match = `vis_key: ${quote(userKeyOf(q.user))} AND (${parts.join(" OR ")})`;
+    const params: unknown[] = [match];
+    let extra = "";
+    if (q.rootThreadId) {
+      extra = " AND m.root_thread_id = ?";
+      params.push(q.rootThreadId);
+    }
+    const rows = this.db
+      .prepare(
+        `SELECT m.*, bm25(session_fts, 1.0, 1.0, 0.0) AS rank FROM session_fts f JOIN session_messages m ON m.rowid = f.rowid
+         WHERE session_fts MATCH ?${extra} ORDER BY rank LIMIT ${Math.max(1, Math.floor(q.limit))}`,
+      )
+      .all(...params) as (Row & { rank: number })[];
+    return rows.map(toHit);
+  }
+
+  async window(sourceId: number, threadId: string, fromOrd: number, toOrd: number): Promise<SessionHit[]> {
+    return (this.st.window!.all(sourceId, threadId, fromOrd, toOrd) as Row[]).map(toHit);
+  }
+
+  async find(sourceId: number | null, threadId: string, ref: { ord?: number; messageId?: string }, user: string): Promise<SessionHit | null> {
+    const userKey = userKeyOf(user);
+    const r =
+      ref.messageId !== undefined
+        ? (this.st.byMid!.get(sourceId, sourceId, threadId, ref.messageId, userKey) as Row | undefined)
+        : (this.st.byOrd!.get(sourceId, sourceId, threadId, ref.ord ?? 0, userKey) as Row | undefined);
+    return r ? toHit(r) : null;
+  }
+
+  async purgeContaining(user: string, texts: string[]): Promise<number> {
+    const userKey = userKeyOf(user);
+    let n = 0;
+    this.db.transaction(() => {
+      for (const text of texts) {
+        const needle = text.normalize("NFKC").toLowerCase().replace(/\s+/g, " ").trim();
+        if (needle.length === 0) continue;
+        // Candidates share the text's words; the exact check is a normalised substring test.
+        const words = [...new Set(needle.match(/[\p{L}\p{N}]{3,}/gu) ?? [])].slice(0, 8);
+        const cjk = cjkBigrams(needle).slice(0, 8);
+        const parts = [...(words.length ? [`text: (${words.map(quote).join(" AND ")})`] : []), ...(cjk.length ? [`cjk: (${cjk.map(quote).join(" AND ")})`] : [])];
+        if (parts.length === 0) continue;
+        const rows = this.db
+          .prepare(
+            `SELECT m.* FROM session_fts f JOIN session_messages m ON m.rowid = f.rowid WHERE session_fts MATCH ?`,
+          )
+          .all(`vis_key: ${quote(userKey)} AND (${parts.join(" OR ")})`) as Row[];
+        for (const r of rows) {
+          if (!r.text.normalize("NFKC").toLowerCase().replace(/\s+/g, " ").includes(needle)) continue;
+          this.st.deleteFts!.run(r.rowid);
+          this.st.deleteRow!.run(r.rowid);
+          this.st.suppress!.run(r.source_id, r.thread_id, r.message_id);
+          n++;
+        }
+      }
+    }).immediate();
+    return n;
+  }
+
+  async counts(): Promise<{ threads: number; messages: number }> {
+    return this.st.counts!.get() as { threads: number; messages: number };
+  }
+}
