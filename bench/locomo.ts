@@ -11,6 +11,9 @@ import type { RequestScope } from "../core/memory/scope.js";
 import { MemoryService } from "../core/memory/service.js";
 import { openDatabase } from "../stores/sqlite/database.js";
 import { SqliteMemoryStore } from "../stores/sqlite/memory-store.js";
+import { SqliteToggleStore } from "../stores/sqlite/toggle-store.js";
+import { MemoryPrefixBuilder } from "../core/retrieval/prefix.js";
+import { loadTokenCounter } from "../core/retrieval/tokens.js";
 
 interface Turn {
   speaker: string;
@@ -42,6 +45,8 @@ export const CATEGORY_NAMES: Record<number, string> = {
 export interface LocomoOptions {
   data: string;
   ks: number[];
+  /** also build a context prefix of this many tokens per question and score what lands in it */
+  prefixBudget?: number;
   onProgress?: (done: number, total: number, phase: string) => void;
 }
 
@@ -52,6 +57,7 @@ export interface LocomoResult {
   by_category: Record<string, { questions: number; recall: Record<string, number> }>;
   ingest: { conversations: number; turns: number; memories: number; refused: number; flagged: number; ms: number };
   channels: string[];
+  prefix?: { budget_tokens: number; recall_at_budget: number; mean_items: number; mean_tokens: number; empty: number; latency_ms: { p50: number; p95: number } };
 }
 
 /** "D8:6; D9:17" or "(D3:13)" → ["D8:6","D9:17"] / ["D3:13"]. */
@@ -111,7 +117,19 @@ export async function runLocomo(opts: LocomoOptions): Promise<LocomoResult> {
   const db = openDatabase(join(dir, "memory.db"));
   const store = new SqliteMemoryStore(db);
   const clock = fixedClock(Date.UTC(2023, 0, 1));
-  const service = new MemoryService(store, clock, defaultConfig({ localUser: "locomo" }));
+  const config = defaultConfig({ localUser: "locomo" });
+  const service = new MemoryService(store, clock, config);
+  const prefixBuilder =
+    opts.prefixBudget !== undefined
+      ? new MemoryPrefixBuilder({
+          service,
+          toggles: new SqliteToggleStore(db),
+          edgesOf: (id) => store.edgesOf(id),
+          tokens: await loadTokenCounter(config.prefix.tokenizer),
+          config,
+        })
+      : null;
+  const pre = { sum: 0, items: 0, tokens: 0, empty: 0, n: 0, lat: [] as number[] };
   const maxK = Math.max(...opts.ks);
   const ingest = { conversations: convs.length, turns: 0, memories: 0, refused: 0, flagged: 0, ms: 0 };
   const memoryIds = new Set<string>();
@@ -165,6 +183,18 @@ export async function runLocomo(opts: LocomoOptions): Promise<LocomoResult> {
         hits = [];
       }
       latencies.push(performance.now() - t);
+      if (prefixBuilder) {
+        const tp = performance.now();
+        const p = await prefixBuilder.build({ scope: req, task: qa.question, budgetTokens: opts.prefixBudget });
+        pre.lat.push(performance.now() - tp);
+        const inPrefix = new Set<string>();
+        for (const item of p.items) for (const s of (await store.get(item.id))?.sources ?? []) for (const mid of s.messageIds) inPrefix.add(mid);
+        pre.sum += evidence.filter((e) => inPrefix.has(e)).length / evidence.length;
+        pre.items += p.items.length;
+        pre.tokens += p.tokensUsed;
+        if (p.items.length === 0) pre.empty++;
+        pre.n++;
+      }
       const ranked: string[] = [];
       for (const h of hits) for (const s of h.record.sources) for (const m of s.messageIds) if (!ranked.includes(m)) ranked.push(m);
       const name = CATEGORY_NAMES[qa.category] ?? `category-${qa.category}`;
@@ -195,6 +225,21 @@ export async function runLocomo(opts: LocomoOptions): Promise<LocomoResult> {
       by_category,
       ingest,
       channels: ["lexical", "trigram"],
+      ...(prefixBuilder
+        ? {
+            prefix: {
+              budget_tokens: opts.prefixBudget!,
+              recall_at_budget: round1((100 * pre.sum) / Math.max(1, pre.n)),
+              mean_items: round1(pre.items / Math.max(1, pre.n)),
+              mean_tokens: Math.round(pre.tokens / Math.max(1, pre.n)),
+              empty: pre.empty,
+              latency_ms: (() => {
+                const l = [...pre.lat].sort((a, b) => a - b);
+                return { p50: Math.round(percentile(l, 50) * 1000) / 1000, p95: Math.round(percentile(l, 95) * 1000) / 1000 };
+              })(),
+            },
+          }
+        : {}),
     };
   } finally {
     store.close();

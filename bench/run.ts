@@ -15,6 +15,8 @@ import { recordScopeFor, type RequestScope } from "../core/memory/scope.js";
 import { contentHash } from "../core/memory/write-policy.js";
 import { openMemory, type MemoryContext } from "../cli/context.js";
 import { memoryText, queryText, rng } from "./corpus.js";
+import { MemoryPrefixBuilder } from "../core/retrieval/prefix.js";
+import { loadTokenCounter } from "../core/retrieval/tokens.js";
 
 const args = new Map<string, string>();
 for (let i = 2; i < process.argv.length; i++) {
@@ -97,6 +99,29 @@ async function searchBench(ctx: MemoryContext, n: number) {
     results += hits.length;
   }
   return { records: n, queries: QUERIES, mean_results: Math.round((results / QUERIES) * 10) / 10, latency_ms: summary(lat) };
+}
+
+async function prefixBench(ctx: MemoryContext, n: number) {
+  const builder = new MemoryPrefixBuilder({
+    service: ctx.service,
+    toggles: ctx.toggles,
+    edgesOf: (id) => ctx.store.edgesOf(id),
+    tokens: await loadTokenCounter(ctx.config.prefix.tokenizer),
+    config: ctx.config,
+  });
+  const r = rng(123);
+  const lat: number[] = [];
+  let items = 0;
+  let tokens = 0;
+  for (let q = 0; q < QUERIES; q++) {
+    const scope = scopeFor(q % USERS, q);
+    const t = performance.now();
+    const p = await builder.build({ scope, task: queryText(r) });
+    lat.push(performance.now() - t);
+    items += p.items.length;
+    tokens += p.tokensUsed;
+  }
+  return { records: n, builds: QUERIES, mean_items: Math.round((items / QUERIES) * 10) / 10, mean_tokens: Math.round(tokens / QUERIES), latency_ms: summary(lat) };
 }
 
 async function rememberBench(ctx: MemoryContext, count: number) {
@@ -227,18 +252,21 @@ async function main() {
   const out: Record<string, unknown> = { machine: { node: process.version, cpus: (await import("node:os")).cpus().length }, users: USERS };
   try {
     const search: unknown[] = [];
+    const prefix: unknown[] = [];
     for (const n of SIZES) {
       const dir = join(root, `s${n}`);
       mkdirSync(dir);
       const ctx = openMemory({ dbPath: join(dir, "memory.db"), config: defaultConfig({ localUser: "bench" }), clock: fixedClock(1_800_000_000_000), env: {} });
       const loadMs = await load(ctx, n, n);
       const s = await searchBench(ctx, n);
+      prefix.push(await prefixBench(ctx, n));
       search.push({ ...s, bulk_load_per_second: Math.round((n / loadMs) * 1000), db_bytes: statSync(join(dir, "memory.db")).size });
       if (n === SIZES[0]) out.remember = await rememberBench(ctx, 2000);
       ctx.close();
       process.stderr.write(`search at ${n}: ${JSON.stringify(s.latency_ms)}\n`);
     }
     out.search = search;
+    out.prefix = prefix;
     out.ack = await ackBench(root);
     out.rss_mb = Math.round(process.memoryUsage().rss / 1e6);
   } finally {

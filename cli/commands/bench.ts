@@ -10,8 +10,9 @@ export function registerBench(program: Command): void {
     .description("LoCoMo turn-level evidence recall; prints one JSON object as the last stdout line")
     .requiredOption("--data <file>", "locomo JSON file (e.g. ../shared/bench/locomo/locomo-dev.json)")
     .option("--k <list>", "cut-offs", "5,10,25,50")
+    .option("--prefix-budget <tokens>", "also measure recall inside a context prefix of this many tokens")
     .option("--json", "print only the JSON line")
-    .action(async (o: { data: string; k: string; json?: boolean }) => {
+    .action(async (o: { data: string; k: string; json?: boolean; prefixBudget?: string }) => {
       const ks = o.k.split(",").map((s) => Number(s.trim()));
       if (ks.some((k) => !Number.isInteger(k) || k < 1 || k > 50)) throw new Error(`--k takes integers 1..50, got "${o.k}"`);
       const bar = process.stderr.isTTY ? new cliProgress.SingleBar({ format: "{phase} [{bar}] {value}/{total}" }, cliProgress.Presets.shades_classic) : null;
@@ -19,6 +20,7 @@ export function registerBench(program: Command): void {
       const result = await runLocomo({
         data: o.data,
         ks,
+        prefixBudget: o.prefixBudget !== undefined ? Number(o.prefixBudget) : undefined,
         onProgress: (done, total, p) => {
           if (!bar) return;
           if (p !== phase) {

@@ -3,7 +3,6 @@
 import type { MemoryConfig } from "../config.js";
 import type { MemoryRecord } from "../memory/record.js";
 import type { MemoryService } from "../memory/service.js";
-import { overlap } from "../memory/write-policy.js";
 import { scanContent } from "../safety/index.js";
 import type { Edge, ToggleStore } from "../../stores/traits.js";
 import { contentWords, isEmptyQuery, analyzeQuery } from "./analyze.js";
@@ -36,6 +35,17 @@ export interface PrefixBuilderDeps {
   tokens: TokenCounter;
   config: MemoryConfig;
   toolset?: string;
+}
+
+function wordSet(text: string): Set<string> {
+  return new Set(contentWords(text));
+}
+
+function jaccard(a: Set<string>, b: Set<string>): number {
+  if (a.size === 0 || b.size === 0) return 0;
+  let inter = 0;
+  for (const w of a) if (b.has(w)) inter++;
+  return inter / (a.size + b.size - inter);
 }
 
 function norm(w: string): string {
@@ -110,8 +120,24 @@ interface Candidate {
   matched: string[];
 }
 
+/** Scan verdicts are cached per record version (content is immutable per id). */
+const SCAN_CACHE_MAX = 20_000;
+
 export class MemoryPrefixBuilder implements PrefixBuilder {
+  private readonly scanned = new Map<string, boolean>();
+
   constructor(private readonly d: PrefixBuilderDeps) {}
+
+  private safe(r: MemoryRecord): boolean {
+    const key = `${r.id}:${r.contentHash}`;
+    let ok = this.scanned.get(key);
+    if (ok === undefined) {
+      ok = scanContent(r.content).verdict === "ok";
+      if (this.scanned.size >= SCAN_CACHE_MAX) this.scanned.clear();
+      this.scanned.set(key, ok);
+    }
+    return ok;
+  }
 
   async build(req: PrefixRequest): Promise<PrefixResult> {
     const budget = req.budgetTokens ?? this.d.config.prefix.budgetTokens;
@@ -131,16 +157,24 @@ export class MemoryPrefixBuilder implements PrefixBuilder {
     const hits = await this.d.service.search({ thread: req.scope }, { query: req.task, limit: this.d.config.prefix.candidates });
     const omitted: { id: string; reason: OmitReason }[] = [];
     const top = hits[0]?.score ?? 0;
-    const candidates: Candidate[] = [];
-    for (const h of hits) {
+    // Deterministic order: score, then id.
+    const ordered = [...hits].sort((a, b) => b.score - a.score || a.record.id.localeCompare(b.record.id));
+    const recent = (req.recent ?? []).map((t) => {
+      const text = t.normalize("NFKC").toLowerCase();
+      return { text, words: wordSet(text) };
+    });
+    const frame = this.d.tokens.count(renderPrefix([], [])) + 2 * KIND_ORDER.length + 12;
+    let estimate = frame;
+    let kept: (Candidate & { words: Set<string> })[] = [];
+    // One pass, cheapest checks first; the content scan and token counts run only for items that
+    // could still be shown.
+    for (const h of ordered) {
       const r = h.record;
       if (r.status === "pending") {
         omitted.push({ id: r.id, reason: "pending" });
         continue;
       }
-      // Flagged content is never rendered, confirmed or not, and content is re-scanned here in
-      // case it was stored before a scanner rule existed.
-      if (r.flags.length > 0 || scanContent(r.content).verdict !== "ok") {
+      if (r.flags.length > 0) {
         omitted.push({ id: r.id, reason: "flagged" });
         continue;
       }
@@ -150,31 +184,40 @@ export class MemoryPrefixBuilder implements PrefixBuilder {
         omitted.push({ id: r.id, reason: "below_threshold" });
         continue;
       }
-      candidates.push({ record: r, score: h.score, matched });
-    }
-    // Deterministic order: score, then id.
-    candidates.sort((a, b) => b.score - a.score || a.record.id.localeCompare(b.record.id));
-
-    const recent = (req.recent ?? []).map((t) => t.normalize("NFKC").toLowerCase());
-    const chosen: Candidate[] = [];
-    for (const c of candidates) {
-      const text = c.record.content.normalize("NFKC").toLowerCase();
-      if (recent.some((m) => m.includes(text) || overlap(m, text) >= 0.8)) {
-        omitted.push({ id: c.record.id, reason: "in_history" });
+      if (estimate >= budget) {
+        omitted.push({ id: r.id, reason: "budget" });
         continue;
       }
-      if (chosen.some((x) => overlap(x.record.content, c.record.content) >= this.d.config.prefix.nearDuplicate)) {
-        omitted.push({ id: c.record.id, reason: "near_duplicate" });
+      const text = r.content.normalize("NFKC").toLowerCase();
+      const words = wordSet(text);
+      if (recent.some((m) => m.text.includes(text) || jaccard(m.words, words) >= 0.8)) {
+        omitted.push({ id: r.id, reason: "in_history" });
         continue;
       }
-      chosen.push(c);
+      if (kept.some((k) => jaccard(k.words, words) >= this.d.config.prefix.nearDuplicate)) {
+        omitted.push({ id: r.id, reason: "near_duplicate" });
+        continue;
+      }
+      // Re-scanned here in case it was stored before a scanner rule existed: flagged content is
+      // never rendered.
+      if (!this.safe(r)) {
+        omitted.push({ id: r.id, reason: "flagged" });
+        continue;
+      }
+      const cost = this.d.tokens.count(itemLine(r)) + 1;
+      if (estimate + cost > budget) {
+        omitted.push({ id: r.id, reason: "budget" });
+        continue;
+      }
+      kept.push({ record: r, score: h.score, matched, words });
+      estimate += cost;
     }
-    if (chosen.length === 0) return empty(false, omitted);
+    if (kept.length === 0) return empty(false, omitted);
 
-    // Pair up chosen items that conflict with each other: they are shown together.
-    const ids = new Set(chosen.map((c) => c.record.id));
+    // Pair up kept items that conflict with each other: they are shown together.
+    const ids = new Set(kept.map((c) => c.record.id));
     const conflictOf = new Map<string, string>();
-    for (const c of chosen) {
+    for (const c of kept) {
       for (const e of await this.d.edgesOf(c.record.id)) {
         if (e.relation !== "conflicts_with") continue;
         const other = e.src === c.record.id ? e.dst : e.src;
@@ -185,15 +228,13 @@ export class MemoryPrefixBuilder implements PrefixBuilder {
       }
     }
 
-    // Greedy fill in score order; the whole rendered text is counted, so the budget holds exactly.
-    const kept: Candidate[] = [];
-    let text = "";
-    for (const c of chosen) {
-      const trial = this.render([...kept, c], conflictOf);
-      if (this.d.tokens.count(trial) <= budget) {
-        kept.push(c);
-        text = trial;
-      } else omitted.push({ id: c.record.id, reason: "budget" });
+    // The per-line sum bounds the real count (BPE merges across a line break only shrink it);
+    // an exact count of the rendered text decides, dropping the weakest items until it fits.
+    let text = this.render(kept, conflictOf);
+    while (kept.length > 0 && this.d.tokens.count(text) > budget) {
+      omitted.push({ id: kept.at(-1)!.record.id, reason: "budget" });
+      kept = kept.slice(0, -1);
+      text = kept.length > 0 ? this.render(kept, conflictOf) : "";
     }
     if (kept.length === 0) return empty(false, omitted);
     const tokensUsed = this.d.tokens.count(text);

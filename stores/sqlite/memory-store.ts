@@ -68,6 +68,8 @@ interface SourceRow {
 // Column weights for bm25(memory_fts): content, tags, cjk, vis_key (the scope key never scores).
 const FTS_WEIGHTS = "1.0, 2.0, 1.0, 0.0";
 const RRF_K = 60;
+// The trigram channel runs when the word channel returns fewer hits than this (or than asked).
+const TRIGRAM_WHEN_FEWER = 10;
 // Past this many distinct keys an owner's view filters by user id instead of a key list.
 const MAX_OWNER_KEYS = 500;
 
@@ -411,7 +413,7 @@ export class SqliteMemoryStore implements MemoryStore {
     const lexical = wordParts.length > 0 ? this.channel("memory_fts", wordParts.join(" OR "), q, keys, depth, plan) : [];
     // The trigram channel finds partial words (and CJK phrases) the word channel misses; it runs
     // when the word channel came up short.
-    const needTri = !q.wordsOnly && lex.trigrams.length > 0 && lexical.length < q.limit;
+    const needTri = !q.wordsOnly && lex.trigrams.length > 0 && lexical.length < Math.min(q.limit, TRIGRAM_WHEN_FEWER);
     const tri = needTri ? this.channel("memory_tri", `content: ${orGroup(lex.trigrams)}`, q, keys, depth) : [];
     if (tri.length === 0) {
       const top = lexical.slice(0, q.limit);
