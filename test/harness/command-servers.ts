@@ -26,6 +26,8 @@ export class ServerBootError extends Error {
 export interface ManagedServerOptions {
   /** environment for command servers (RAP_EMBEDDED=1 is always set on top) */
   env?: NodeJS.ProcessEnv;
+  /** how long to wait for the port line (the daemon waits forever; a test should not) */
+  bootTimeoutMs?: number;
   /** how long a server may take to exit after SIGINT before the harness SIGKILLs it */
   stopTimeoutMs?: number;
   onEvent?: (e: ServerEvent) => void;
@@ -77,7 +79,12 @@ function parseReadyLine(line: string): number {
  * `spawn_rap_server`: start the command and read exactly one stdout line, then drop the read
  * end of the pipe (a later stdout write by the server hits EPIPE, as under the daemon).
  */
-export async function spawnRapServer(command: string, cwd: string, env: NodeJS.ProcessEnv = process.env): Promise<{ proc: Running; port: number }> {
+export async function spawnRapServer(
+  command: string,
+  cwd: string,
+  env: NodeJS.ProcessEnv = process.env,
+  bootTimeoutMs = 30_000,
+): Promise<{ proc: Running; port: number }> {
   const workingDir = join(cwd, ".infinity");
   try {
     mkdirSync(workingDir, { recursive: true });
@@ -105,7 +112,12 @@ export async function spawnRapServer(command: string, cwd: string, env: NodeJS.P
   const stdout = child.stdout!;
   const line = await new Promise<string>((resolve, reject) => {
     let buf = "";
+    const timer = setTimeout(() => {
+      killGroup(child, "SIGKILL");
+      done(() => reject(new ServerBootError(`no port line from '${command}' within ${bootTimeoutMs} ms`)));
+    }, bootTimeoutMs);
     const done = (fn: () => void) => {
+      clearTimeout(timer);
       stdout.removeAllListeners("data");
       stdout.removeAllListeners("end");
       child.removeListener("error", onError);
@@ -209,7 +221,7 @@ export class ManagedRapServer {
       let proc: Running | null = null;
       try {
         if (this.spec.kind === "command") {
-          const booted = await spawnRapServer(this.spec.command, this.spec.cwd, this.opts.env);
+          const booted = await spawnRapServer(this.spec.command, this.spec.cwd, this.opts.env, this.opts.bootTimeoutMs);
           proc = booted.proc;
           baseUrl = `http://127.0.0.1:${booted.port}`;
         } else {
