@@ -46,7 +46,13 @@ export function loadConfig(home: string, env: NodeJS.ProcessEnv = process.env): 
   return parsed.data;
 }
 
+export interface SessionForget {
+  /** bring the session index up to date before a forget purges it */
+  refresh: (() => Promise<unknown>) | null;
+}
+
 export interface MemoryContext {
+  sessionForget: SessionForget;
   db: Db;
   dbPath: string;
   config: MemoryConfig;
@@ -66,9 +72,16 @@ export function openMemory(opts: { dbPath?: string; config?: MemoryConfig; clock
   const store = new SqliteMemoryStore(db);
   const toggles = new SqliteToggleStore(db);
   const service = new MemoryService(store, clock, config);
-  // Forgetting a memory also purges the conversation messages that said it from the session index.
+  // Forgetting a memory also purges the conversation messages that said it from the session index,
+  // after indexing whatever the conversation sources hold so far (serve sets `refresh`).
   const sessionIndex = new SqliteSessionIndex(db);
-  service.onForget({ afterForget: async (user, contents) => void (await sessionIndex.purgeContaining(user, contents)) });
+  const sessionForget: SessionForget = { refresh: null };
+  service.onForget({
+    afterForget: async (user, contents) => {
+      if (sessionForget.refresh) await sessionForget.refresh();
+      await sessionIndex.purgeContaining(user, contents);
+    },
+  });
   return {
     db,
     dbPath,
@@ -77,6 +90,7 @@ export function openMemory(opts: { dbPath?: string; config?: MemoryConfig; clock
     store,
     toggles,
     service,
+    sessionForget,
     close: () => {
       if (db.open) db.close();
     },

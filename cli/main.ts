@@ -6,7 +6,9 @@ import { registerConfig } from "./commands/config.js";
 import { registerManifests } from "./commands/manifests.js";
 import { registerMemory } from "./commands/memory.js";
 import { registerServe } from "./commands/serve.js";
+import { registerSessions } from "./commands/sessions.js";
 import { registerToolset } from "./commands/toolset.js";
+import { registerProviderProxy } from "./commands/provider-proxy.js";
 
 const program = new Command();
 program
@@ -17,12 +19,16 @@ program
 
 registerServe(program);
 registerMemory(program);
+registerSessions(program);
 registerToolset(program);
 registerConfig(program);
 registerManifests(program);
 registerBench(program);
+registerProviderProxy(program);
 
 program.parseAsync(process.argv).catch((e: unknown) => {
   process.stderr.write(`infinity-memory: ${e instanceof Error ? e.message : String(e)}\n`);
-  process.exitCode = 1;
+  // Exit now: a command server that failed to start must not linger with open handles (the
+  // daemon waits on its stdout for the port line).
+  process.exit(1);
 });

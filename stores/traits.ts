@@ -340,7 +340,13 @@ export interface SessionIndexStore {
   /** drop a thread's rows so it is indexed again from the start */
   resetThread(sourceId: number, threadId: string): Promise<void>;
   /** `user`: the session owner whose messages may match (the scope predicate is inside the FTS lookup) */
-  search(q: { user: string; query: LexicalQuery; rootThreadId?: string | undefined; limit: number }): Promise<SessionHit[]>;
+  search(q: {
+    user: string;
+    query: LexicalQuery;
+    rootThreadId?: string | undefined;
+    excludeRootThreadId?: string | undefined;
+    limit: number;
+  }): Promise<SessionHit[]>;
   /** messages [ord - before, ord + after] of one thread */
   window(sourceId: number, threadId: string, fromOrd: number, toOrd: number): Promise<SessionHit[]>;
   find(sourceId: number | null, threadId: string, ref: { ord?: number; messageId?: string }, user: string): Promise<SessionHit | null>;

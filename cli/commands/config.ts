@@ -2,9 +2,11 @@
 import type { Command } from "commander";
 import { DEFAULT_PORT } from "./serve.js";
 import { commandEntry, rapJson, serverEntry } from "../rap-json.js";
+import { registerProvidersJson } from "./providers-json.js";
 
 export function registerConfig(program: Command): void {
   const config = program.command("config").description("print configuration snippets for Infinity");
+  registerProvidersJson(config);
   config
     .command("rap-json")
     .description("print a ~/.infinity/rap.json that adds the toolset")

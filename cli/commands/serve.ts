@@ -7,6 +7,7 @@ import pino from "pino";
 import { SessionsReader } from "../../stores/infinity-files/sessions.js";
 import { announcePort, fileLogger, installShutdown, isEmbedded } from "../../toolsets/rap/command-server.js";
 import { startRapServer } from "../../toolsets/rap/server.js";
+import { SqliteRootContexts } from "../../stores/sqlite/root-contexts.js";
 import { memoryToolset } from "../../toolsets/memory/tools.js";
 import { dataHome, loadConfig, openMemory } from "../context.js";
 import { rapJson, serverEntry, commandEntry } from "../rap-json.js";
@@ -58,7 +59,13 @@ async function serve(o: ServeOptions): Promise<void> {
   if (o.user) config.localUser = o.user;
   const logFile = o.log ?? (embedded ? join(process.cwd(), `infinity-${o.toolset}.log`) : join(home, `${o.toolset}-server.log`));
   const logger = embedded || o.log ? fileLogger(logFile) : pino({ level: "info" }, pino.destination(2));
-  const ctx = openMemory({ dbPath: o.db, config });
+  let ctx: ReturnType<typeof openMemory>;
+  try {
+    ctx = openMemory({ dbPath: o.db, config });
+  } catch (e) {
+    logger.fatal({ err: e, db: o.db }, "cannot open the database; not starting");
+    throw e;
+  }
 
   // The daemon starts a command server in {session cwd}/.infinity: the project is its parent.
   const cwd = process.cwd();
@@ -73,7 +80,17 @@ async function serve(o: ServeOptions): Promise<void> {
   const specs = o.sessionsFrom ?? (o.infinityHome ? [`infinity-home:${o.infinityHome}`] : existsSync(defaultInfinityHome()) ? [`infinity-home:${defaultInfinityHome()}`] : []);
   const sources = openSources(specs, ctx.db, ctx.dbPath);
   const sessions = makeSessionSearch(ctx.db, sources.sources, ctx.clock, config.localUser);
-  const toolset = memoryToolset({ service: ctx.service, toggles: ctx.toggles, clock: ctx.clock, localUser: config.localUser, projectOf, sessions });
+  if (sessions.configured) ctx.sessionForget.refresh = () => sessions.refresh(true);
+  const roots = new SqliteRootContexts(ctx.db);
+  const known = new Map<string, string>();
+  const recordRoot = (root: string, user: string, project: string | null) => {
+    // One write per session, not per call.
+    const v = `${user}\u0000${project ?? ""}`;
+    if (known.get(root) === v) return;
+    known.set(root, v);
+    roots.upsert(root, user, project, ctx.clock.now()).catch((e: unknown) => logger.warn({ err: e }, "recording the session's user failed"));
+  };
+  const toolset = memoryToolset({ service: ctx.service, toggles: ctx.toggles, clock: ctx.clock, localUser: config.localUser, projectOf, sessions, recordRoot });
   const server = await startRapServer({
     toolset,
     db: ctx.db,

@@ -91,7 +91,7 @@ const ALL_LIVE: MemoryStatus[] = ["active", "pending", "superseded", "expired"];
 
 /** Derived artifacts outside the memory store that must forget with it (e.g. the session index). */
 export interface ForgetHook {
-  /** `contents`: the forgotten texts of one user's records, to find copies elsewhere */
+  /** `contents`: the forgotten texts and ids of one user's records, to find copies elsewhere */
   afterForget(user: string, contents: string[]): Promise<void>;
 }
 
@@ -313,8 +313,9 @@ export class MemoryService {
     if (targets.size === 0) return [];
     const purged = await this.store.forget([...targets.keys()], this.audit(origin, "forget", ids[0]!, { requested: ids, ...(reason ? { reason } : {}) }));
     // The cascade: copies of the forgotten text in derived indexes go too.
+    // Needles: the forgotten texts and the ids, which results quoting the memory carry.
     const byUser = new Map<string, string[]>();
-    for (const r of targets.values()) byUser.set(r.scope.user, [...(byUser.get(r.scope.user) ?? []), r.content]);
+    for (const r of targets.values()) byUser.set(r.scope.user, [...(byUser.get(r.scope.user) ?? []), r.content, r.id]);
     for (const hook of this.forgetHooks) for (const [user, contents] of byUser) await hook.afterForget(user, contents);
     return purged;
   }

@@ -69,11 +69,18 @@ export class SessionSearch {
     return this.refreshing;
   }
 
-  async search(user: string, q: { query: string; limit: number; window: number; sessionId?: string | undefined }): Promise<SessionMatch[]> {
+  /**
+   * `sessionId`: only that session; `excludeSessionId`: every session but that one (the current
+   * conversation is already in the model's context).
+   */
+  async search(
+    user: string,
+    q: { query: string; limit: number; window: number; sessionId?: string | undefined; excludeSessionId?: string | undefined },
+  ): Promise<SessionMatch[]> {
     const query = analyzeQuery(q.query);
     if (isEmptyQuery(query)) throw new CoreError("invalid_argument", `"query" has no searchable words; give words that were said in the conversation.`);
     await this.refresh();
-    const hits = await this.index.search({ user, query, rootThreadId: q.sessionId, limit: q.limit });
+    const hits = await this.index.search({ user, query, rootThreadId: q.sessionId, excludeRootThreadId: q.excludeSessionId, limit: q.limit });
     const w = Math.min(q.window, this.opts.maxWindow);
     return Promise.all(
       hits.map(async (hit) => ({

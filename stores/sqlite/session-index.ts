@@ -29,6 +29,10 @@ function userKeyOf(user: string): string {
   return visibilityKey({ level: "user", user, project: null, session: null, thread: null });
 }
 
+/** A message counts as quoted when this much of its (normalised) start appears elsewhere. */
+const QUOTE_CHARS = 120;
+const MIN_QUOTE_CHARS = 24;
+
 const quote = (t: string) => `"${t.replace(/"/g, '""')}"`;
 
 function toHit(r: Row & { rank?: number }): SessionHit {
@@ -69,6 +73,8 @@ export class SqliteSessionIndex implements SessionIndexStore {
       byOrd: p(`SELECT * FROM session_messages WHERE (? IS NULL OR source_id = ?) AND thread_id = ? AND ord = ? AND vis_key = ? LIMIT 1`),
       byMid: p(`SELECT * FROM session_messages WHERE (? IS NULL OR source_id = ?) AND thread_id = ? AND message_id = ? AND vis_key = ? LIMIT 1`),
       suppress: p(`INSERT OR IGNORE INTO session_suppressed (source_id, thread_id, message_id) VALUES (?, ?, ?)`),
+      candidates: p(`SELECT m.* FROM session_fts f JOIN session_messages m ON m.rowid = f.rowid WHERE session_fts MATCH ?`),
+      previousUser: p(`SELECT * FROM session_messages WHERE source_id = ? AND thread_id = ? AND ord < ? AND role = 'user' ORDER BY ord DESC LIMIT 1`),
       counts: p(`SELECT (SELECT count(*) FROM session_threads) AS threads, (SELECT count(*) FROM session_messages) AS messages`),
     };
   }
@@ -136,7 +142,13 @@ export class SqliteSessionIndex implements SessionIndexStore {
     }).immediate();
   }
 
-  async search(q: { user: string; query: LexicalQuery; rootThreadId?: string | undefined; limit: number }): Promise<SessionHit[]> {
+  async search(q: {
+    user: string;
+    query: LexicalQuery;
+    rootThreadId?: string | undefined;
+    excludeRootThreadId?: string | undefined;
+    limit: number;
+  }): Promise<SessionHit[]> {
     const parts: string[] = [];
     if (q.query.terms.length > 0) parts.push(`text: (${q.query.terms.map(quote).join(" OR ")})`);
     if (q.query.cjk.length > 0) parts.push(`cjk: (${q.query.cjk.map(quote).join(" OR ")})`);
@@ -145,8 +157,12 @@ export class SqliteSessionIndex implements SessionIndexStore {
     const params: unknown[] = [match];
     let extra = "";
     if (q.rootThreadId) {
-      extra = " AND m.root_thread_id = ?";
+      extra += " AND m.root_thread_id = ?";
       params.push(q.rootThreadId);
+    }
+    if (q.excludeRootThreadId) {
+      extra += " AND m.root_thread_id <> ?";
+      params.push(q.excludeRootThreadId);
     }
     const rows = this.db
       .prepare(
@@ -172,31 +188,45 @@ export class SqliteSessionIndex implements SessionIndexStore {
 
   async purgeContaining(user: string, texts: string[]): Promise<number> {
     const userKey = userKeyOf(user);
-    let n = 0;
-    this.db.transaction(() => {
-      for (const text of texts) {
-        const needle = text.normalize("NFKC").toLowerCase().replace(/\s+/g, " ").trim();
+    const purged: Row[] = [];
+    const norm = (t: string) => t.normalize("NFKC").toLowerCase().replace(/\s+/g, " ").trim();
+    const purgeRow = (r: Row) => {
+      this.st.deleteFts!.run(r.rowid);
+      this.st.deleteRow!.run(r.rowid);
+      this.st.suppress!.run(r.source_id, r.thread_id, r.message_id);
+      purged.push(r);
+    };
+    const round = (needles: string[]): Row[] => {
+      const found: Row[] = [];
+      for (const raw of needles) {
+        const needle = norm(raw);
         if (needle.length === 0) continue;
         // Candidates share the text's words; the exact check is a normalised substring test.
         const words = [...new Set(needle.match(/[\p{L}\p{N}]{3,}/gu) ?? [])].slice(0, 8);
         const cjk = cjkBigrams(needle).slice(0, 8);
         const parts = [...(words.length ? [`text: (${words.map(quote).join(" AND ")})`] : []), ...(cjk.length ? [`cjk: (${cjk.map(quote).join(" AND ")})`] : [])];
         if (parts.length === 0) continue;
-        const rows = this.db
-          .prepare(
-            `SELECT m.* FROM session_fts f JOIN session_messages m ON m.rowid = f.rowid WHERE session_fts MATCH ?`,
-          )
-          .all(`vis_key: ${quote(userKey)} AND (${parts.join(" OR ")})`) as Row[];
+        const rows = this.st.candidates!.all(`vis_key: ${quote(userKey)} AND (${parts.join(" OR ")})`) as Row[];
         for (const r of rows) {
-          if (!r.text.normalize("NFKC").toLowerCase().replace(/\s+/g, " ").includes(needle)) continue;
-          this.st.deleteFts!.run(r.rowid);
-          this.st.deleteRow!.run(r.rowid);
-          this.st.suppress!.run(r.source_id, r.thread_id, r.message_id);
-          n++;
+          if (purged.some((p) => p.rowid === r.rowid) || !norm(r.text).includes(needle)) continue;
+          purgeRow(r);
+          found.push(r);
         }
       }
+      return found;
+    };
+    this.db.transaction(() => {
+      // 1. messages that carry the forgotten text (the remember call, results that echoed it)
+      const first = round(texts);
+      // 2. the user turn that led to a remember call: what the memory was made from
+      for (const r of first.filter((x) => x.role === "tool_call")) {
+        const prev = this.st.previousUser!.get(r.source_id, r.thread_id, r.ord) as Row | undefined;
+        if (prev && !purged.some((p) => p.rowid === prev.rowid)) purgeRow(prev);
+      }
+      // 3. messages that quote a purged message (e.g. an earlier session_search result)
+      round(purged.map((r) => norm(r.text).slice(0, QUOTE_CHARS)).filter((t) => t.length >= MIN_QUOTE_CHARS));
     }).immediate();
-    return n;
+    return purged.length;
   }
 
   async counts(): Promise<{ threads: number; messages: number }> {

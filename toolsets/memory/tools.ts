@@ -87,7 +87,7 @@ export const reviewInput = z
 export const sessionSearchInput = z
   .strictObject({
     query: z.string().min(1).max(1000).optional().describe("words said in a past conversation"),
-    current_session: z.boolean().optional().describe("search only this session"),
+    current_session: z.boolean().optional().describe("search only this session (default: every earlier session but this one)"),
     thread_id: z.string().min(1).max(200).optional().describe("read mode: the thread of a message from an earlier result"),
     message_index: z.number().int().min(0).optional().describe("read mode: the message's index in that thread"),
     message_id: z.string().min(1).max(200).optional().describe("read mode: the message's id (instead of the index)"),
@@ -125,11 +125,15 @@ export interface MemoryToolsetDeps {
   localUser: string;
   /** the project (working directory) of a session, or null when unknown */
   projectOf(sessionId: string): string | null;
+  /** remember who a session belongs to, for the context hook (best effort) */
+  recordRoot?(root: string, user: string, project: string | null): void;
 }
 
 function scopeOf(deps: MemoryToolsetDeps, inv: RapInvocation): RequestScope {
   const session = inv.thread_ancestors?.[0] ?? inv.group_id;
-  return deriveRequestScope(inv, { localUser: deps.localUser, project: deps.projectOf(session) });
+  const scope = deriveRequestScope(inv, { localUser: deps.localUser, project: deps.projectOf(session) });
+  deps.recordRoot?.(scope.session, scope.user, scope.project);
+  return scope;
 }
 
 function originOf(inv: RapInvocation): Origin {
@@ -373,6 +377,7 @@ export function memoryToolset(deps: MemoryToolsetDeps): Toolset {
           limit: a.limit ?? 5,
           window,
           sessionId: a.current_session ? req.session : undefined,
+          excludeSessionId: a.current_session ? undefined : req.session,
         });
         if (matches.length === 0) return { text: `No past conversation matches "${a.query}".` };
         return {

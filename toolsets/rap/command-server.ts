@@ -24,7 +24,9 @@ export function announcePort(port: number): void {
 
 /** A pino logger appending to `path` (directories created); write errors never crash us. */
 export function fileLogger(path: string, level: pino.LevelWithSilent = "info"): Logger {
-  const dest = pino.destination({ dest: path, mkdir: true, sync: false });
+  // Synchronous writes: a few lines per call, and a crash or an early exit loses no line
+  // (stderr goes to /dev/null under the daemon, so the file is the only trace).
+  const dest = pino.destination({ dest: path, mkdir: true, sync: true });
   dest.on("error", ignore);
   return pino({ level }, dest);
 }

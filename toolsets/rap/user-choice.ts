@@ -19,6 +19,13 @@ function sameQuestion(a: { prompt: string; choices: string[] }, prompt: string, 
   return a.prompt === prompt && a.choices.length === choices.length && a.choices.every((c, i) => c === choices[i]);
 }
 
+/**
+ * How long a question may stay unanswered. The daemon notifies only servers that were up when a
+ * thread was loaded, so after an idle-out and reboot an interrupted call's /cancel_tool_call can
+ * never reach us; without a limit such a call would wait forever.
+ */
+export const DEFAULT_CHOICE_TIMEOUT_MS = 15 * 60_000;
+
 export class ChoiceBroker {
   private readonly waiters = new Map<string, Waiter>();
 
@@ -29,6 +36,7 @@ export class ChoiceBroker {
     private readonly send: (entry: RapOutboxEntry) => Promise<void>,
     private readonly clock: Clock,
     private readonly log: Logger,
+    private readonly timeoutMs = DEFAULT_CHOICE_TIMEOUT_MS,
   ) {}
 
   async ask(
@@ -67,6 +75,13 @@ export class ChoiceBroker {
       });
     };
     signal.addEventListener("abort", onAbort, { once: true });
+    const timer = setTimeout(() => {
+      waiter.reject(
+        new CoreError("cancelled", `no answer from the person within ${Math.round(this.timeoutMs / 60_000)} minutes; nothing was changed`),
+      );
+      this.store.dismiss(this.toolset, id, this.clock.now()).catch(() => undefined);
+    }, this.timeoutMs);
+    timer.unref();
     try {
       await this.store.ask({ toolset: this.toolset, choiceId: id, groupId: inv.group_id, prompt, choices }, this.clock.now());
       const body = callbackJson({
@@ -82,6 +97,7 @@ export class ChoiceBroker {
       await this.send({ toolset: this.toolset, groupId: inv.group_id, callId: id, callbackUrl: inv.callback_url, body });
       return await answered;
     } finally {
+      clearTimeout(timer);
       signal.removeEventListener("abort", onAbort);
       if (this.waiters.get(id) === waiter) this.waiters.delete(id);
     }

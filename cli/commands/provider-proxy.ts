@@ -1,0 +1,52 @@
+// `infinity-memory provider-proxy --upstream <command…>`: wrap a model provider so every model
+// call gets the memory prefix (reference §4.3 item 2). Listed in ~/.infinity/providers.json in
+// place of the provider it wraps; see `infinity-memory config providers-json`.
+import type { Command } from "commander";
+import { runProviderProxy } from "../../context-hook/provider-proxy/run.js";
+
+interface ProxyCliOptions {
+  upstream?: string[];
+  infinityHome?: string;
+  db?: string;
+  deadlineMs?: string;
+  budget?: string;
+  log?: string;
+  builderModule?: string;
+  upstreamTimeoutMs?: string;
+}
+
+function positiveInt(name: string, v: string | undefined): number | undefined {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n <= 0) throw new Error(`${name} must be a positive integer, got "${v}"`);
+  return n;
+}
+
+export function registerProviderProxy(program: Command): void {
+  program
+    .command("provider-proxy")
+    .description("serve the model provider protocol in front of another provider, adding recalled memories to each model call")
+    .option("--upstream <command...>", "the provider command to wrap (argv; put arguments starting with '-' after --)")
+    .argument("[command...]", "more of the upstream command, after --")
+    .option("--infinity-home <dir>", "the daemon's state directory (~/.infinity): thread ancestry, user ids, session directories")
+    .option("--db <file>", "database file (default $INFINITY_MEMORY_HOME/memory.db or ~/.infinity/memory/memory.db)")
+    .option("--deadline-ms <ms>", "how long a call waits for its prefix before going out unchanged (default 250)")
+    .option("--budget <tokens>", "token budget of the prefix (default 1200)")
+    .option("--log <file>", "log file (default $INFINITY_MEMORY_HOME/provider-proxy.log)")
+    .option("--builder-module <file>", "ES module exporting createPrefixBuilder(ctx) to use instead of the memory prefix builder")
+    .option("--upstream-timeout-ms <ms>", "how long the upstream may take to print its socket path (default 30000)")
+    .action(async (rest: string[], o: ProxyCliOptions) => {
+      const upstream = [...(o.upstream ?? []), ...rest];
+      if (upstream.length === 0) throw new Error("give the provider command to wrap: --upstream <command…>");
+      await runProviderProxy({
+        upstream,
+        infinityHome: o.infinityHome,
+        dbPath: o.db,
+        deadlineMs: positiveInt("--deadline-ms", o.deadlineMs),
+        budgetTokens: positiveInt("--budget", o.budget),
+        logFile: o.log,
+        builderModule: o.builderModule,
+        upstreamTimeoutMs: positiveInt("--upstream-timeout-ms", o.upstreamTimeoutMs),
+      });
+    });
+}

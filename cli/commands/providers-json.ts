@@ -1,0 +1,40 @@
+// `infinity-memory config providers-json --upstream <command…>`: print the providers.json entry
+// that wraps a model provider with the memory proxy. Added to the `config` command by its owner.
+import type { Command } from "commander";
+import { homedir } from "node:os";
+import { join, resolve } from "node:path";
+import { providersJson } from "../../context-hook/provider-proxy/providers-json.js";
+import { mainScriptPath } from "../rap-json.js";
+
+interface ProvidersJsonCliOptions {
+  upstream?: string[];
+  id: string;
+  infinityHome?: string;
+  db?: string;
+  deadlineMs?: string;
+  budget?: string;
+}
+
+export function registerProvidersJson(config: Command): void {
+  config
+    .command("providers-json")
+    .description("print a ~/.infinity/providers.json entry that wraps a model provider with the memory proxy")
+    .option("--upstream <command...>", "the provider command to wrap (argv; put arguments starting with '-' after --)")
+    .argument("[command...]", "more of the upstream command, after --")
+    .option("--id <provider_id>", "provider id in providers.json", "memory-proxy")
+    .option("--infinity-home <dir>", "the daemon's state directory the proxy reads", join(homedir(), ".infinity"))
+    .option("--db <file>", "database file the proxy should use")
+    .option("--deadline-ms <ms>", "prefix deadline per call")
+    .option("--budget <tokens>", "prefix token budget")
+    .action((rest: string[], o: ProvidersJsonCliOptions) => {
+      const upstream = [...(o.upstream ?? []), ...rest];
+      if (upstream.length === 0) throw new Error("give the provider command to wrap: --upstream <command…>");
+      const proxyArgs: string[] = [];
+      if (o.infinityHome) proxyArgs.push("--infinity-home", resolve(o.infinityHome));
+      if (o.db) proxyArgs.push("--db", resolve(o.db));
+      if (o.deadlineMs) proxyArgs.push("--deadline-ms", o.deadlineMs);
+      if (o.budget) proxyArgs.push("--budget", o.budget);
+      const entry = providersJson({ id: o.id, upstream, mainScript: mainScriptPath(), proxyArgs });
+      process.stdout.write(`${JSON.stringify(entry, null, 2)}\n`);
+    });
+}

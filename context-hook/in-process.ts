@@ -1,0 +1,57 @@
+// Delivery C: the prefix builder called in-process through a runtime's prompt-prefix seam
+// (the mock runtime's `promptPrefix`, or a patched daemon embedding this package). The thread's
+// scope comes from the runtime's own stores: the ancestor chain, the root's `user_id` metadata
+// and the session's working directory.
+import type { RequestScope } from "../core/memory/scope.js";
+import type { PrefixBuilder } from "../core/retrieval/prefix-types.js";
+import { messageText } from "../stores/infinity/messages.js";
+import type { ConversationStore, InfinityMessage, StateStore } from "../stores/traits.js";
+
+/** How many earlier turns join the latest user message as the task text. */
+const TASK_WINDOW = 3;
+const TASK_MAX_CHARS = 2000;
+
+function isUserText(m: InfinityMessage): boolean {
+  return m.kind === "user" && m.content.type === "text";
+}
+
+/** The latest user message plus a short window of the turns before it; and the recent texts. */
+export function taskFromHistory(history: readonly InfinityMessage[]): { task: string; recent: string[] } {
+  const texts = history.map((m) => ({ m, text: messageText(m) })).filter((x) => x.text.trim().length > 0);
+  const lastUser = [...texts].reverse().findIndex((x) => isUserText(x.m));
+  if (lastUser < 0) return { task: "", recent: texts.slice(-TASK_WINDOW).map((x) => x.text) };
+  const at = texts.length - 1 - lastUser;
+  const window = texts.slice(Math.max(0, at - TASK_WINDOW), at).map((x) => x.text);
+  const task = [texts[at]!.text, ...window.reverse()].join("\n").slice(0, TASK_MAX_CHARS);
+  return { task, recent: texts.slice(-2 * TASK_WINDOW).map((x) => x.text) };
+}
+
+export interface InProcessHookDeps {
+  builder: PrefixBuilder;
+  conversation: Pick<ConversationStore, "getAncestorChain">;
+  state: Pick<StateStore, "getMetadata">;
+  /** the session's working directory (the project), if known */
+  cwdOf(rootThreadId: string): string | null | Promise<string | null>;
+  localUser: string;
+  budgetTokens?: number;
+}
+
+export async function scopeOfThread(deps: Omit<InProcessHookDeps, "builder">, threadId: string): Promise<RequestScope> {
+  const chain = await deps.conversation.getAncestorChain(threadId);
+  const ancestors = chain.map(([id]) => id);
+  const root = ancestors[0] ?? threadId;
+  const meta = (await deps.state.getMetadata(root)) as { user_id?: unknown } | null;
+  const user = typeof meta?.user_id === "string" && meta.user_id.length > 0 ? meta.user_id : deps.localUser;
+  return { user, project: (await deps.cwdOf(root)) ?? null, session: root, thread: threadId, ancestors };
+}
+
+/** A `(threadId, history) => prefix` function for a runtime's prompt-prefix seam. */
+export function inProcessPromptPrefix(deps: InProcessHookDeps) {
+  return async (threadId: string, history: readonly InfinityMessage[]): Promise<string | null> => {
+    const { task, recent } = taskFromHistory(history);
+    if (!task) return null;
+    const scope = await scopeOfThread(deps, threadId);
+    const r = await deps.builder.build({ scope, task, recent, budgetTokens: deps.budgetTokens });
+    return r.text || null;
+  };
+}

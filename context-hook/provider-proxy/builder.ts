@@ -1,0 +1,45 @@
+// Which PrefixBuilder the proxy asks: the memory builder over the proxy's database, or one from a
+// module named on the command line (another retrieval strategy, or a fixed one for tests and
+// benchmarks). Such a module exports `createPrefixBuilder(ctx)`.
+import { pathToFileURL } from "node:url";
+import { resolve } from "node:path";
+import type { Logger } from "pino";
+import type { MemoryContext } from "../../cli/context.js";
+import { MemoryPrefixBuilder } from "../../core/retrieval/prefix.js";
+import type { PrefixBuilder } from "../../core/retrieval/prefix-types.js";
+import { loadTokenCounter } from "../../core/retrieval/tokens.js";
+
+export interface PrefixBuilderContext {
+  memory: MemoryContext;
+  logger: Logger;
+}
+
+export type PrefixBuilderFactory = (ctx: PrefixBuilderContext) => PrefixBuilder | Promise<PrefixBuilder>;
+
+export async function memoryPrefixBuilder(ctx: PrefixBuilderContext): Promise<PrefixBuilder> {
+  const m = ctx.memory;
+  // Loading the vocabulary takes ~0.2 s: pay it at start, not inside the first call's deadline.
+  const tokens = await loadTokenCounter(m.config.prefix.tokenizer);
+  return new MemoryPrefixBuilder({
+    service: m.service,
+    toggles: m.toggles,
+    edgesOf: (id) => m.store.edgesOf(id),
+    tokens,
+    config: m.config,
+  });
+}
+
+export async function loadBuilderModule(file: string): Promise<PrefixBuilderFactory> {
+  const mod = (await import(pathToFileURL(resolve(file)).href)) as { createPrefixBuilder?: unknown };
+  if (typeof mod.createPrefixBuilder !== "function") {
+    throw new Error(`${file} does not export a function createPrefixBuilder(ctx)`);
+  }
+  return mod.createPrefixBuilder as PrefixBuilderFactory;
+}
+
+export async function createBuilder(ctx: PrefixBuilderContext, moduleFile: string | null): Promise<PrefixBuilder> {
+  const factory = moduleFile ? await loadBuilderModule(moduleFile) : memoryPrefixBuilder;
+  const builder = await factory(ctx);
+  if (typeof builder?.build !== "function") throw new Error("the prefix builder factory returned no build(req) method");
+  return builder;
+}

@@ -1,0 +1,124 @@
+// `infinity-memory provider-proxy`: a model provider (reference §4.3 item 2) that starts the real
+// provider, serves the same protocol on its own socket and puts the memory prefix in front of
+// each model call's preamble. The daemon reads exactly one stdout line from us: the socket path.
+import { join, resolve } from "node:path";
+import type { Logger } from "pino";
+import { dataHome, loadConfig, openMemory, type MemoryContext } from "../../cli/context.js";
+import { openInfinityHome } from "../../stores/infinity-files/home.js";
+import { SqliteRootContexts } from "../../stores/sqlite/root-contexts.js";
+import { SqliteTraceStore } from "../../stores/sqlite/trace-store.js";
+import { fileLogger, installCrashGuards, installShutdown } from "../../toolsets/rap/command-server.js";
+import { AncestorCache, resolveThreadContext } from "../thread-context.js";
+import { createBuilder } from "./builder.js";
+import { ProviderProxyServer } from "./server.js";
+import { startUpstream, UPSTREAM_START_TIMEOUT_MS, type UpstreamProcess } from "./upstream.js";
+
+export interface ProviderProxyOptions {
+  /** the wrapped provider's argv */
+  upstream: string[];
+  /** the daemon's state directory, for thread ancestry, user ids and session directories */
+  infinityHome?: string | undefined;
+  dbPath?: string | undefined;
+  /** default: config prefix.deadlineMs */
+  deadlineMs?: number | undefined;
+  /** default: config prefix.budgetTokens */
+  budgetTokens?: number | undefined;
+  logFile?: string | undefined;
+  /** module exporting createPrefixBuilder(ctx); default: the memory prefix builder */
+  builderModule?: string | undefined;
+  upstreamTimeoutMs?: number | undefined;
+}
+
+export async function runProviderProxy(o: ProviderProxyOptions): Promise<void> {
+  const home = dataHome();
+  const config = loadConfig(home);
+  const logger = fileLogger(o.logFile ?? join(home, "provider-proxy.log"));
+  installCrashGuards(logger);
+  const deadlineMs = o.deadlineMs ?? config.prefix.deadlineMs;
+  const budgetTokens = o.budgetTokens ?? config.prefix.budgetTokens;
+
+  let memory: MemoryContext | null = null;
+  let upstream: UpstreamProcess | null = null;
+  try {
+    memory = openMemory({ dbPath: o.dbPath, config });
+    const ctx = { memory, logger };
+    // The tokenizer loads while the upstream starts; neither is left behind when the other fails.
+    const [built, started] = await Promise.allSettled([
+      createBuilder(ctx, o.builderModule ?? null),
+      startUpstream(o.upstream, { logger, timeoutMs: o.upstreamTimeoutMs ?? UPSTREAM_START_TIMEOUT_MS }),
+    ]);
+    if (started.status === "fulfilled") upstream = started.value;
+    if (built.status === "rejected") throw built.reason;
+    if (started.status === "rejected") throw started.reason;
+    const builder = built.value;
+    const up = started.value;
+    // Whatever ends this process, the upstream goes with it (SIGTERM reaches it only through us).
+    process.once("exit", () => {
+      if (up.exitReason === null) process.kill(up.pid, "SIGKILL");
+    });
+
+    const infinityHome = o.infinityHome ? openInfinityHome(resolve(o.infinityHome)) : null;
+    const rootContexts = new SqliteRootContexts(memory.db);
+    const ancestorCache = new AncestorCache();
+    const server = new ProviderProxyServer({
+      upstream: up,
+      prefix: {
+        builder,
+        resolve: (preamble) =>
+          resolveThreadContext(preamble, {
+            localUser: config.localUser,
+            home: infinityHome,
+            rootContexts,
+            ancestorCache,
+            onSourceError: (source, err) => logger.warn({ source, err }, "thread context source unreadable"),
+          }),
+        deadlineMs,
+        budgetTokens,
+        onLate: (ms, err) => logger.info({ ms: Math.round(ms), err }, "prefix finished after its deadline"),
+      },
+      traces: new SqliteTraceStore(memory.db),
+      clock: memory.clock,
+      logger,
+    });
+    const socketPath = await server.listen();
+
+    const mem = memory;
+    installShutdown(
+      async () => {
+        await server.close();
+        await up.stop();
+        mem.close();
+        logger.info("stopped");
+      },
+      { logger },
+    );
+    announceSocketPath(socketPath);
+    logger.info(
+      { socketPath, upstream: up.socketPath, upstreamPid: up.pid, db: mem.dbPath, infinityHome: o.infinityHome ?? null, deadlineMs, budgetTokens },
+      "provider proxy ready",
+    );
+  } catch (e) {
+    logger.error({ err: e }, "provider proxy failed to start");
+    await stopQuietly(upstream, logger);
+    memory?.close();
+    logger.flush();
+    throw e;
+  }
+}
+
+/** the one stdout line; anything later would land in the daemon's log as provider output */
+function announceSocketPath(path: string): void {
+  // The daemon may stop reading either pipe; an EPIPE must not take the proxy down.
+  process.stdout.on("error", () => {});
+  process.stderr.on("error", () => {});
+  process.stdout.write(`${path}\n`);
+  process.stdout.write = ((..._args: unknown[]) => true) as typeof process.stdout.write;
+}
+
+async function stopQuietly(upstream: UpstreamProcess | null, logger: Logger): Promise<void> {
+  try {
+    await upstream?.stop();
+  } catch (e) {
+    logger.warn({ err: e }, "could not stop the upstream provider");
+  }
+}
