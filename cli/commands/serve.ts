@@ -8,6 +8,9 @@ import { SessionsReader } from "../../stores/infinity-files/sessions.js";
 import { announcePort, fileLogger, installShutdown, isEmbedded } from "../../toolsets/rap/command-server.js";
 import { startRapServer } from "../../toolsets/rap/server.js";
 import { SqliteRootContexts } from "../../stores/sqlite/root-contexts.js";
+import { SqliteTraceStore } from "../../stores/sqlite/trace-store.js";
+import { startContextHookServer } from "../../context-hook/grpc/server.js";
+import { memoryPrefixBuilder } from "../../context-hook/provider-proxy/builder.js";
 import { memoryToolset } from "../../toolsets/memory/tools.js";
 import { dataHome, loadConfig, openMemory } from "../context.js";
 import { rapJson, serverEntry, commandEntry } from "../rap-json.js";
@@ -26,6 +29,7 @@ interface ServeOptions {
   user?: string;
   log?: string;
   sessionsFrom?: string[];
+  grpc?: string;
 }
 
 export function registerServe(program: Command): void {
@@ -43,6 +47,7 @@ export function registerServe(program: Command): void {
       "conversations for session_search: infinity-home:DIR (the daemon's files) or sqlite:FILE; default: the daemon home ($INFINITY_HOME or ~/.infinity) when it exists",
     )
     .option("--user <id>", "user id for invocations that carry none")
+    .option("--grpc <address>", "also serve the ContextHook gRPC service (for a patched daemon) on HOST:PORT or unix:/path.sock")
     .option("--log <file>", "log file")
     .action(async (o: ServeOptions) => {
       await serve(o);
@@ -98,6 +103,16 @@ async function serve(o: ServeOptions): Promise<void> {
     port: embedded ? 0 : Number(o.port ?? DEFAULT_PORT),
     logger,
   });
+  // The gRPC ContextHook (for a daemon patched with ThreadConfigSource::prompt_prefix).
+  const grpc = o.grpc
+    ? await startContextHookServer({
+        builder: await memoryPrefixBuilder({ memory: ctx, logger }),
+        traces: new SqliteTraceStore(ctx.db),
+        address: o.grpc,
+        logger,
+      })
+    : null;
+  if (grpc) logger.info({ address: grpc.address }, "ContextHook gRPC service listening");
   const sweep = setInterval(() => {
     ctx.service.expireDue("system").catch((e: unknown) => logger.warn({ err: e }, "expiry sweep failed"));
   }, EXPIRY_SWEEP_MS);
@@ -105,6 +120,7 @@ async function serve(o: ServeOptions): Promise<void> {
 
   installShutdown(async () => {
     clearInterval(sweep);
+    await grpc?.close({ graceMs: 2000 });
     sources.close();
     await server.close({ graceMs: 5000 });
     ctx.close();
@@ -119,7 +135,9 @@ async function serve(o: ServeOptions): Promise<void> {
   logger.info({ url: server.url, db: ctx.dbPath }, "standalone server ready");
   process.stdout.write(
     `infinity-memory: "${o.toolset}" toolset listening on ${server.url}\n` +
-      `database: ${ctx.dbPath}\nlog: ${o.log ?? "stderr"}\n\n` +
+      `database: ${ctx.dbPath}\nlog: ${o.log ?? "stderr"}\n` +
+      (grpc ? `ContextHook gRPC: ${grpc.address}\n` : "") +
+      `\n` +
       `Add it to Infinity in ~/.infinity/rap.json (or {project}/.infinity/rap.json), either as this running server:\n` +
       `${rapJson([serverEntry(o.toolset, server.url)])}\n\n` +
       `or as a command server the daemon starts per session:\n${rapJson([commandEntry(o.toolset)])}\n`,
