@@ -52,7 +52,17 @@ function norm(w: string): string {
   return w.replace(/s$/u, "");
 }
 
-/** Query words this memory contains (plural-insensitive; a shared prefix of 4+ letters counts). */
+function commonPrefix(a: string, b: string): number {
+  let i = 0;
+  while (i < a.length && i < b.length && a[i] === b[i]) i++;
+  return i;
+}
+
+/**
+ * Query words this memory contains, loosely stemmed: plural-insensitive; a shorter word of 4+
+ * letters that starts the longer one; or a shared stem of 5+ letters covering most of the shorter
+ * word ("indentation" / "indented").
+ */
 export function matchedTerms(queryTerms: string[], content: string): string[] {
   const words = new Set(contentWords(content).map(norm));
   const out: string[] = [];
@@ -60,7 +70,8 @@ export function matchedTerms(queryTerms: string[], content: string): string[] {
     const q = norm(t);
     for (const w of words) {
       const [short, long] = q.length <= w.length ? [q, w] : [w, q];
-      if (short === long || (short.length >= 4 && long.startsWith(short))) {
+      const p = commonPrefix(short, long);
+      if (short === long || (short.length >= 4 && p === short.length) || (p >= 5 && p >= 0.7 * short.length)) {
         out.push(t);
         break;
       }

@@ -289,7 +289,9 @@ export function memoryToolset(deps: MemoryToolsetDeps): Toolset {
           origin,
           `forget by query, confirmed by the person`,
         );
-        return { text: `Forgot ${matches.length} memor${matches.length === 1 ? "y" : "ies"} matching "${a.query}" (${purged.length} versions removed).` };
+        return {
+          text: `Forgot ${matches.length} memor${matches.length === 1 ? "y" : "ies"} matching "${a.query}" (${purged.length} version${purged.length === 1 ? "" : "s"} removed).`,
+        };
       },
     }),
     defineTool({
