@@ -1,7 +1,7 @@
 // `npm run bench`: latency and throughput of the memory toolset on real SQLite files and a real
 // RAP server. Prints one JSON object (last stdout line) and writes it to bench/results/.
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import http from "node:http";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
@@ -15,6 +15,10 @@ import { recordScopeFor, type RequestScope } from "../core/memory/scope.js";
 import { contentHash } from "../core/memory/write-policy.js";
 import { openMemory, type MemoryContext } from "../cli/context.js";
 import { memoryText, queryText, rng } from "./corpus.js";
+import { makeSessionSearch, openSources } from "../cli/sessions.js";
+import { SqliteConversationStore } from "../stores/sqlite/conversation-store.js";
+import { SqliteStateStore } from "../stores/sqlite/state-store.js";
+import type { InfinityMessage } from "../stores/traits.js";
 import { MemoryPrefixBuilder } from "../core/retrieval/prefix.js";
 import { loadTokenCounter } from "../core/retrieval/tokens.js";
 
@@ -26,6 +30,7 @@ for (let i = 2; i < process.argv.length; i++) {
 const SIZES = (args.get("sizes") ?? "10000,100000").split(",").map(Number);
 const QUERIES = Number(args.get("queries") ?? 500);
 const USERS = Number(args.get("users") ?? 1);
+const SESSION_SIZES = (args.get("session-sizes") ?? "100000").split(",").map(Number);
 
 function pct(sorted: number[], p: number): number {
   if (sorted.length === 0) return 0;
@@ -122,6 +127,67 @@ async function prefixBench(ctx: MemoryContext, n: number) {
     tokens += p.tokensUsed;
   }
   return { records: n, builds: QUERIES, mean_items: Math.round((items / QUERIES) * 10) / 10, mean_tokens: Math.round(tokens / QUERIES), latency_ms: summary(lat) };
+}
+
+/** Session search at `n` messages: index build rate, then query latency through SessionSearch. */
+async function sessionBench(dir: string, n: number) {
+  const ctx = openMemory({ dbPath: join(dir, "sessions.db"), config: defaultConfig({ localUser: "bench" }), env: {} });
+  const conv = new SqliteConversationStore(ctx.db);
+  const state = new SqliteStateStore(ctx.db);
+  const r = rng(5);
+  const PER_THREAD = 100;
+  const threads = Math.ceil(n / PER_THREAD);
+  for (let t = 0; t < threads; t++) {
+    const id = `session-${t}`;
+    await conv.ensureRootThread(id);
+    await state.setMetadata(id, { user_id: `user-${t % 10}` });
+    const msgs: [InfinityMessage, string][] = [];
+    for (let i = 0; i < PER_THREAD; i++) {
+      const text = memoryText(t * PER_THREAD + i, r);
+      msgs.push([i % 2 === 0 ? { kind: "user", content: { type: "text", text } } : { kind: "assistant", content: { text } }, `${id}-m${i}`]);
+    }
+    await conv.appendMessages(id, msgs);
+  }
+  const source = openSources([`sqlite:${ctx.dbPath}`], ctx.db, ctx.dbPath);
+  const search = makeSessionSearch(ctx.db, source.sources, ctx.clock, "bench");
+  const t0 = performance.now();
+  await search.refresh(true);
+  const indexMs = performance.now() - t0;
+  const t1 = performance.now();
+  await search.refresh(true);
+  const noopRefreshMs = performance.now() - t1;
+  const q = rng(77);
+  const lat: number[] = [];
+  let hits = 0;
+  for (let i = 0; i < QUERIES; i++) {
+    const t = performance.now();
+    const m = await search.search(`user-${i % 10}`, { query: queryText(q), limit: 5, window: 1 });
+    lat.push(performance.now() - t);
+    hits += m.length;
+  }
+  source.close();
+  ctx.close();
+  return {
+    messages: threads * PER_THREAD,
+    threads,
+    index_messages_per_second: Math.round(((threads * PER_THREAD) / indexMs) * 1000),
+    unchanged_refresh_ms: Math.round(noopRefreshMs * 10) / 10,
+    queries: QUERIES,
+    mean_matches: Math.round((hits / QUERIES) * 10) / 10,
+    latency_ms: summary(lat),
+  };
+}
+
+/** The provider proxy's own benchmark (a separate script), folded into this report. */
+function proxyBench(): unknown {
+  const script = join(dirname(fileURLToPath(import.meta.url)), "proxy-overhead.js");
+  const r = spawnSync(process.execPath, [script], { encoding: "utf8", timeout: 300_000 });
+  const last = r.stdout.trim().split("\n").at(-1) ?? "";
+  try {
+    return JSON.parse(last) as unknown;
+  } catch {
+    return { error: `proxy-overhead failed (${r.status}): ${r.stderr.slice(-300)}` };
+  }
 }
 
 async function rememberBench(ctx: MemoryContext, count: number) {
@@ -268,6 +334,15 @@ async function main() {
     out.search = search;
     out.prefix = prefix;
     out.ack = await ackBench(root);
+    const sessions: unknown[] = [];
+    for (const n of SESSION_SIZES) {
+      const dir = join(root, `sessions-${n}`);
+      mkdirSync(dir);
+      sessions.push(await sessionBench(dir, n));
+      process.stderr.write(`session search at ${n} messages done\n`);
+    }
+    out.session_search = sessions;
+    out.proxy = proxyBench();
     out.rss_mb = Math.round(process.memoryUsage().rss / 1e6);
   } finally {
     rmSync(root, { recursive: true, force: true });
