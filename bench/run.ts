@@ -295,6 +295,24 @@ async function ackBench(dir: string) {
     completions.push(performance.now() - start);
   }
   const totalMs = performance.now() - t0;
+
+  // Acks while 200 calls are in flight: 200 forget-by-query calls wait on the person (their
+  // user_choice is never answered), then invocations arrive one at a time, as one thread's steps do.
+  for (let i = 0; i < CONCURRENCY; i++) {
+    await post(
+      server.port,
+      "/invoke",
+      JSON.stringify({ operation: "memory_forget", arguments: { query: queryText(r) }, id: `tooluse_wait_${i}`, call_id: null, callback_url: `http://127.0.0.1:${cbPort}`, group_id: `waiting-${i}`, thread_ancestors: null }),
+      agent,
+    );
+  }
+  const inFlightAcks: number[] = [];
+  for (let i = 0; i < 300; i++) {
+    const body = JSON.stringify({ operation: "memory_search", arguments: { query: queryText(r) }, id: `tooluse_seq_${i}`, call_id: null, callback_url: `http://127.0.0.1:${cbPort}`, group_id: `seq-${i % 10}`, thread_ancestors: null });
+    const t = performance.now();
+    await post(server.port, "/invoke", body, agent);
+    inFlightAcks.push(performance.now() - t);
+  }
   await server.stop();
   agent.destroy();
   listener.close();
@@ -309,6 +327,7 @@ async function ackBench(dir: string) {
     ack_latency_ms: summary(acks),
     server_side_ack_ms: summary(serverAcks),
     round_to_all_results_ms: summary(completions),
+    sequential_ack_with_200_in_flight_ms: summary(inFlightAcks),
     invocations_per_second: Math.round(((CONCURRENCY * ROUNDS) / totalMs) * 1000),
   };
 }
