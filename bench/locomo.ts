@@ -11,6 +11,7 @@ import type { RequestScope } from "../core/memory/scope.js";
 import { MemoryService } from "../core/memory/service.js";
 import { openDatabase } from "../stores/sqlite/database.js";
 import { SqliteMemoryStore } from "../stores/sqlite/memory-store.js";
+import { percentile } from "./stats.js";
 import { SqliteToggleStore } from "../stores/sqlite/toggle-store.js";
 import { MemoryPrefixBuilder } from "../core/retrieval/prefix.js";
 import { loadTokenCounter } from "../core/retrieval/tokens.js";
@@ -101,12 +102,6 @@ function sessionsOf(conv: Record<string, unknown>): { n: number; date: number | 
 
 export function turnText(t: Turn): string {
   return `${t.speaker}: ${t.text}${t.blip_caption ? ` [image: ${t.blip_caption}]` : ""}`;
-}
-
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return 0;
-  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
-  return sorted[i]!;
 }
 
 const round1 = (x: number) => Math.round(x * 10) / 10;

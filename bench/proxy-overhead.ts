@@ -17,6 +17,8 @@ import { newId } from "../core/ids.js";
 import type { NewMemory } from "../core/memory/record.js";
 import { recordScopeFor, type RequestScope } from "../core/memory/scope.js";
 import { contentHash } from "../core/memory/write-policy.js";
+import { seedMemories } from "./seed.js";
+import { summary } from "./stats.js";
 import { memoryText, queryText, rng } from "./corpus.js";
 
 const ROOT_DIR = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
@@ -37,15 +39,9 @@ const CALLS = Number(args.get("calls") ?? 300);
 const MEMORIES = Number(args.get("memories") ?? 10_000);
 const WARMUP = 30;
 
-function pct(sorted: number[], p: number): number {
-  if (sorted.length === 0) return 0;
-  const v = sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
-  return Math.round(v * 1000) / 1000;
-}
-
 function stats(xs: number[]) {
-  const s = [...xs].sort((a, b) => a - b);
-  return { p50: pct(s, 50), p95: pct(s, 95) };
+  const { p50, p95 } = summary(xs);
+  return { p50, p95 };
 }
 
 interface Proc {
@@ -102,37 +98,10 @@ async function seed(dbPath: string, n: number): Promise<void> {
   const ctx = openMemory({ dbPath, config: defaultConfig({ localUser: "local" }), env: {} });
   const r = rng(7);
   const req: RequestScope = { user: "dana", project: "/work/projects/alpha", session: ROOT, thread: ROOT, ancestors: [] };
-  const pending: Promise<unknown>[] = [];
-  ctx.db.transaction(() => {
-    for (let i = 0; i < n; i++) {
-      const content = memoryText(i, r);
-      const level = i % 5 === 0 ? "project" : "user";
-      const at = 1_700_000_000_000 + i;
-      const rec: NewMemory = {
-        id: newId("mem", at),
-        lineageId: "",
-        scope: recordScopeFor(req, level),
-        kind: level === "project" ? "project" : "fact",
-        content,
-        tags: [],
-        trust: "model_inferred",
-        confidence: 0.7,
-        status: "active",
-        flags: [],
-        version: 1,
-        supersedes: null,
-        validFrom: null,
-        validTo: null,
-        createdAt: at,
-        expiresAt: null,
-        contentHash: contentHash(content),
-        source: { threadId: ROOT, messageIds: [], toolCallId: `seed-${i}`, actor: "model", at },
-      };
-      rec.lineageId = rec.id;
-      pending.push(ctx.store.insert(rec, { at, actor: "bench", action: "create", targetKind: "memory", targetId: rec.id, detail: {} }));
-    }
-  }).immediate();
-  await Promise.all(pending);
+  await seedMemories(ctx, n, (i) => {
+    const level = i % 5 === 0 ? "project" : "user";
+    return { scope: req, level, kind: level === "project" ? "project" : "fact", content: memoryText(i, r), at: 1_700_000_000_000 + i };
+  });
   ctx.close();
 }
 

@@ -9,12 +9,11 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fixedClock } from "../core/clock.js";
 import { defaultConfig } from "../core/config.js";
-import { newId } from "../core/ids.js";
-import type { NewMemory } from "../core/memory/record.js";
-import { recordScopeFor, type RequestScope } from "../core/memory/scope.js";
-import { contentHash } from "../core/memory/write-policy.js";
+import type { RequestScope } from "../core/memory/scope.js";
 import { openMemory, type MemoryContext } from "../cli/context.js";
 import { memoryText, queryText, rng } from "./corpus.js";
+import { seedMemories } from "./seed.js";
+import { summary } from "./stats.js";
 import { makeSessionSearch, openSources } from "../cli/sessions.js";
 import { SqliteConversationStore } from "../stores/sqlite/conversation-store.js";
 import { SqliteStateStore } from "../stores/sqlite/state-store.js";
@@ -32,63 +31,19 @@ const QUERIES = Number(args.get("queries") ?? 500);
 const USERS = Number(args.get("users") ?? 1);
 const SESSION_SIZES = (args.get("session-sizes") ?? "100000").split(",").map(Number);
 
-function pct(sorted: number[], p: number): number {
-  if (sorted.length === 0) return 0;
-  const v = sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
-  return Math.round(v * 1000) / 1000;
-}
-
-function summary(xs: number[]) {
-  const s = [...xs].sort((a, b) => a - b);
-  return { n: s.length, p50: pct(s, 50), p95: pct(s, 95), p99: pct(s, 99), max: pct(s, 100) };
-}
-
 function scopeFor(u: number, i: number): RequestScope {
   const session = `s-${u}-${i % 50}`;
   return { user: `user-${u}`, project: `/work/project-${u % 3}`, session, thread: session, ancestors: [] };
 }
 
-/** Bulk-load `n` memories (policy-free fast path inside one transaction per batch). */
+/** Bulk-load `n` memories (policy-free fast path, one commit per batch). */
 async function load(ctx: MemoryContext, n: number, seed: number): Promise<number> {
   const r = rng(seed);
   const t0 = performance.now();
-  const BATCH = 5000;
-  for (let start = 0; start < n; start += BATCH) {
-    const batch: Promise<unknown>[] = [];
-    // store.insert runs its SQL synchronously; the outer transaction turns the per-record
-    // transactions into savepoints, so a batch costs one commit.
-    ctx.db.transaction(() => {
-      for (let i = start; i < Math.min(n, start + BATCH); i++) {
-        const u = i % USERS;
-        const req = scopeFor(u, i);
-        const content = memoryText(i, r);
-        const level = i % 5 === 0 ? "project" : "user";
-        const rec: NewMemory = {
-          id: newId("mem", 1_700_000_000_000 + i),
-          lineageId: "",
-          scope: recordScopeFor(req, level),
-          kind: level === "project" ? "project" : "fact",
-          content,
-          tags: [],
-          trust: "model_inferred",
-          confidence: 0.7,
-          status: "active",
-          flags: [],
-          version: 1,
-          supersedes: null,
-          validFrom: null,
-          validTo: null,
-          createdAt: 1_700_000_000_000 + i,
-          expiresAt: null,
-          contentHash: contentHash(content),
-          source: { threadId: req.thread, messageIds: [], toolCallId: `bulk-${i}`, actor: "model", at: 1_700_000_000_000 + i },
-        };
-        rec.lineageId = rec.id;
-        batch.push(ctx.store.insert(rec, { at: rec.createdAt, actor: "bench", action: "create", targetKind: "memory", targetId: rec.id, detail: {} }));
-      }
-    }).immediate();
-    await Promise.all(batch);
-  }
+  await seedMemories(ctx, n, (i) => {
+    const level = i % 5 === 0 ? "project" : "user";
+    return { scope: scopeFor(i % USERS, i), level, kind: level === "project" ? "project" : "fact", content: memoryText(i, r), at: 1_700_000_000_000 + i };
+  });
   return performance.now() - t0;
 }
 
