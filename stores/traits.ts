@@ -47,7 +47,7 @@ export interface SearchQuery {
   includeFlagged: boolean;
   now: number;
   limit: number;
-  /** skip the trigram channel (exact-word lookups such as conflict detection) */
+  /** skip the trigram channel and the neighbour context: a record's own words only (conflicts) */
   wordsOnly?: boolean;
 }
 
@@ -353,4 +353,162 @@ export interface SessionIndexStore {
   /** remove (and never re-index) this user's messages that contain any of these texts */
   purgeContaining(user: string, texts: string[]): Promise<number>;
   counts(): Promise<{ threads: number; messages: number }>;
+}
+
+// ---- skill catalog (core/skills) ----
+
+import type { SkillFile } from "../core/skills/skill-md.js";
+import type {
+  NewSkillVersion,
+  Skill,
+  SkillGrant,
+  SkillSearchHit,
+  SkillStatus,
+  SkillToggle,
+  SkillVersion,
+} from "../core/skills/version.js";
+
+export type SkillAuditAction =
+  | "propose"
+  | "publish"
+  | "reject"
+  | "rollback"
+  | "pin"
+  | "unpin"
+  | "grant"
+  | "revoke"
+  | "enable"
+  | "disable"
+  | "feedback";
+
+/** An audit_log row about a skill (target_kind 'skill'; target_id the skill name). */
+export interface SkillAuditEntry {
+  at: number;
+  actor: string;
+  action: SkillAuditAction;
+  targetKind: "skill";
+  targetId: string;
+  detail: Record<string, unknown>;
+}
+
+export interface SkillStore {
+  skillByName(name: string): Promise<Skill | null>;
+  skillById(id: string): Promise<Skill | null>;
+  listSkills(): Promise<Skill[]>;
+  version(id: string): Promise<SkillVersion | null>;
+  versionsOf(skillId: string): Promise<SkillVersion[]>;
+  versionByHash(skillId: string, contentHash: string): Promise<SkillVersion | null>;
+  filesOf(versionId: string): Promise<SkillFile[]>;
+  /** create the skill when new, then the version and its files; one transaction */
+  insertVersion(v: NewSkillVersion, ids: { skillId: string; versionId: string }, audit: SkillAuditEntry): Promise<SkillVersion>;
+  /**
+   * Move the published pointer from `expectedFrom` to `to` atomically: `to` gets `toStatus`, the
+   * old version `fromStatus`, the search index follows. Fails with StoreError("constraint") when
+   * the pointer is no longer `expectedFrom` (someone else moved it). A publish pushes `to` on the
+   * publication stack; a rollback pops the old version off it.
+   */
+  movePointer(
+    skillId: string,
+    move: { expectedFrom: string | null; to: string; toStatus: SkillStatus; fromStatus: SkillStatus; kind: "publish" | "rollback" },
+    audit: SkillAuditEntry,
+  ): Promise<void>;
+  setStatus(versionId: string, status: SkillStatus, audit: SkillAuditEntry): Promise<void>;
+  setPinned(skillId: string, pinned: boolean, audit: SkillAuditEntry): Promise<void>;
+  grantsOf(skillId: string): Promise<SkillGrant[]>;
+  grant(skillId: string, tools: string[], grantedBy: string, audit: SkillAuditEntry): Promise<void>;
+  setToggle(t: SkillToggle, value: boolean | null, audit: SkillAuditEntry): Promise<void>;
+  /** every setting whose (level, key) is one of these */
+  togglesFor(scopes: { level: SkillToggle["level"]; key: string }[]): Promise<SkillToggle[]>;
+  recordView(versionId: string): Promise<void>;
+  /** add one trial (pass or fail) and store the new η; returns the updated version */
+  recordTrial(
+    versionId: string,
+    trial: { passed: boolean; note: string | null; threadId: string | null; at: number },
+    eta: (passes: number, trials: number) => number,
+    audit: SkillAuditEntry,
+  ): Promise<SkillVersion>;
+  /** published, unflagged versions with η > minEta whose name/description match; never `excludeSkillIds` */
+  search(q: { match: string; minEta: number; excludeSkillIds: string[]; limit: number }): Promise<SkillSearchHit[]>;
+  auditOf(name: string, limit: number): Promise<(SkillAuditEntry & { seq: number })[]>;
+}
+
+// ---- learning loop (core/learning) ----
+
+import type {
+  CandidateDisposition,
+  EpisodeDraft,
+  EpisodeSource,
+  LearningEvent,
+  QueueItem,
+  RewardSignal,
+  ScoredStep,
+  SignalKind,
+  StoredEpisode,
+  StoredSignal,
+  TaskFeedback,
+} from "../core/learning/types.js";
+
+export interface LearningStore {
+  /**
+   * Insert or update the episode keyed by (source, thread, startOrd) with its steps, message
+   * edges and derived signals (kinds in `derivedKinds` are replaced; explicit and rubric ones are
+   * kept), in one transaction. `changed` is false when the stored content hash was the same.
+   */
+  upsertEpisode(
+    draft: EpisodeDraft,
+    derived: RewardSignal[],
+    derivedKinds: SignalKind[],
+    newId: string,
+    at: number,
+  ): Promise<{ episode: StoredEpisode; changed: boolean; created: boolean }>;
+  episode(id: string): Promise<StoredEpisode | null>;
+  episodesOfThread(source: EpisodeSource, threadId: string): Promise<StoredEpisode[]>;
+  /**
+   * Where an incremental rebuild begins: the start of the thread's last episode, or of an earlier
+   * one whose processing did not finish (candidates not done); null when none is stored.
+   */
+  resumeOrd(source: EpisodeSource, threadId: string): Promise<number | null>;
+  stepsOf(episodeId: string): Promise<ScoredStep[]>;
+  /** the episode of a thread whose steps include this tool call */
+  episodeOfCall(threadId: string, callId: string): Promise<StoredEpisode | null>;
+  /** store a signal; false when one with the same dedup key exists */
+  addSignal(episodeId: string, signal: RewardSignal): Promise<boolean>;
+  signalsOf(episodeId: string): Promise<StoredSignal[]>;
+  /** store R (null: no signal yet), whether a non-rubric signal backs it, and each step's α and V */
+  setScores(episodeId: string, reward: number | null, grounded: boolean, steps: { idx: number; alpha: number; value: number | null }[], at: number): Promise<void>;
+  setSuppressed(episodeId: string, at: number): Promise<void>;
+  markCandidatesDone(episodeId: string, at: number): Promise<void>;
+  addCandidate(episodeId: string, memoryId: string, disposition: CandidateDisposition, at: number): Promise<void>;
+  candidatesOf(episodeId: string): Promise<{ memoryId: string; disposition: CandidateDisposition }[]>;
+
+  /** keep a task_feedback call; false when this call was recorded before */
+  recordFeedback(fb: TaskFeedback): Promise<boolean>;
+  /** feedback of a thread not yet attached to an episode */
+  unresolvedFeedback(threadId: string): Promise<TaskFeedback[]>;
+  resolveFeedback(threadId: string, callId: string, episodeId: string): Promise<void>;
+
+  /** put a thread on the work queue (again); an already queued thread keeps its place */
+  enqueue(source: EpisodeSource, threadId: string, rootThreadId: string, at: number): Promise<void>;
+  /** lease up to `limit` queued threads whose lease expired, oldest first */
+  claim(now: number, leaseMs: number, limit: number): Promise<QueueItem[]>;
+  /** done: drop it from the queue unless it was enqueued again after `claimedAt` */
+  complete(source: EpisodeSource, threadId: string, claimedAt: number): Promise<void>;
+  /** count a failure; the item is dropped after `maxAttempts` (returns true when dropped) */
+  fail(source: EpisodeSource, threadId: string, error: string, maxAttempts: number, retryAt: number): Promise<boolean>;
+  queueDepth(): Promise<number>;
+
+  cursor(source: string, key: string): Promise<number>;
+  setCursor(source: string, key: string, position: number): Promise<void>;
+
+  event(kind: string, threadId: string | null, episodeId: string | null, detail: Record<string, unknown>, at: number): Promise<void>;
+  events(opts?: { kind?: string; limit?: number }): Promise<LearningEvent[]>;
+}
+
+/** New trace events across all threads, for the learning worker's discovery pass. */
+export interface TraceFeed {
+  /** threads with events of id > afterId (at most `limit` events read), and the last id read */
+  threadsAfter(
+    afterId: number,
+    limit: number,
+  ): Promise<{ lastId: number; threads: { source: TraceSource; threadId: string; rootThreadId: string | null }[] }>;
 }

@@ -331,6 +331,8 @@ export class MemoryService {
       includeFlagged: true,
       now: this.clock.now(),
       limit: this.config.forget.maxByQuery,
+      // What a memory says, not what its neighbours say: a forget must not sweep up bystanders.
+      wordsOnly: true,
     });
     return hits.map((h) => h.record);
   }

@@ -44,7 +44,7 @@ export function schemaVersion(db: Db): number {
 }
 
 export function migrate(db: Db, migrations: Migration[], target?: number): void {
-  const latest = migrations.at(-1)?.version ?? 0;
+  const latest = Math.max(0, ...migrations.map((m) => m.version));
   const goal = target ?? latest;
   const current = schemaVersion(db);
   if (current > latest) {
@@ -53,12 +53,14 @@ export function migrate(db: Db, migrations: Migration[], target?: number): void 
       `database schema version ${current} is newer than this build understands (${latest}); upgrade infinity-memory`,
     );
   }
-  for (const m of migrations) {
+  // In version order whatever order the list was written in.
+  for (const m of [...migrations].sort((a, b) => a.version - b.version)) {
     if (m.version <= current || m.version > goal) continue;
     // BEGIN IMMEDIATE so two processes opening a fresh file do not both migrate it.
     db.transaction(() => {
       if (schemaVersion(db) >= m.version) return;
       db.exec(m.sql);
+      m.up?.(db);
       db.pragma(`user_version = ${m.version}`);
     }).immediate();
   }

@@ -1,7 +1,6 @@
 // SQLite implementation of MemoryStore: records, provenance, tags, edges, audit and the two
 // full-text channels. Every multi-row change runs in one transaction; statements are prepared once.
 import type { Statement } from "better-sqlite3";
-import { cjkBigrams } from "../../core/retrieval/analyze.js";
 import { visibilityKey } from "../../core/memory/scope.js";
 import type {
   MemoryKind,
@@ -29,6 +28,7 @@ import {
 } from "../traits.js";
 import type { Db } from "./database.js";
 import { FtsPlanner } from "./fts-planner.js";
+import { neighbours, refreshNeighbours, writeWordRow } from "./memory-fts.js";
 
 interface MemoryRow {
   rowid: number;
@@ -65,8 +65,8 @@ interface SourceRow {
   at: number;
 }
 
-// Column weights for bm25(memory_fts): content, tags, cjk, vis_key (the scope key never scores).
-const FTS_WEIGHTS = "1.0, 2.0, 1.0, 0.0";
+// Column weights for bm25(memory_fts): content, tags, cjk, context (neighbours + date), vis_key.
+const FTS_WEIGHTS = "1.0, 2.0, 1.0, 0.3, 0.0";
 const RRF_K = 60;
 // The trigram channel runs when the word channel returns fewer hits than this (or than asked).
 const TRIGRAM_WHEN_FEWER = 10;
@@ -99,7 +99,6 @@ export class SqliteMemoryStore implements MemoryStore {
       insertTag: p(`INSERT OR IGNORE INTO memory_tags (memory_rowid, tag) VALUES (?, ?)`),
       insertSource: p(`INSERT INTO memory_sources (memory_rowid, thread_id, tool_call_id, actor, at) VALUES (?, ?, ?, ?, ?)`),
       insertSourceMsg: p(`INSERT INTO memory_source_messages (source_id, ord, message_id) VALUES (?, ?, ?)`),
-      insertFts: p(`INSERT INTO memory_fts (rowid, content, tags, cjk, vis_key) VALUES (?, ?, ?, ?, ?)`),
       insertTri: p(`INSERT INTO memory_tri (rowid, content, vis_key) VALUES (?, ?, ?)`),
       deleteFts: p(`DELETE FROM memory_fts WHERE rowid = ?`),
       deleteTri: p(`DELETE FROM memory_tri WHERE rowid = ?`),
@@ -160,7 +159,9 @@ export class SqliteMemoryStore implements MemoryStore {
     for (const tag of rec.tags) this.st.insertTag!.run(rowid, tag);
     this.insertSourceRow(rowid, rec.source);
     const key = visibilityKey(rec.scope);
-    this.st.insertFts!.run(rowid, rec.content, rec.tags.join(" "), cjkBigrams(rec.content).join(" "), key);
+    writeWordRow(this.db, rowid, true);
+    // The neighbours' context now includes this memory.
+    refreshNeighbours(this.db, neighbours(this.db, rowid));
     this.st.insertTri!.run(rowid, rec.content, key);
     return rowid;
   }
@@ -190,7 +191,10 @@ export class SqliteMemoryStore implements MemoryStore {
       if (!prev || (prev.status !== "active" && prev.status !== "pending")) {
         throw new StoreError("constraint", `memory ${previousId} is not current (status ${prev?.status ?? "missing"})`);
       }
+      const around = neighbours(this.db, prev.rowid);
       this.st.setStatus!.run("superseded", null, next.createdAt, previousId);
+      // The superseded version leaves its neighbours' context (its own row stays for history).
+      refreshNeighbours(this.db, around);
       this.insertRow(next);
       this.st.edge!.run(next.id, previousId, "supersedes", next.createdAt);
       this.writeAudit(audit);
@@ -204,6 +208,9 @@ export class SqliteMemoryStore implements MemoryStore {
       if (!row) throw new StoreError("not_found", `memory ${id} not found`);
       this.insertSourceRow(row.rowid, source);
       this.st.touch!.run(source.at, row.rowid);
+      // A source in another conversation gives it neighbours there too.
+      writeWordRow(this.db, row.rowid);
+      refreshNeighbours(this.db, neighbours(this.db, row.rowid));
       this.writeAudit(audit);
     }).immediate();
   }
@@ -211,8 +218,11 @@ export class SqliteMemoryStore implements MemoryStore {
   async setStatus(id: string, status: MemoryStatus, trust: Trust | null, audit: AuditEntry): Promise<MemoryRecord> {
     if (status === "deleted") throw new StoreError("constraint", "use forget() to delete a memory");
     this.db.transaction(() => {
-      const info = this.st.setStatus!.run(status, trust, audit.at, id);
-      if (info.changes === 0) throw new StoreError("not_found", `memory ${id} not found`);
+      const row = this.st.byId!.get(id) as MemoryRow | undefined;
+      if (!row) throw new StoreError("not_found", `memory ${id} not found`);
+      const around = neighbours(this.db, row.rowid);
+      this.st.setStatus!.run(status, trust, audit.at, id);
+      refreshNeighbours(this.db, [...around, ...neighbours(this.db, row.rowid)]);
       this.writeAudit(audit);
     }).immediate();
     return this.mustGet(id);
@@ -220,10 +230,13 @@ export class SqliteMemoryStore implements MemoryStore {
 
   async forget(ids: string[], audit: AuditEntry): Promise<string[]> {
     const purged: string[] = [];
+    const around = new Set<number>();
     this.db.transaction(() => {
       for (const id of ids) {
         const row = this.st.byId!.get(id) as MemoryRow | undefined;
         if (!row || row.status === "deleted") continue;
+        // Neighbours carry this memory's text in their context: collected before the sources go.
+        for (const n of neighbours(this.db, row.rowid)) around.add(n);
         this.st.deleteFts!.run(row.rowid);
         this.st.deleteTri!.run(row.rowid);
         this.st.deleteTags!.run(row.rowid);
@@ -231,6 +244,7 @@ export class SqliteMemoryStore implements MemoryStore {
         this.st.purge!.run(audit.at, row.rowid);
         purged.push(id);
       }
+      refreshNeighbours(this.db, around);
       this.writeAudit({ ...audit, detail: { ...audit.detail, ids: purged } });
     }).immediate();
     // Old page images of the purged rows live on in the WAL until a checkpoint rewrites them;
@@ -407,7 +421,8 @@ export class SqliteMemoryStore implements MemoryStore {
     const lex = q.query;
     const plan = this.planner.plan(lex.terms, lex.cjk, keys, q.now);
     const wordParts: string[] = [];
-    if (plan.terms.length > 0) wordParts.push(`{content tags}: ${orGroup(plan.terms)}`);
+    const cols = q.wordsOnly ? "{content tags}" : "{content tags context}";
+    if (plan.terms.length > 0) wordParts.push(`${cols}: ${orGroup(plan.terms)}`);
     if (plan.cjk.length > 0) wordParts.push(`cjk: ${orGroup(plan.cjk)}`);
     const depth = Math.max(q.limit, 10);
     const lexical = wordParts.length > 0 ? this.channel("memory_fts", wordParts.join(" OR "), q, keys, depth, plan) : [];

@@ -1,10 +1,14 @@
 // Numbered, transactional schema migrations. Append only: a released step is never edited;
 // a change is a new step. `PRAGMA user_version` holds the schema version.
+import { rebuildWordIndex } from "./memory-fts.js";
+import type { Db } from "./database.js";
 
 export interface Migration {
   version: number;
   name: string;
   sql: string;
+  /** data steps SQL cannot express (run after `sql`, in the same transaction) */
+  up?: (db: Db) => void;
 }
 
 export const MIGRATIONS: Migration[] = [
@@ -321,5 +325,245 @@ CREATE TABLE root_contexts (
   updated_at INTEGER NOT NULL
 ) STRICT, WITHOUT ROWID;
 `,
+  },
+  {
+    version: 6,
+    name: "skill catalog: skills, immutable versions, files, grants, toggles, trials, search index",
+    sql: `
+-- A skill is a name and a pointer to its published version; versions never change content.
+CREATE TABLE skills (
+  rowid INTEGER PRIMARY KEY,
+  id TEXT NOT NULL UNIQUE,
+  name TEXT NOT NULL UNIQUE,
+  published_version_id TEXT,
+  pinned INTEGER NOT NULL DEFAULT 0 CHECK (pinned IN (0,1)),
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+) STRICT;
+
+CREATE TABLE skill_versions (
+  id TEXT PRIMARY KEY,
+  skill_id TEXT NOT NULL REFERENCES skills(id),
+  seq INTEGER NOT NULL,
+  content_hash TEXT NOT NULL,
+  description TEXT NOT NULL,
+  frontmatter TEXT NOT NULL CHECK (json_valid(frontmatter)),
+  body TEXT NOT NULL,
+  allowed_tools TEXT NOT NULL CHECK (json_valid(allowed_tools)),
+  author TEXT NOT NULL CHECK (author IN ('human','agent','import')),
+  author_ref TEXT,
+  parent_id TEXT REFERENCES skill_versions(id),
+  trust TEXT NOT NULL CHECK (trust IN ('user_written','agent_proposed','imported')),
+  status TEXT NOT NULL CHECK (status IN ('candidate','probationary','active','retired','rejected')),
+  flags TEXT NOT NULL DEFAULT '[]' CHECK (json_valid(flags)),
+  eta REAL NOT NULL CHECK (eta >= 0 AND eta <= 1),
+  trials INTEGER NOT NULL DEFAULT 0,
+  passes INTEGER NOT NULL DEFAULT 0,
+  views INTEGER NOT NULL DEFAULT 0,
+  uses INTEGER NOT NULL DEFAULT 0,
+  successes INTEGER NOT NULL DEFAULT 0,
+  failures INTEGER NOT NULL DEFAULT 0,
+  created_at INTEGER NOT NULL,
+  published_at INTEGER,
+  -- position on the skill's publication stack: a publish pushes, a rollback pops the current one
+  live_order INTEGER,
+  UNIQUE (skill_id, seq),
+  UNIQUE (skill_id, content_hash)
+) STRICT;
+
+CREATE TABLE skill_files (
+  version_id TEXT NOT NULL REFERENCES skill_versions(id),
+  path TEXT NOT NULL,
+  content TEXT NOT NULL,
+  PRIMARY KEY (version_id, path)
+) STRICT, WITHOUT ROWID;
+
+-- The permission ceiling: tools a person granted the skill; a version's allowed-tools must fit.
+CREATE TABLE skill_grants (
+  skill_id TEXT NOT NULL REFERENCES skills(id),
+  tool TEXT NOT NULL,
+  granted_by TEXT NOT NULL,
+  at INTEGER NOT NULL,
+  PRIMARY KEY (skill_id, tool)
+) STRICT, WITHOUT ROWID;
+
+-- Enable/disable per scope; scope_key is "level:value" so one index lookup finds a request's rows.
+CREATE TABLE skill_toggles (
+  skill_id TEXT NOT NULL REFERENCES skills(id),
+  scope_key TEXT NOT NULL,
+  level TEXT NOT NULL CHECK (level IN ('user','project','session','thread')),
+  enabled INTEGER NOT NULL CHECK (enabled IN (0,1)),
+  updated_at INTEGER NOT NULL,
+  PRIMARY KEY (scope_key, skill_id)
+) STRICT, WITHOUT ROWID;
+
+CREATE TABLE skill_trials (
+  id INTEGER PRIMARY KEY,
+  version_id TEXT NOT NULL REFERENCES skill_versions(id),
+  passed INTEGER NOT NULL CHECK (passed IN (0,1)),
+  note TEXT,
+  thread_id TEXT,
+  at INTEGER NOT NULL
+) STRICT;
+CREATE INDEX skill_trials_version ON skill_trials (version_id, id);
+
+-- Name + description of each skill's published version only (rowid = skills.rowid): an
+-- unpublished candidate is invisible to search by construction.
+CREATE VIRTUAL TABLE skill_fts USING fts5(
+  name, description,
+  tokenize = 'porter unicode61 remove_diacritics 2'
+);
+`,
+  },
+  {
+    version: 7,
+    name: "daily model-call budget of the learning loop's LLM",
+    sql: `
+-- One row per UTC day (YYYY-MM-DD): calls taken so far. Shared by every process on the database.
+CREATE TABLE llm_budget (
+  day TEXT PRIMARY KEY,
+  calls INTEGER NOT NULL CHECK (calls >= 0)
+) STRICT, WITHOUT ROWID;
+`,
+  },
+  {
+    version: 8,
+    name: "learning loop: episodes, steps, reward signals, feedback, candidates, work queue, events",
+    sql: `
+-- One task in one thread: a user message up to the final answer with no pending call. Keyed by
+-- where it was read from and the runtime's own order of its first message, so re-ingesting a
+-- thread updates the same rows. Texts are excerpts; raw payloads are never kept.
+CREATE TABLE learning_episodes (
+  id TEXT PRIMARY KEY,
+  source TEXT NOT NULL,
+  thread_id TEXT NOT NULL,
+  root_thread_id TEXT NOT NULL,
+  start_ord INTEGER NOT NULL CHECK (start_ord >= 0),
+  end_ord INTEGER NOT NULL,
+  state TEXT NOT NULL CHECK (state IN ('open','done','interrupted')),
+  task TEXT NOT NULL,
+  final_excerpt TEXT,
+  reward REAL CHECK (reward IS NULL OR (reward >= -1 AND reward <= 1)),
+  -- 1 when some signal other than the LLM rubric backs the reward
+  grounded INTEGER NOT NULL DEFAULT 0 CHECK (grounded IN (0,1)),
+  suppressed INTEGER NOT NULL DEFAULT 0 CHECK (suppressed IN (0,1)),
+  candidates_done INTEGER NOT NULL DEFAULT 0 CHECK (candidates_done IN (0,1)),
+  content_hash TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  UNIQUE (source, thread_id, start_ord)
+) STRICT;
+CREATE INDEX learning_episodes_thread ON learning_episodes (thread_id, start_ord);
+
+CREATE TABLE learning_steps (
+  episode_id TEXT NOT NULL REFERENCES learning_episodes(id) ON DELETE CASCADE,
+  idx INTEGER NOT NULL CHECK (idx >= 0),
+  ord INTEGER NOT NULL,
+  tool TEXT NOT NULL,
+  call_id TEXT,
+  args_digest TEXT NOT NULL,
+  args_shape TEXT NOT NULL,
+  outcome TEXT NOT NULL CHECK (outcome IN ('ok','error','pending')),
+  verdict TEXT CHECK (verdict IS NULL OR verdict IN ('pass','fail')),
+  excerpt TEXT NOT NULL,
+  latency_ms INTEGER,
+  alpha REAL NOT NULL CHECK (alpha >= 0 AND alpha <= 1),
+  value REAL CHECK (value IS NULL OR (value >= -1 AND value <= 1)),
+  PRIMARY KEY (episode_id, idx)
+) STRICT, WITHOUT ROWID;
+
+-- Provenance: the messages an episode was built from (edges, not JSON arrays).
+CREATE TABLE learning_episode_messages (
+  episode_id TEXT NOT NULL REFERENCES learning_episodes(id) ON DELETE CASCADE,
+  ord INTEGER NOT NULL,
+  message_id TEXT NOT NULL,
+  role TEXT NOT NULL,
+  PRIMARY KEY (episode_id, ord)
+) STRICT, WITHOUT ROWID;
+CREATE INDEX learning_episode_messages_id ON learning_episode_messages (message_id);
+
+-- Every reward signal with its source and weight. Derived signals (outcome, tool errors, user
+-- reactions) are recomputed when the episode is rebuilt; explicit and rubric ones are kept.
+CREATE TABLE learning_signals (
+  id INTEGER PRIMARY KEY,
+  episode_id TEXT NOT NULL REFERENCES learning_episodes(id) ON DELETE CASCADE,
+  kind TEXT NOT NULL CHECK (kind IN ('explicit','outcome','tool_error','user_reaction','rubric')),
+  source TEXT NOT NULL,
+  value REAL NOT NULL CHECK (value >= -1 AND value <= 1),
+  weight REAL NOT NULL CHECK (weight >= 0),
+  note TEXT,
+  dedup_key TEXT NOT NULL UNIQUE,
+  at INTEGER NOT NULL
+) STRICT;
+CREATE INDEX learning_signals_episode ON learning_signals (episode_id);
+
+-- task_feedback calls, kept until the episode they rate is known (the call may arrive before
+-- its thread was ingested).
+CREATE TABLE learning_feedback (
+  thread_id TEXT NOT NULL,
+  call_id TEXT NOT NULL,
+  episode_id TEXT,
+  rating REAL NOT NULL CHECK (rating >= -1 AND rating <= 1),
+  note TEXT,
+  at INTEGER NOT NULL,
+  PRIMARY KEY (thread_id, call_id)
+) STRICT, WITHOUT ROWID;
+
+-- Memory candidates proposed from an episode (created pending, or merged into an existing memory).
+CREATE TABLE learning_candidates (
+  episode_id TEXT NOT NULL REFERENCES learning_episodes(id) ON DELETE CASCADE,
+  memory_id TEXT NOT NULL,
+  disposition TEXT NOT NULL CHECK (disposition IN ('created','merged','withdrawn')),
+  at INTEGER NOT NULL,
+  PRIMARY KEY (episode_id, memory_id)
+) STRICT, WITHOUT ROWID;
+
+-- The work queue on disk: a thread with new experience waits here until processed, so a
+-- restart resumes where a killed worker stopped. A lease keeps two workers off one thread.
+CREATE TABLE learning_queue (
+  source TEXT NOT NULL,
+  thread_id TEXT NOT NULL,
+  root_thread_id TEXT NOT NULL,
+  enqueued_at INTEGER NOT NULL,
+  attempts INTEGER NOT NULL DEFAULT 0,
+  lease_until INTEGER,
+  last_error TEXT,
+  PRIMARY KEY (source, thread_id)
+) STRICT, WITHOUT ROWID;
+
+-- How far each source was read: messages of a thread, or trace event ids of a source.
+CREATE TABLE learning_cursors (
+  source TEXT NOT NULL,
+  key TEXT NOT NULL,
+  position INTEGER NOT NULL,
+  PRIMARY KEY (source, key)
+) STRICT, WITHOUT ROWID;
+
+-- What the worker did or failed at, per episode or thread (failures stay isolated).
+CREATE TABLE learning_events (
+  id INTEGER PRIMARY KEY,
+  at INTEGER NOT NULL,
+  kind TEXT NOT NULL,
+  thread_id TEXT,
+  episode_id TEXT,
+  detail TEXT NOT NULL CHECK (json_valid(detail))
+) STRICT;
+CREATE INDEX learning_events_kind ON learning_events (kind, id);
+`,
+  },
+  {
+    version: 9,
+    name: "word index gains a context column: neighbouring memories of the same conversation and the memory's date",
+    sql: `
+DROP TABLE memory_fts;
+CREATE VIRTUAL TABLE memory_fts USING fts5(
+  content, tags, cjk, context, vis_key,
+  tokenize = 'porter unicode61 remove_diacritics 2',
+  content = '', contentless_delete = 1
+);
+INSERT INTO memory_fts (memory_fts, rank) VALUES ('secure-delete', 1);
+CREATE INDEX memory_sources_thread ON memory_sources (thread_id, memory_rowid) WHERE thread_id IS NOT NULL;
+`,
+    up: (db) => rebuildWordIndex(db),
   },
 ];

@@ -1,0 +1,110 @@
+// The word index row of a memory: its content, tags, CJK bigrams, a context column and its
+// scope key. The context holds the neighbouring memories of the same conversation (the turns
+// around it, same scope, current versions only) and the date the memory is about, so a question
+// phrased with the words of the surrounding exchange ("when", "what did she say about it") can
+// still find the turn; it is weighted low, and results still name the single best memory.
+// Rows are rebuilt whenever a neighbour appears, changes status or is forgotten.
+import { cjkBigrams } from "../../core/retrieval/analyze.js";
+import type { Db } from "./database.js";
+
+/** memories on each side that join a memory's context */
+export const CONTEXT_NEIGHBOURS = 2;
+
+const MONTHS = ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december"];
+
+function dateWords(ms: number | null): string {
+  if (ms === null) return "";
+  const d = new Date(ms);
+  return `${d.getUTCDate()} ${MONTHS[d.getUTCMonth()]} ${d.getUTCFullYear()}`;
+}
+
+interface Base {
+  rowid: number;
+  content: string;
+  vis_key: string;
+  status: string;
+  valid_from: number | null;
+}
+
+const CURRENT = `('active','pending')`;
+
+function statements(db: Db) {
+  return {
+    base: db.prepare(`SELECT rowid, content, vis_key, status, valid_from FROM memories WHERE rowid = ?`),
+    tags: db.prepare(`SELECT tag FROM memory_tags WHERE memory_rowid = ? ORDER BY tag`),
+    threads: db.prepare(`SELECT DISTINCT thread_id FROM memory_sources WHERE memory_rowid = ? AND thread_id IS NOT NULL`),
+    // Walks the (thread_id, memory_rowid) index from the memory outwards; a memory with two
+    // sources in one thread appears twice, hence the wider limit and the de-duplication below.
+    before: db.prepare(`SELECT m.rowid, m.content FROM memory_sources s JOIN memories m ON m.rowid = s.memory_rowid
+      WHERE s.thread_id = ? AND s.memory_rowid < ? AND m.vis_key = ? AND m.status IN ${CURRENT}
+      ORDER BY s.memory_rowid DESC LIMIT ${2 * CONTEXT_NEIGHBOURS}`),
+    after: db.prepare(`SELECT m.rowid, m.content FROM memory_sources s JOIN memories m ON m.rowid = s.memory_rowid
+      WHERE s.thread_id = ? AND s.memory_rowid > ? AND m.vis_key = ? AND m.status IN ${CURRENT}
+      ORDER BY s.memory_rowid ASC LIMIT ${2 * CONTEXT_NEIGHBOURS}`),
+    del: db.prepare(`DELETE FROM memory_fts WHERE rowid = ?`),
+    ins: db.prepare(`INSERT INTO memory_fts (rowid, content, tags, cjk, context, vis_key) VALUES (?, ?, ?, ?, ?, ?)`),
+  };
+}
+
+type Statements = ReturnType<typeof statements>;
+const cache = new WeakMap<Db, Statements>();
+
+function st(db: Db): Statements {
+  let s = cache.get(db);
+  if (!s) {
+    s = statements(db);
+    cache.set(db, s);
+  }
+  return s;
+}
+
+interface Neighbour {
+  rowid: number;
+  content: string;
+}
+
+function around(s: Statements, rowid: number, b: Base): Neighbour[] {
+  const out = new Map<number, Neighbour>();
+  for (const { thread_id } of s.threads.all(rowid) as { thread_id: string }[]) {
+    for (const side of [s.before, s.after]) {
+      let n = 0;
+      for (const r of side.all(thread_id, rowid, b.vis_key) as Neighbour[]) {
+        if (out.has(r.rowid)) continue;
+        out.set(r.rowid, r);
+        if (++n === CONTEXT_NEIGHBOURS) break;
+      }
+    }
+  }
+  return [...out.values()];
+}
+
+/** The neighbours of a memory in each conversation it came from (current versions, same scope). */
+export function neighbours(db: Db, rowid: number): number[] {
+  const s = st(db);
+  const b = s.base.get(rowid) as Base | undefined;
+  return b ? around(s, rowid, b).map((n) => n.rowid) : [];
+}
+
+/** (Re)write a memory's word-index row; deleted memories get none. */
+export function writeWordRow(db: Db, rowid: number, fresh = false): void {
+  const s = st(db);
+  if (!fresh) s.del.run(rowid);
+  const b = s.base.get(rowid) as Base | undefined;
+  if (!b || b.status === "deleted") return;
+  const tags = (s.tags.all(rowid) as { tag: string }[]).map((t) => t.tag).join(" ");
+  const ctx = around(s, rowid, b).map((n) => n.content);
+  ctx.push(dateWords(b.valid_from));
+  s.ins.run(rowid, b.content, tags, cjkBigrams(b.content).join(" "), ctx.join(" "), b.vis_key);
+}
+
+/** Rewrite the rows of a memory's neighbours (after it appeared, changed status or was forgotten). */
+export function refreshNeighbours(db: Db, rowids: Iterable<number>): void {
+  for (const r of rowids) writeWordRow(db, r);
+}
+
+/** Fill the word index from the memories table (migration 9). */
+export function rebuildWordIndex(db: Db): void {
+  for (const { rowid } of db.prepare(`SELECT rowid FROM memories WHERE status <> 'deleted' ORDER BY rowid`).all() as { rowid: number }[]) {
+    writeWordRow(db, rowid, true);
+  }
+}
