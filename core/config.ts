@@ -50,9 +50,133 @@ export const MemoryConfig = z.object({
       maxByQuery: z.number().int().positive().default(50),
     })
     .prefault({}),
+  skills: z
+    .object({
+      /** η = (passes + 1) / (trials + 2): Beta(1,1) prior, so an untried version starts at 0.5 */
+      priorPasses: z.number().min(0).default(1),
+      priorFails: z.number().min(0).default(1),
+      /** skill_search and the prefix offer only published versions with η strictly above this */
+      retrievalMinEta: z.number().min(0).max(1).default(0.25),
+      searchDefaultLimit: z.number().int().positive().default(5),
+      searchMaxLimit: z.number().int().positive().default(20),
+      maxBodyChars: z.number().int().positive().default(100_000),
+      maxFileChars: z.number().int().positive().default(1_048_576),
+      maxFiles: z.number().int().positive().default(60),
+      /** skills offered in the context prefix, at most */
+      prefixOffers: z.number().int().min(0).default(3),
+      /** a skill's body is inlined when pinned or its score is at least this share of the best possible match */
+      inlineMinMatch: z.number().min(0).max(1).default(0.8),
+      /** tokens an inlined body may take */
+      inlineMaxTokens: z.number().int().positive().default(500),
+    })
+    .prefault({}),
+  /** the model used by the learning loop (core/llm, context-hook/llm); "none" = deterministic fallbacks only */
+  llm: z
+    .object({
+      adapter: z.enum(["none", "provider", "openai"]).default("none"),
+      /** deadline of one complete() call, repair retry included */
+      timeoutMs: z.number().int().positive().default(60_000),
+      /** model calls per UTC day, repair retries included; 0 blocks every call */
+      dailyCallBudget: z.number().int().min(0).default(200),
+      /** Infinity provider protocol: an existing socket, or a providers.json entry to spawn */
+      provider: z
+        .object({
+          /** default: $INFINITY_HOME/providers.json, else ~/.infinity/providers.json */
+          providersJson: z.string().min(1).optional(),
+          /** the providers.json key; may be left out when the file has one entry */
+          id: z.string().min(1).optional(),
+          /** connect here instead of spawning a provider */
+          socket: z.string().min(1).optional(),
+          /** default: the first model the provider lists */
+          modelId: z.string().min(1).optional(),
+          /** how long a spawned provider may take to print its socket path */
+          startTimeoutMs: z.number().int().positive().default(30_000),
+        })
+        .prefault({}),
+      /** an OpenAI-compatible endpoint: POST {baseUrl}/chat/completions */
+      openai: z
+        .object({
+          baseUrl: z.url(),
+          model: z.string().min(1),
+          /** environment variable holding the API key; no Authorization header when it is unset */
+          apiKeyEnv: z.string().min(1).default("OPENAI_API_KEY"),
+        })
+        .optional(),
+    })
+    .refine((l) => l.adapter !== "openai" || l.openai !== undefined, {
+      message: 'llm.adapter "openai" needs an llm.openai section (baseUrl, model)',
+      path: ["openai"],
+    })
+    .prefault({}),
+  learning: z
+    .object({
+      /** run the background learning worker inside `serve` */
+      enabled: z.boolean().default(true),
+      /** characters kept of a user task, a final answer and a tool result (raw payloads are never kept) */
+      taskChars: z.number().int().positive().default(1000),
+      excerptChars: z.number().int().positive().default(500),
+      /** characters kept of a step's abstracted arguments */
+      argsShapeChars: z.number().int().positive().default(300),
+      /** steps recorded per episode, at most (later ones are counted in the outcome, not stored) */
+      maxStepsPerEpisode: z.number().int().positive().default(200),
+      /** value backup: V_T = R, V_t = α_t·R + (1 − α_t)·γ·V_{t+1} */
+      gamma: z.number().min(0).max(1).default(0.9),
+      /** α_t by step quality: an ok step takes a large share of R, an erroring one a small share */
+      alpha: z
+        .object({
+          ok: z.number().min(0).max(1).default(0.6),
+          pending: z.number().min(0).max(1).default(0.3),
+          error: z.number().min(0).max(1).default(0.1),
+        })
+        .prefault({}),
+      /** R = Σ wᵢ·vᵢ / Σ wᵢ over the signals present, clamped to [−1, 1]; no signal leaves R unset */
+      weights: z
+        .object({
+          /** task_feedback rating (−1..1) */
+          explicit: z.number().min(0).default(1),
+          /** skill_feedback pass/fail reported inside the episode */
+          skillFeedback: z.number().min(0).default(0.6),
+          /** the last test/exit-code verdict in the episode's tool results */
+          outcome: z.number().min(0).default(0.8),
+          /** share of erroring steps (negative) */
+          toolError: z.number().min(0).default(0.3),
+          /** the next user turn corrects (−1) or approves (+1) the answer */
+          userReaction: z.number().min(0).default(0.5),
+          /** LLM rubric: low weight, and never the only signal for promotion (episode.grounded) */
+          rubric: z.number().min(0).default(0.15),
+        })
+        .prefault({}),
+      candidates: z
+        .object({
+          /** proposed memories per episode, at most */
+          maxPerEpisode: z.number().int().min(0).default(5),
+          /** confidence of an auto-extracted candidate */
+          confidence: z.number().min(0).max(1).default(0.6),
+          /** content-word overlap at which a candidate counts as a duplicate of an existing memory */
+          mergeOverlap: z.number().min(0).max(1).default(0.8),
+          maxChars: z.number().int().positive().default(400),
+        })
+        .prefault({}),
+      worker: z
+        .object({
+          /** how often the worker looks for new experience */
+          intervalMs: z.number().int().positive().default(2000),
+          /** threads processed per pass */
+          batch: z.number().int().positive().default(20),
+          /** a claimed thread is free for another worker after this long (a killed worker's claim expires) */
+          leaseMs: z.number().int().positive().default(60_000),
+          /** a thread failing this many times in a row is dropped from the queue (the failure stays an event) */
+          maxAttempts: z.number().int().positive().default(5),
+          /** trace events read per pass */
+          traceBatch: z.number().int().positive().default(500),
+        })
+        .prefault({}),
+    })
+    .prefault({}),
 });
 export type MemoryConfig = z.infer<typeof MemoryConfig>;
 
 export function defaultConfig(overrides: z.input<typeof MemoryConfig> = {}): MemoryConfig {
   return MemoryConfig.parse(overrides);
 }
+export type LlmConfig = MemoryConfig["llm"];

@@ -1,0 +1,95 @@
+// Adapter (b): an OpenAI-compatible chat completions endpoint (OpenAI, vLLM, llama.cpp, Ollama…).
+// One POST per call; the key is read from the environment at call time, never from config.
+import { z } from "zod";
+import { abortError, LlmError, type LlmBackend, type LlmCall, type LlmReply, type LlmUsage } from "../../core/llm/types.js";
+
+export interface OpenAiLlmOptions {
+  /** e.g. https://api.openai.com/v1 (the path up to /chat/completions) */
+  baseUrl: string;
+  model: string;
+  /** environment variable with the API key; no Authorization header when it is unset */
+  apiKeyEnv?: string;
+  env?: NodeJS.ProcessEnv;
+  fetch?: typeof fetch;
+}
+
+const ChatResponse = z.looseObject({
+  choices: z.array(z.looseObject({ message: z.looseObject({ content: z.string().nullish() }) })).min(1),
+  usage: z
+    .looseObject({
+      prompt_tokens: z.number(),
+      completion_tokens: z.number(),
+      total_tokens: z.number(),
+      prompt_tokens_details: z.looseObject({ cached_tokens: z.number().optional() }).nullish(),
+    })
+    .nullish(),
+});
+
+const EXCERPT_CHARS = 300;
+
+export class OpenAiLlmBackend implements LlmBackend {
+  readonly name = "openai";
+  private readonly url: string;
+
+  constructor(private readonly opts: OpenAiLlmOptions) {
+    this.url = `${opts.baseUrl.replace(/\/+$/, "")}/chat/completions`;
+  }
+
+  async generate(call: LlmCall): Promise<LlmReply> {
+    const { op } = call;
+    const messages = [
+      ...(call.system ? [{ role: "system", content: call.system }] : []),
+      { role: "user", content: call.prompt },
+    ];
+    const body: Record<string, unknown> = { model: this.opts.model, messages };
+    if (call.maxTokens !== undefined) body.max_tokens = call.maxTokens;
+    const headers: Record<string, string> = { "content-type": "application/json" };
+    const key = (this.opts.env ?? process.env)[this.opts.apiKeyEnv ?? "OPENAI_API_KEY"];
+    if (key) headers.authorization = `Bearer ${key}`;
+
+    let res: Response;
+    let text: string;
+    try {
+      const init: RequestInit = { method: "POST", headers, body: JSON.stringify(body), signal: call.signal };
+      res = await (this.opts.fetch ?? fetch)(this.url, init);
+      text = await res.text();
+    } catch (e) {
+      if (call.signal.aborted) throw abortError(call.signal, op);
+      // Nothing answered (refused, DNS): no model, callers fall back.
+      const why = e instanceof Error ? (e.cause instanceof Error ? e.cause.message : e.message) : String(e);
+      throw new LlmError("unavailable", `${op}: ${this.url}: ${why}`, { op, cause: e });
+    }
+    if (!res.ok) {
+      const message = `${op}: ${this.url} answered HTTP ${res.status}: ${excerpt(text)}`;
+      throw new LlmError("upstream", message, { op, status: res.status });
+    }
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      throw new LlmError("upstream", `${op}: ${this.url} answered non-JSON: ${excerpt(text)}`, { op, status: res.status });
+    }
+    const parsed = ChatResponse.safeParse(json);
+    const content = parsed.success ? parsed.data.choices[0]?.message.content : undefined;
+    if (!parsed.success || typeof content !== "string") {
+      throw new LlmError("upstream", `${op}: ${this.url} answered without message content: ${excerpt(text)}`, {
+        op,
+        status: res.status,
+      });
+    }
+    return { text: content, usage: toUsage(parsed.data.usage) };
+  }
+}
+
+function toUsage(u: z.output<typeof ChatResponse>["usage"]): LlmUsage | null {
+  if (!u) return null;
+  const out: LlmUsage = { inputTokens: u.prompt_tokens, outputTokens: u.completion_tokens, totalTokens: u.total_tokens };
+  const cached = u.prompt_tokens_details?.cached_tokens;
+  if (cached !== undefined) out.cachedInputTokens = cached;
+  return out;
+}
+
+function excerpt(s: string): string {
+  const flat = s.replace(/\s+/g, " ").trim();
+  return flat.length > EXCERPT_CHARS ? `${flat.slice(0, EXCERPT_CHARS)}…` : flat || "(empty body)";
+}
