@@ -107,6 +107,7 @@ describe("memory toolset over RAP", () => {
       "memory_list",
       "memory_review",
       "session_search",
+      "task_feedback",
     ]);
     const remember = m.tools[0]!;
     expect(remember.inputSchema.required).toEqual(["content"]);
@@ -164,6 +165,11 @@ describe("memory toolset over RAP", () => {
       /^Error: nothing was stored/,
     );
     expect(await call(r, "memory_teleport", {})).toMatch(/^Error: unknown tool "memory_teleport"/);
+    expect(await call(r, "memory_update", { id: "mem_nope", content: "x" })).toMatch(/^Error: no memory with id "mem_nope" is visible here/);
+    expect(await call(r, "memory_update", { content: "no id" })).toMatch(/^Error: .*"id"/);
+    expect(await call(r, "memory_list", { cursor: "not-a-cursor" })).toMatch(/^Error: .*cursor/);
+    expect(await call(r, "memory_list", { status: ["deleted"] })).toMatch(/^Error: .*status/);
+    expect(await call(r, "memory_review", { action: "reject", ids: ["mem_nope"] })).toMatch(/^Error: no memory with id "mem_nope"/);
     // null arguments (the model gave none) are an empty object
     expect(await call(r, "memory_list", null)).toBe("No memories yet.");
   });
