@@ -8,6 +8,7 @@ import { MEMORY_KINDS, MEMORY_STATUSES, SCOPE_LEVELS, type MemoryRecord } from "
 import type { Origin, Viewer } from "../../core/memory/service.js";
 import { recordBlock, recordList } from "../../toolsets/memory/render.js";
 import { openMemory, type MemoryContext } from "../context.js";
+import { recreateWordIndex, wordIndexDrift } from "../../stores/sqlite/memory-fts.js";
 
 interface Common {
   db?: string;
@@ -202,6 +203,27 @@ export function registerMemory(program: Command): void {
         else process.stdout.write(page.items.length ? `${recordList(page.items, ctx.clock.now())}\n` : "nothing pending\n");
       }),
     );
+
+  memory
+    .command("reindex")
+    .description("rebuild the word index from the memories table (its bm25 totals drift upward with use)")
+    .option("--db <path>", "database file")
+    .option("--if-drift <ratio>", "only when the index counts this many times the live rows", "1")
+    .action(async (o: { db?: string; ifDrift: string }) => {
+      const ctx = openMemory({ dbPath: o.db });
+      try {
+        const before = wordIndexDrift(ctx.db);
+        if (before < Number(o.ifDrift)) {
+          process.stdout.write(`drift ${before.toFixed(2)} is below ${o.ifDrift}; nothing to do\n`);
+          return;
+        }
+        const t0 = performance.now();
+        recreateWordIndex(ctx.db);
+        process.stdout.write(`word index rebuilt in ${Math.round(performance.now() - t0)} ms (drift ${before.toFixed(2)} → ${wordIndexDrift(ctx.db).toFixed(2)})\n`);
+      } finally {
+        ctx.close();
+      }
+    });
 
   common(memory.command("export").description("write every memory (all versions, no forgotten ones) as JSON lines"))
     .option("--out <file>", "output file (default stdout)")

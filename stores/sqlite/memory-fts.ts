@@ -108,3 +108,39 @@ export function rebuildWordIndex(db: Db): void {
     writeWordRow(db, rowid, true);
   }
 }
+
+/**
+ * FTS5 does not take deleted rows out of a contentless-delete table's running totals (row count,
+ * tokens per column) that bm25() divides by, and every neighbour refresh is a delete plus an
+ * insert, so those totals drift upward with use. The ratio of the index's row count to the live
+ * rows says how far; `recreateWordIndex` starts the table afresh.
+ */
+export function wordIndexDrift(db: Db): number {
+  const row = db.prepare(`SELECT block FROM memory_fts_data WHERE id = 1`).get() as { block: Buffer } | undefined;
+  const live = (db.prepare(`SELECT count(*) AS n FROM memories WHERE status <> 'deleted'`).get() as { n: number }).n;
+  if (!row || live === 0) return 1;
+  // The averages record starts with the row count as an SQLite (big-endian) varint.
+  let v = 0;
+  for (const byte of row.block) {
+    v = v * 128 + (byte & 0x7f);
+    if (!(byte & 0x80)) break;
+  }
+  return v / live;
+}
+
+export const WORD_INDEX_DDL = `
+CREATE VIRTUAL TABLE memory_fts USING fts5(
+  content, tags, cjk, context, vis_key,
+  tokenize = 'porter unicode61 remove_diacritics 2',
+  content = '', contentless_delete = 1
+);
+INSERT INTO memory_fts (memory_fts, rank) VALUES ('secure-delete', 1);`;
+
+/** Drop and rebuild the word index from the memories table, in one transaction. */
+export function recreateWordIndex(db: Db): void {
+  db.transaction(() => {
+    db.exec(`DROP TABLE memory_fts; ${WORD_INDEX_DDL}`);
+    rebuildWordIndex(db);
+  }).immediate();
+  cache.delete(db);
+}
