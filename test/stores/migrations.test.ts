@@ -1,0 +1,49 @@
+// Databases created at every earlier schema version upgrade cleanly with their data intact.
+import { describe, expect, it } from "vitest";
+import { join } from "node:path";
+import { openDatabase, schemaVersion } from "../../stores/sqlite/database.js";
+import { MIGRATIONS } from "../../stores/sqlite/migrations.js";
+import { visibilityKey } from "../../core/memory/scope.js";
+import { openTestMemory, req } from "../helpers/memory.js";
+import { tempDir } from "../helpers/tmp.js";
+
+const LATEST = Math.max(...MIGRATIONS.map((m) => m.version));
+
+describe("schema migrations", () => {
+  it("versions are unique and the list is complete from 1", () => {
+    const versions = MIGRATIONS.map((m) => m.version).sort((a, b) => a - b);
+    expect(versions).toEqual(Array.from({ length: versions.length }, (_, i) => i + 1));
+  });
+
+  for (let v = 1; v < LATEST; v++) {
+    it(`upgrades a version-${v} database with a memory in it`, async () => {
+      const dir = tempDir();
+      const path = join(dir, "memory.db");
+      const old = openDatabase(path, { targetVersion: v });
+      expect(schemaVersion(old)).toBe(v);
+      // Written with that version's own tables, the way a build of that version would have.
+      const scope = { level: "user" as const, user: "alice", project: null, session: null, thread: null };
+      const info = old
+        .prepare(
+          `INSERT INTO memories (id, lineage_id, vis_key, level, user_id, kind, content, trust, confidence, status, version, created_at, updated_at, content_hash)
+           VALUES ('mem_old1', 'mem_old1', ?, 'user', 'alice', 'fact', 'The legacy billing cron runs at 3am UTC', 'user_stated', 0.9, 'active', 1, 1, 1, 'h')`,
+        )
+        .run(visibilityKey(scope));
+      old.prepare(`INSERT INTO memory_sources (memory_rowid, thread_id, tool_call_id, actor, at) VALUES (?, 'root-1', 'tc-old', 'model', 1)`).run(info.lastInsertRowid);
+      const cols = (old.prepare(`SELECT count(*) AS n FROM pragma_table_info('memory_fts')`).get() as { n: number }).n;
+      if (cols === 4) old.prepare(`INSERT INTO memory_fts (rowid, content, tags, cjk, vis_key) VALUES (?, ?, '', '', ?)`).run(info.lastInsertRowid, "The legacy billing cron runs at 3am UTC", visibilityKey(scope));
+      old.close();
+
+      const m = openTestMemory(dir);
+      expect(schemaVersion(m.db)).toBe(LATEST);
+      expect((m.db.prepare(`PRAGMA integrity_check`).get() as { integrity_check: string }).integrity_check).toBe("ok");
+      const hits = await m.service.search({ thread: req() }, { query: "billing cron" });
+      expect(hits.map((h) => h.record.id)).toEqual(["mem_old1"]);
+      expect(hits[0]!.record.sources[0]).toMatchObject({ threadId: "root-1", toolCallId: "tc-old" });
+      // and the upgraded file takes new writes
+      const r = await m.service.remember(req(), { content: "The new billing cron runs at 4am UTC" }, { actor: "model", threadId: "root-2", toolCallId: "tc-new" });
+      expect(r.conflicts.map((c) => c.id)).toEqual(["mem_old1"]);
+      m.close();
+    });
+  }
+});
