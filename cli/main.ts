@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // infinity-memory: the command-line entry point.
 import { Command } from "commander";
+import { registerBackup } from "./commands/backup.js";
 import { registerBench } from "./commands/bench.js";
 import { registerConfig } from "./commands/config.js";
 import { registerManifests } from "./commands/manifests.js";
@@ -9,6 +10,7 @@ import { registerServe } from "./commands/serve.js";
 import { registerSessions } from "./commands/sessions.js";
 import { registerToolset } from "./commands/toolset.js";
 import { registerProviderProxy } from "./commands/provider-proxy.js";
+import { registerSkills } from "./commands/skills.js";
 
 const program = new Command();
 program
@@ -24,7 +26,9 @@ registerToolset(program);
 registerConfig(program);
 registerManifests(program);
 registerBench(program);
+registerBackup(program);
 registerProviderProxy(program);
+registerSkills(program);
 
 program.parseAsync(process.argv).catch((e: unknown) => {
   process.stderr.write(`infinity-memory: ${e instanceof Error ? e.message : String(e)}\n`);

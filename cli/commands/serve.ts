@@ -12,6 +12,13 @@ import { SqliteTraceStore } from "../../stores/sqlite/trace-store.js";
 import { startContextHookServer } from "../../context-hook/grpc/server.js";
 import { memoryPrefixBuilder } from "../../context-hook/provider-proxy/builder.js";
 import { memoryToolset } from "../../toolsets/memory/tools.js";
+import { startLearning } from "../../core/learning/start.js";
+import { SqliteLearningStore } from "../../stores/sqlite/learning-store.js";
+import { SqliteTraceFeed } from "../../stores/sqlite/learning-trace-feed.js";
+import { SqliteLlmBudgetStore } from "../../stores/sqlite/llm-budget.js";
+import { llmFromConfig } from "../../context-hook/llm/from-config.js";
+import { SKILLS_TOOLSET, skillsToolset } from "../../toolsets/skills/tools.js";
+import { openSkills } from "../skills-context.js";
 import { dataHome, loadConfig, openMemory } from "../context.js";
 import { rapJson, serverEntry, commandEntry } from "../rap-json.js";
 import { defaultInfinityHome, makeSessionSearch, openSources } from "../sessions.js";
@@ -55,8 +62,8 @@ export function registerServe(program: Command): void {
 }
 
 async function serve(o: ServeOptions): Promise<void> {
-  if (o.toolset !== "memory") {
-    throw new Error(`unknown toolset "${o.toolset}"; this version serves: memory`);
+  if (o.toolset !== "memory" && o.toolset !== SKILLS_TOOLSET) {
+    throw new Error(`unknown toolset "${o.toolset}"; this version serves: memory, skills`);
   }
   const embedded = isEmbedded(process.env);
   const home = dataHome();
@@ -95,7 +102,26 @@ async function serve(o: ServeOptions): Promise<void> {
     known.set(root, v);
     roots.upsert(root, user, project, ctx.clock.now()).catch((e: unknown) => logger.warn({ err: e }, "recording the session's user failed"));
   };
-  const toolset = memoryToolset({ service: ctx.service, toggles: ctx.toggles, clock: ctx.clock, localUser: config.localUser, projectOf, sessions, recordRoot });
+  // The learning loop's background worker: turns new experience into episodes, rewards and
+  // pending memory candidates, off the request path (queue on disk, resumes after a restart).
+  const learning = config.learning.enabled && o.toolset === "memory"
+    ? startLearning({
+        store: new SqliteLearningStore(ctx.db),
+        memory: ctx.store,
+        config,
+        clock: ctx.clock,
+        conversation: sources.sources[0]?.reader ?? null,
+        traces: { feed: new SqliteTraceFeed(ctx.db), store: new SqliteTraceStore(ctx.db) },
+        // the rubric signal only when a model is configured (llm.adapter); low weight either way
+        llm: config.llm.adapter === "none" ? null : llmFromConfig(config.llm, { budgetStore: new SqliteLlmBudgetStore(ctx.db), clock: ctx.clock, logger }),
+        scope: { roots, userOf: sources.sources[0]?.userOf, cwdOf: sources.sources[0]?.cwdOf, projectOf, localUser: config.localUser },
+        log: logger,
+      })
+    : null;
+  const toolset =
+    o.toolset === SKILLS_TOOLSET
+      ? skillsToolset({ service: openSkills(ctx).service, toggles: ctx.toggles, localUser: config.localUser, projectOf })
+      : memoryToolset({ service: ctx.service, toggles: ctx.toggles, clock: ctx.clock, localUser: config.localUser, projectOf, sessions, recordRoot, learning: learning?.service });
   const server = await startRapServer({
     toolset,
     db: ctx.db,
@@ -120,6 +146,8 @@ async function serve(o: ServeOptions): Promise<void> {
 
   installShutdown(async () => {
     clearInterval(sweep);
+    await learning?.worker.stop();
+    await learning?.service.close();
     await grpc?.close({ graceMs: 2000 });
     sources.close();
     await server.close({ graceMs: 5000 });

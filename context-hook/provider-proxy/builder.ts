@@ -8,6 +8,8 @@ import type { MemoryContext } from "../../cli/context.js";
 import { MemoryPrefixBuilder } from "../../core/retrieval/prefix.js";
 import type { PrefixBuilder } from "../../core/retrieval/prefix-types.js";
 import { loadTokenCounter } from "../../core/retrieval/tokens.js";
+import { CatalogOffers } from "../../core/skills/offers.js";
+import { openSkills } from "../../cli/skills-context.js";
 
 export interface PrefixBuilderContext {
   memory: MemoryContext;
@@ -26,6 +28,7 @@ export async function memoryPrefixBuilder(ctx: PrefixBuilderContext): Promise<Pr
     edgesOf: (id) => m.store.edgesOf(id),
     tokens,
     config: m.config,
+    skills: new CatalogOffers(openSkills(m).service),
   });
 }
 

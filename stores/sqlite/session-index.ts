@@ -225,6 +225,8 @@ export class SqliteSessionIndex implements SessionIndexStore {
       }
       // 3. messages that quote a purged message (e.g. an earlier session_search result)
       round(purged.map((r) => norm(r.text).slice(0, QUOTE_CHARS)).filter((t) => t.length >= MIN_QUOTE_CHARS));
+      // Terms whose last posting went stay in the index until its segments are merged.
+      if (purged.length > 0) this.db.exec(`INSERT INTO session_fts (session_fts) VALUES ('optimize')`);
     }).immediate();
     return purged.length;
   }

@@ -285,3 +285,29 @@ describe("session_search over RAP", () => {
     }
   });
 });
+
+describe("forget is real on disk", () => {
+  it("leaves the forgotten bytes in neither the database file nor its WAL", async () => {
+    const dir = tempDir();
+    const r = await start(dir);
+    const word = "Quetzalcoatlicue";
+    try {
+      const saved = await call(r, "memory_remember", { content: `My bank's security answer is ${word} backwards` });
+      // the text also passes through the invocation journal and the callback outbox
+      expect(await call(r, "memory_search", { query: word })).toContain(word);
+      const id = /mem_\w+/.exec(saved)![0];
+      expect(await call(r, "memory_forget", { id })).toMatch(/^Forgot/);
+    } finally {
+      await r.close();
+    }
+    const { readFileSync, existsSync } = await import("node:fs");
+    const files = ["memory.db", "memory.db-wal"].map((f) => join(dir, f)).filter((f) => existsSync(f));
+    expect(files.length).toBeGreaterThan(0);
+    for (const f of files) {
+      const bytes = readFileSync(f);
+      expect(bytes.includes(word), `${f} still holds the forgotten text`).toBe(false);
+      expect(bytes.includes(word.toLowerCase().slice(0, 12)), `${f} still holds an index token of it`).toBe(false);
+    }
+  });
+});
+

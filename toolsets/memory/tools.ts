@@ -6,6 +6,7 @@ import { CoreError } from "../../core/errors.js";
 import { MEMORY_KINDS, MEMORY_STATUSES, SCOPE_LEVELS } from "../../core/memory/record.js";
 import { deriveRequestScope, type RequestScope } from "../../core/memory/scope.js";
 import type { MemoryService, Origin, RememberResult } from "../../core/memory/service.js";
+import type { LearningService } from "../../core/learning/service.js";
 import type { SessionMatch, SessionSearch } from "../../core/sessions/search.js";
 import type { ToggleStore } from "../../stores/traits.js";
 import type { RapInvocation } from "../rap/wire.js";
@@ -98,6 +99,17 @@ export const sessionSearchInput = z
     message: 'give "query" to search, or "thread_id" with "message_index" or "message_id" to read around a message',
   });
 
+export const taskFeedbackInput = z.strictObject({
+  rating: z.number().min(-1).max(1).describe("how well the task went: -1 (failed or wrong) … 0 (mixed) … 1 (fully right)"),
+  note: z.string().min(1).max(500).optional().describe("what was good or wrong, in a sentence"),
+  episode_id: z
+    .string()
+    .min(1)
+    .max(64)
+    .optional()
+    .describe("rate this earlier episode (ep_…); default: the task this call belongs to, or the one before it when the user is reacting to it"),
+});
+
 function clip(text: string, n: number): string {
   const t = text.replace(/\s+/g, " ").trim();
   return t.length > n ? `${t.slice(0, n - 1)}…` : t;
@@ -127,6 +139,8 @@ export interface MemoryToolsetDeps {
   projectOf(sessionId: string): string | null;
   /** remember who a session belongs to, for the context hook (best effort) */
   recordRoot?(root: string, user: string, project: string | null): void;
+  /** the learning loop, for task_feedback; absent when learning is off */
+  learning?: LearningService | null;
 }
 
 function scopeOf(deps: MemoryToolsetDeps, inv: RapInvocation): RequestScope {
@@ -386,6 +400,32 @@ export function memoryToolset(deps: MemoryToolsetDeps): Toolset {
           text:
             `${matches.length} match${matches.length === 1 ? "" : "es"} in past conversations for "${a.query}":\n` +
             matches.map((m, i) => sessionMatchText(m, i + 1)).join("\n"),
+        };
+      },
+    }),
+    defineTool({
+      name: "task_feedback",
+      description:
+        "Record how well the current task went, when the user says so (\"that worked\", \"no, that's wrong\") or a check " +
+        "proves it. The rating feeds the learning loop: it re-scores the task and the steps that led to it.",
+      input: taskFeedbackInput,
+      displayScript: `"Task feedback"`,
+      handler: async (a, ctx) => {
+        const learning = deps.learning;
+        if (!learning) throw new CoreError("unavailable", "learning is turned off on this server (config learning.enabled); the feedback was not recorded.");
+        const inv = ctx.invocation;
+        const r = await learning.feedback({ threadId: inv.group_id, callId: inv.id, rating: a.rating, note: a.note, episodeId: a.episode_id });
+        const rating = a.rating.toFixed(2);
+        if (r.applied) {
+          const e = r.applied.episode;
+          return {
+            text:
+              `${r.duplicate ? "Already recorded" : "Recorded"} rating ${rating} for episode ${e.id}: its reward is now ` +
+              `${e.reward === null ? "unset" : e.reward.toFixed(2)} from ${r.applied.signals.length} signal(s).`,
+          };
+        }
+        return {
+          text: `${r.duplicate ? "Already recorded" : "Recorded"} rating ${rating} for this task; it is applied when the thread's experience is next processed.`,
         };
       },
     }),

@@ -1,0 +1,182 @@
+// `infinity-memory skills …`: the person's path to the skill catalog. Approve and rollback here
+// need no user_choice: the person is the one typing.
+import type { Command } from "commander";
+import cliProgress from "cli-progress";
+import { resolve } from "node:path";
+import type { RequestScope } from "../../core/memory/scope.js";
+import type { SkillService } from "../../core/skills/service.js";
+import { TOGGLE_LEVELS, type ToggleLevel } from "../../core/skills/version.js";
+import { versionLine, viewText } from "../../toolsets/skills/render.js";
+import { openMemory } from "../context.js";
+import { exportSkills, importSkills } from "../skill-import.js";
+import { openSkills } from "../skills-context.js";
+
+interface Common {
+  db?: string;
+  user?: string;
+}
+
+type Action<T> = (svc: SkillService, actor: string, user: string, o: T, ...rest: string[][]) => Promise<void>;
+
+function withSkills<T extends Common>(fn: Action<T>) {
+  return async (...args: unknown[]) => {
+    const o = args.find((a) => a && typeof a === "object" && !Array.isArray(a) && !("commands" in (a as object))) as T;
+    const positional = args.filter((a) => Array.isArray(a) || typeof a === "string").map((a) => (Array.isArray(a) ? a : [a as string]));
+    const ctx = openMemory({ dbPath: o.db });
+    try {
+      const user = o.user ?? ctx.config.localUser;
+      await fn(openSkills(ctx).service, `cli:${user}`, user, o, ...positional);
+    } finally {
+      ctx.close();
+    }
+  };
+}
+
+const out = (s: string): void => {
+  process.stdout.write(s.endsWith("\n") ? s : `${s}\n`);
+};
+
+export function registerSkills(program: Command): void {
+  const cmd = program
+    .command("skills")
+    .description("the skill catalog: list, show, diff, approve, reject, rollback, pin, enable, grant, import, export");
+  const common = (c: Command) => c.option("--db <path>", "database file").option("--user <id>", "act as this user (default: the configured local user)");
+
+  common(cmd.command("list").description("every skill with its published version and pending candidates").option("--json", "JSON output")).action(
+    withSkills<Common & { json?: boolean }>(async (svc, _a, _u, o) => {
+      const rows = await svc.list();
+      if (o.json) {
+        out(JSON.stringify(rows.map((r) => ({ name: r.skill.name, pinned: r.skill.pinned, published: r.published?.seq ?? null, eta: r.published?.eta ?? null, status: r.published?.status ?? null, candidates: r.candidates, description: r.published?.description ?? null })), null, 2));
+        return;
+      }
+      if (rows.length === 0) return out("No skills yet. Import some with: infinity-memory skills import DIR");
+      for (const r of rows) {
+        const pub = r.published ? `v${r.published.seq} ${r.published.status} η ${r.published.eta.toFixed(2)}` : "unpublished";
+        out(`${r.skill.name}${r.skill.pinned ? " (pinned)" : ""} · ${pub}${r.candidates ? ` · ${r.candidates} candidate(s)` : ""}${r.published ? ` · ${r.published.description}` : ""}`);
+      }
+    }),
+  );
+
+  common(cmd.command("show <name>").description("a version (default published), its history and recent changes").option("--version <v>", "v3 or a hash prefix").option("--file <path>", "print one support file")).action(
+    withSkills<Common & { version?: string; file?: string }>(async (svc, _a, _u, o, [name]) => {
+      const { skill, versions } = await svc.history(name!);
+      const v = await svc.version(skill, o.version ?? (skill.publishedVersionId ? undefined : `${versions.at(-1)?.seq}`));
+      const files = await svc.files(v);
+      if (o.file) {
+        const f = files.find((x) => x.path === o.file);
+        if (!f) throw new Error(`v${v.seq} has no file ${o.file}`);
+        return out(f.content);
+      }
+      out(viewText(v, files, skill.publishedVersionId));
+      out(`\nVersions${skill.pinned ? " (pinned)" : ""}:`);
+      for (const x of versions) out(`  ${versionLine(x, skill.publishedVersionId)}`);
+      const grants = await svc.grants(skill.name);
+      out(`Granted tools: ${grants.join(", ") || "none"}`);
+    }),
+  );
+
+  common(cmd.command("diff <name> <from> [to]").description("unified diff between two versions (to: default published)")).action(
+    withSkills(async (svc, _a, _u, _o, [name], [from], to) => {
+      const skill = await svc.skill(name!);
+      const target = to?.[0] ?? `${(await svc.version(skill)).seq}`;
+      const d = await svc.diff(skill.name, from!, target);
+      out(d.length > 0 ? d : "(identical)");
+    }),
+  );
+
+  common(cmd.command("approve <name> [version]").description("publish a candidate (default: the newest)")).action(
+    withSkills(async (svc, actor, _u, _o, [name], version) => {
+      const move = await svc.preparePublish(name!, version?.[0]);
+      await svc.publish(move, actor);
+      out(`Published ${move.skill.name} v${move.to.seq}${move.from ? ` (v${move.from.seq} retired)` : ""}.`);
+    }),
+  );
+
+  common(cmd.command("reject <name> [version]").description("reject a candidate (default: the newest)").option("--reason <text>", "why")).action(
+    withSkills<Common & { reason?: string }>(async (svc, actor, _u, o, [name], version) => {
+      const v = await svc.reject(name!, version?.[0], actor, o.reason);
+      out(`Rejected ${name!} v${v.seq}.`);
+    }),
+  );
+
+  common(cmd.command("rollback <name>").description("return to the previously published version").option("--to <version>", "a given earlier published version")).action(
+    withSkills<Common & { to?: string }>(async (svc, actor, _u, o, [name]) => {
+      const move = await svc.prepareRollback(name!, o.to);
+      await svc.rollback(move, actor);
+      out(`Rolled ${move.skill.name} back to v${move.to.seq} (v${move.from?.seq} retired).`);
+    }),
+  );
+
+  for (const [verb, pinned] of [["pin", true], ["unpin", false]] as const) {
+    common(cmd.command(`${verb} <name>`).description(pinned ? "protect a skill from any automatic change" : "allow automatic changes again")).action(
+      withSkills(async (svc, actor, _u, _o, [name]) => {
+        await svc.setPinned(name!, pinned, actor);
+        out(`${pinned ? "Pinned" : "Unpinned"} ${name!}.`);
+      }),
+    );
+  }
+
+  for (const [verb, value] of [["enable", true], ["disable", false]] as const) {
+    common(
+      cmd
+        .command(`${verb} <name>`)
+        .description(`${verb} a skill for a user (default), project, session or thread`)
+        .option("--scope <level>", `one of ${TOGGLE_LEVELS.join(", ")}`, "user")
+        .option("--project <dir>", "the project (for --scope project)")
+        .option("--id <id>", "the session or thread id (for --scope session/thread)")
+        .option("--clear", "remove the setting at that scope instead"),
+    ).action(
+      withSkills<Common & { scope: string; project?: string; id?: string; clear?: boolean }>(async (svc, actor, user, o, [name]) => {
+        if (!(TOGGLE_LEVELS as readonly string[]).includes(o.scope)) throw new Error(`--scope must be one of ${TOGGLE_LEVELS.join(", ")}`);
+        const level = o.scope as ToggleLevel;
+        if ((level === "session" || level === "thread") && !o.id) throw new Error(`--scope ${level} needs --id`);
+        if (level === "project" && !o.project) throw new Error("--scope project needs --project DIR");
+        const req: RequestScope = { user, project: o.project ? resolve(o.project) : null, session: o.id ?? "", thread: o.id ?? "", ancestors: [] };
+        await svc.setEnabled(name!, req, level, o.clear ? null : value, actor);
+        out(`${o.clear ? "Cleared the setting for" : value ? "Enabled" : "Disabled"} ${name!} at ${level} scope.`);
+      }),
+    );
+  }
+
+  common(cmd.command("grant <name> <tools...>").description("let a skill's versions declare these tools in allowed-tools")).action(
+    withSkills(async (svc, actor, _u, _o, [name], tools) => {
+      await svc.grant(name!, tools ?? [], actor);
+      out(`Granted ${name!}: ${(await svc.grants(name!)).join(", ")}.`);
+    }),
+  );
+
+  common(cmd.command("import <dirs...>").description("import SKILL.md folders (a skill folder, or a folder of them)").option("--publish", "publish each (granting exactly its allowed-tools)").option("--json", "JSON summary")).action(
+    withSkills<Common & { publish?: boolean; json?: boolean }>(async (svc, actor, _u, o, dirs) => {
+      const bar = process.stderr.isTTY ? new cliProgress.SingleBar({ stream: process.stderr, format: "importing [{bar}] {value}/{total} {name}" }, cliProgress.Presets.shades_classic) : null;
+      let started = false;
+      const reports = await importSkills(svc, dirs ?? [], {
+        publish: o.publish ?? false,
+        actor,
+        onFolder: (done, total, name) => {
+          if (!bar) return;
+          if (!started) {
+            bar.start(total, 0, { name });
+            started = true;
+          }
+          bar.update(done, { name });
+        },
+      });
+      bar?.stop();
+      if (o.json) return out(JSON.stringify(reports, null, 2));
+      const count = (k: string) => reports.filter((r) => r.outcome === k).length;
+      out(`${reports.length} folder(s): ${count("published")} published, ${count("imported")} imported as candidates, ${count("unchanged")} unchanged, ${count("skipped")} skipped.`);
+      for (const r of reports) {
+        if (r.outcome === "skipped") out(`skipped ${r.folder}: ${r.notes[0] ?? ""}`);
+        else if (r.notes.length > 0) out(`${r.name} v${r.version}: ${r.notes.join("; ")}`);
+      }
+      if (count("skipped") > 0) process.exitCode = 2;
+    }),
+  );
+
+  common(cmd.command("export <dir>").description("write the published version of every skill as SKILL.md folders")).action(
+    withSkills(async (svc, _a, _u, _o, [dir]) => {
+      const names = await exportSkills(svc, dir!);
+      out(`Exported ${names.length} skill(s) to ${resolve(dir!)}${names.length ? `: ${names.join(", ")}` : ""}.`);
+    }),
+  );
+}

@@ -1,0 +1,83 @@
+// SKILL.md folders on disk: finding them under a directory (.claude/skills, ~/.hermes/skills with
+// categories, agentskills repositories), reading one into a document, and writing one back.
+// Support files are read as UTF-8 text; anything else is reported, not stored.
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { dirname, join, relative, sep } from "node:path";
+import { parseSkillMd, renderSkillMd, SKILL_FILE, SUPPORT_DIRS, type SkillDocument, type SkillFile } from "../core/skills/skill-md.js";
+
+const MAX_DEPTH = 4;
+
+/** Folders holding a SKILL.md under `root` (root itself included); hidden folders are skipped. */
+export function findSkillFolders(root: string): string[] {
+  const out: string[] = [];
+  const walk = (dir: string, depth: number) => {
+    if (existsSync(join(dir, SKILL_FILE))) {
+      out.push(dir);
+      return; // a skill's own subfolders are its files, not more skills
+    }
+    if (depth >= MAX_DEPTH) return;
+    for (const e of readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
+      if (e.isDirectory() && !e.name.startsWith(".") && e.name !== "node_modules") walk(join(dir, e.name), depth + 1);
+    }
+  };
+  if (!statSync(root).isDirectory()) throw new Error(`${root} is not a folder`);
+  walk(root, 0);
+  return out;
+}
+
+function listFiles(dir: string): string[] {
+  const out: string[] = [];
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    if (e.isDirectory()) out.push(...listFiles(p));
+    else if (e.isFile()) out.push(p);
+  }
+  return out;
+}
+
+function asText(buf: Buffer): string | null {
+  if (buf.includes(0)) return null;
+  const text = buf.toString("utf8");
+  return Buffer.from(text, "utf8").equals(buf) ? text.replace(/\r\n?/g, "\n") : null;
+}
+
+export interface ReadFolder {
+  doc: SkillDocument;
+  /** files left out, with why */
+  skipped: { path: string; reason: string }[];
+}
+
+/** Read one skill folder. Throws SkillFormatError (line-numbered) for a malformed SKILL.md. */
+export function readSkillFolder(dir: string): ReadFolder {
+  const skipped: ReadFolder["skipped"] = [];
+  const files: SkillFile[] = [];
+  for (const abs of listFiles(dir).sort()) {
+    const rel = relative(dir, abs).split(sep).join("/");
+    if (rel === SKILL_FILE) continue;
+    const top = rel.split("/")[0] ?? "";
+    if (rel.split("/").some((p) => p.startsWith("."))) continue; // .DS_Store, .git …
+    if (!(SUPPORT_DIRS as readonly string[]).includes(top) || !rel.includes("/")) {
+      skipped.push({ path: rel, reason: `not part of the format (only ${SUPPORT_DIRS.join("/, ")}/ are kept)` });
+      continue;
+    }
+    const text = asText(readFileSync(abs));
+    if (text === null) {
+      skipped.push({ path: rel, reason: "not UTF-8 text" });
+      continue;
+    }
+    files.push({ path: rel, content: text });
+  }
+  const doc = parseSkillMd(readFileSync(join(dir, SKILL_FILE), "utf8"), files);
+  return { doc, skipped };
+}
+
+/** Write a skill folder: SKILL.md plus its support files. */
+export function writeSkillFolder(dir: string, doc: Pick<SkillDocument, "frontmatter" | "body">, files: SkillFile[]): void {
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, SKILL_FILE), renderSkillMd(doc));
+  for (const f of files) {
+    const p = join(dir, ...f.path.split("/"));
+    mkdirSync(dirname(p), { recursive: true });
+    writeFileSync(p, f.content);
+  }
+}

@@ -1,0 +1,86 @@
+// Import and export of SKILL.md folders through the skill service. Imported versions are authored
+// by "import"; with `publish`, the person running the CLI grants exactly the skill's
+// allowed-tools and the version is published in the same run.
+import { join, resolve } from "node:path";
+import { isCoreError } from "../core/errors.js";
+import type { SkillService } from "../core/skills/service.js";
+import { findSkillFolders, readSkillFolder, writeSkillFolder } from "./skill-folders.js";
+
+export type ImportOutcome = "imported" | "published" | "unchanged" | "skipped";
+
+export interface ImportReport {
+  folder: string;
+  name: string | null;
+  outcome: ImportOutcome;
+  version: number | null;
+  /** why it was skipped, files left out, notes */
+  notes: string[];
+}
+
+export interface ImportOptions {
+  publish: boolean;
+  /** the person running the CLI, e.g. "cli:alice" */
+  actor: string;
+  onFolder?(done: number, total: number, name: string): void;
+}
+
+export async function importSkills(service: SkillService, dirs: string[], o: ImportOptions): Promise<ImportReport[]> {
+  const folders = dirs.flatMap((d) => findSkillFolders(resolve(d)));
+  const out: ImportReport[] = [];
+  let done = 0;
+  for (const folder of folders) {
+    out.push(await importOne(service, folder, o));
+    o.onFolder?.(++done, folders.length, out.at(-1)?.name ?? folder);
+  }
+  return out;
+}
+
+async function importOne(service: SkillService, folder: string, o: ImportOptions): Promise<ImportReport> {
+  const report: ImportReport = { folder, name: null, outcome: "skipped", version: null, notes: [] };
+  try {
+    const { doc, skipped } = readSkillFolder(folder);
+    report.name = doc.name;
+    for (const s of skipped) report.notes.push(`left out ${s.path}: ${s.reason}`);
+    const base = folder.split(/[\\/]/).at(-1);
+    if (base !== doc.name) report.notes.push(`folder "${base}" differs from the skill name "${doc.name}"`);
+    const r = await service.propose(doc, { actor: o.actor, author: "import", ref: folder });
+    report.version = r.version.seq;
+    report.notes.push(...r.notes);
+    const skill = await service.skill(doc.name);
+    if (!r.created && r.version.id === skill.publishedVersionId) {
+      report.outcome = "unchanged";
+      return report;
+    }
+    report.outcome = r.created ? "imported" : "unchanged";
+    if (o.publish && r.version.status !== "rejected") {
+      // The person importing with --publish vouches for the tools the skill declares, no more.
+      try {
+        if (doc.allowedTools.length > 0) await service.grant(doc.name, doc.allowedTools, o.actor);
+        const move = await service.preparePublish(doc.name, r.version.id);
+        await service.publish(move, o.actor);
+        report.outcome = "published";
+        // The grant above settled the ceiling; the proposal's warning about it no longer applies.
+        report.notes = report.notes.filter((n) => !n.startsWith("allowed-tools asks for"));
+      } catch (e) {
+        if (!isCoreError(e)) throw e;
+        report.notes.push(`stored as a candidate, not published: ${e.message}`);
+      }
+    }
+  } catch (e) {
+    if (!isCoreError(e)) throw e;
+    report.outcome = "skipped";
+    report.notes.unshift(e.message);
+  }
+  return report;
+}
+
+/** Write every published skill to DIR/<name>/; returns the names written. */
+export async function exportSkills(service: SkillService, dir: string): Promise<string[]> {
+  const names: string[] = [];
+  for (const { skill, published } of await service.list()) {
+    if (!published) continue;
+    writeSkillFolder(join(resolve(dir), skill.name), published, await service.files(published));
+    names.push(skill.name);
+  }
+  return names;
+}

@@ -1,0 +1,51 @@
+// A learning test world: one SQLite file holding the memory store, an Infinity conversation
+// store (what the harness and the daemon's SQLite store write) and the learning tables.
+import type { Llm } from "../../core/llm/types.js";
+import { LearningService } from "../../core/learning/service.js";
+import { LearningWorker } from "../../core/learning/worker.js";
+import type { z } from "zod";
+import { defaultConfig, type MemoryConfig } from "../../core/config.js";
+import { scopeResolver } from "../../core/learning/scope.js";
+import { SqliteConversationStore } from "../../stores/sqlite/conversation-store.js";
+import { SqliteLearningStore } from "../../stores/sqlite/learning-store.js";
+import { SqliteTraceFeed } from "../../stores/sqlite/learning-trace-feed.js";
+import { SqliteTraceStore } from "../../stores/sqlite/trace-store.js";
+import type { InfinityMessage } from "../../stores/traits.js";
+import { openTestMemory } from "../helpers/memory.js";
+
+export const msg = {
+  user: (text: string): InfinityMessage => ({ kind: "user", content: { type: "text", text } }),
+  text: (text: string): InfinityMessage => ({ kind: "assistant", content: { text } }),
+  call: (id: string, name: string, args: unknown): InfinityMessage => ({
+    kind: "tool_call",
+    call: { id, call_id: null, function: { name, arguments: args }, signature: null, additional_params: null },
+  }),
+  result: (id: string, text: string): InfinityMessage => ({ kind: "tool_result", result: { id, call_id: null, content: [{ type: "text", text }] } }),
+};
+
+export function openWorld(dir: string, opts: { llm?: Llm | null; config?: z.input<typeof MemoryConfig>; conversation?: boolean } = {}) {
+  const mem = openTestMemory(dir);
+  const config = defaultConfig({ localUser: "alice", ...opts.config });
+  const conv = new SqliteConversationStore(mem.db);
+  const store = new SqliteLearningStore(mem.db);
+  const service = new LearningService({
+    store,
+    memory: mem.store,
+    config,
+    clock: mem.clock,
+    conversation: opts.conversation === false ? null : conv,
+    traces: { feed: new SqliteTraceFeed(mem.db), store: new SqliteTraceStore(mem.db) },
+    scopeOf: scopeResolver({ localUser: "alice", projectOf: () => "/work/proj-a" }),
+    llm: opts.llm ?? null,
+  });
+  const worker = new LearningWorker(service, config.learning.worker, mem.clock);
+  /** append messages to a thread; ids are `${thread}-m${ord}` */
+  const append = async (thread: string, msgs: InfinityMessage[]) => {
+    await conv.ensureRootThread(thread);
+    const start = await conv.loadHistoryUpTo(thread).then((h) => h.length);
+    await conv.appendMessages(thread, msgs.map((m, i) => [m, `${thread}-m${start + i}`] as const));
+  };
+  return { mem, conv, store, service, worker, config, append };
+}
+
+export type World = ReturnType<typeof openWorld>;

@@ -1,0 +1,127 @@
+// The person's path: `infinity-memory skills …` on the built CLI, import of real-world-shaped
+// folders, export round-trip, and `serve --toolset skills` as a daemon command server.
+import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+import Database from "better-sqlite3";
+import { generatedManifests } from "../../cli/manifests.js";
+import { CLI, runCli, spawnCommandServer } from "../helpers/cli.js";
+import { tempDir } from "../helpers/tmp.js";
+
+const FIXTURES = resolve(fileURLToPath(import.meta.url), "../../fixtures/skills");
+
+function skills(db: string, ...args: string[]) {
+  return runCli(["skills", ...args, "--db", db], { INFINITY_MEMORY_HOME: join(db, ".."), INFINITY_MEMORY_USER: "alice" });
+}
+
+function hashes(db: string): Record<string, string> {
+  const d = new Database(db, { readonly: true });
+  try {
+    const rows = d.prepare(`SELECT s.name, v.content_hash FROM skills s JOIN skill_versions v ON v.id = s.published_version_id ORDER BY s.name`).all() as { name: string; content_hash: string }[];
+    return Object.fromEntries(rows.map((r) => [r.name, r.content_hash]));
+  } finally {
+    d.close();
+  }
+}
+
+describe("skills CLI", () => {
+  it("imports a folder of real-world-shaped skills, reports what was skipped and why, and exports a round-trip", () => {
+    expect(existsSync(CLI)).toBe(true);
+    const dir = tempDir();
+    const db = join(dir, "m.db");
+    const imp = skills(db, "import", FIXTURES, "--publish");
+    expect(imp.status, imp.stderr).toBe(2); // some folders were skipped
+    expect(imp.stdout).toContain("5 folder(s): 3 published, 0 imported as candidates, 0 unchanged, 2 skipped.");
+    expect(imp.stdout).toMatch(/skipped .*broken\/Bad_Name: SKILL\.md line 2: "Bad_Name" is not a valid skill name/);
+    expect(imp.stdout).toMatch(/skipped .*broken\/yaml-error: SKILL\.md line 4: invalid YAML: /);
+    expect(imp.stdout).toContain("pdf-forms v1: left out NOTES.txt: not part of the format");
+    // Publishing on import grants exactly the declared tools, recorded as granted by the person.
+    const show = skills(db, "show", "pdf-forms");
+    expect(show.stdout).toContain("Granted tools: Bash(python:*), Read, Write");
+    expect(show.stdout).toContain("- scripts/fill.py");
+    expect(show.stdout).toMatch(/v1 probationary ← published .* by import/);
+    const d = new Database(db, { readonly: true });
+    const grants = d.prepare(`SELECT DISTINCT granted_by FROM skill_grants`).all();
+    const audit = d.prepare(`SELECT action, actor FROM audit_log WHERE target_kind = 'skill' AND target_id = 'git-release' ORDER BY seq`).all();
+    d.close();
+    expect(grants).toEqual([{ granted_by: "cli:alice" }]);
+    expect(audit).toEqual([
+      { action: "propose", actor: "cli:alice" },
+      { action: "grant", actor: "cli:alice" },
+      { action: "publish", actor: "cli:alice" },
+    ]);
+
+    const before = hashes(db);
+    expect(Object.keys(before)).toEqual(["git-release", "k8s-rollout", "pdf-forms"]);
+    const out = join(dir, "export");
+    expect(skills(db, "export", out).stdout).toMatch(/^Exported 3 skill\(s\) to .*: git-release, k8s-rollout, pdf-forms\./);
+    expect(readFileSync(join(out, "git-release", "scripts", "tag.sh"), "utf8")).toBe(readFileSync(join(FIXTURES, "claude/git-release/scripts/tag.sh"), "utf8"));
+    expect(existsSync(join(out, "pdf-forms", "NOTES.txt"))).toBe(false);
+    // Re-import into the same catalog: identical hashes, nothing new.
+    expect(skills(db, "import", out).stdout).toContain("3 folder(s): 0 published, 0 imported as candidates, 3 unchanged, 0 skipped.");
+    // And into a fresh catalog: the same content hashes.
+    const db2 = join(dir, "fresh.db");
+    expect(skills(db2, "import", out, "--publish").status).toBe(0);
+    expect(hashes(db2)).toEqual(before);
+  });
+
+  it("a malformed SKILL.md gets a line-numbered error and changes nothing", () => {
+    const dir = tempDir();
+    const db = join(dir, "m.db");
+    cpSync(join(FIXTURES, "broken", "yaml-error"), join(dir, "yaml-error"), { recursive: true });
+    const r = skills(db, "import", join(dir, "yaml-error"));
+    expect(r.stdout).toMatch(/skipped .*yaml-error: SKILL\.md line 4: invalid YAML/);
+    expect(skills(db, "list").stdout).toContain("No skills yet.");
+    const d = new Database(db, { readonly: true });
+    expect(d.prepare(`SELECT COUNT(*) AS n FROM audit_log WHERE target_kind = 'skill'`).get()).toEqual({ n: 0 });
+    d.close();
+  });
+
+  it("approve, diff, rollback, pin, enable/disable and grant from the command line", () => {
+    const dir = tempDir();
+    const db = join(dir, "m.db");
+    cpSync(join(FIXTURES, "hermes"), join(dir, "src"), { recursive: true });
+    expect(skills(db, "import", join(dir, "src")).stdout).toContain("1 imported as candidates");
+    expect(skills(db, "list").stdout).toMatch(/^k8s-rollout · unpublished · 1 candidate\(s\)/);
+    expect(skills(db, "approve", "k8s-rollout").stdout).toBe("Published k8s-rollout v1.\n");
+    // A new version from an edited folder.
+    const skillFile = join(dir, "src", "devops", "k8s-rollout", "SKILL.md");
+    const edited = readFileSync(skillFile, "utf8").replace("--timeout=5m", "--timeout=10m");
+    writeFileSync(skillFile, edited);
+    expect(skills(db, "import", join(dir, "src")).stdout).toContain("1 imported as candidates");
+    const diff = skills(db, "diff", "k8s-rollout", "v1", "v2").stdout;
+    expect(diff).toContain("-2. `kubectl rollout status deployment/<name> --timeout=5m`");
+    expect(diff).toContain("+2. `kubectl rollout status deployment/<name> --timeout=10m`");
+    expect(skills(db, "approve", "k8s-rollout", "v2").stdout).toBe("Published k8s-rollout v2 (v1 retired).\n");
+    expect(skills(db, "rollback", "k8s-rollout").stdout).toBe("Rolled k8s-rollout back to v1 (v2 retired).\n");
+    expect(skills(db, "pin", "k8s-rollout").stdout).toBe("Pinned k8s-rollout.\n");
+    expect(skills(db, "list").stdout).toMatch(/^k8s-rollout \(pinned\) · v1 active/);
+    expect(skills(db, "disable", "k8s-rollout", "--scope", "thread").stderr).toContain("--scope thread needs --id");
+    expect(skills(db, "disable", "k8s-rollout", "--scope", "session", "--id", "s1").stdout).toBe("Disabled k8s-rollout at session scope.\n");
+    expect(skills(db, "grant", "k8s-rollout", "Bash", "Read").stdout).toBe("Granted k8s-rollout: Bash, Read.\n");
+    const rej = skills(db, "reject", "k8s-rollout", "v2");
+    expect(rej.status).toBe(0);
+    expect(skills(db, "show", "k8s-rollout").stdout).toMatch(/v2 rejected/);
+  });
+
+  it("serve --toolset skills runs as a daemon command server", async () => {
+    const dir = tempDir();
+    const project = join(dir, "proj", ".infinity");
+    mkdirSync(project, { recursive: true });
+    const s = await spawnCommandServer(`exec "${process.execPath}" "${CLI}" serve --toolset skills --db "${join(dir, "m.db")}"`, project, { INFINITY_MEMORY_HOME: dir });
+    try {
+      const m = (await (await fetch(`http://127.0.0.1:${s.port}/.well-known/rap-toolset`)).json()) as { name: string; tools: { name: string }[] };
+      expect(m.name).toBe("skills");
+      expect(m.tools.map((t) => t.name)).toContain("skill_rollback");
+    } finally {
+      process.kill(-s.child.pid!, "SIGINT");
+      expect(await s.exited).toBe(0);
+    }
+  });
+
+  it("the committed rap-manifests/skills.json matches the schemas", () => {
+    const committed = readFileSync(resolve(FIXTURES, "../../../rap-manifests/skills.json"), "utf8");
+    expect(generatedManifests().skills).toBe(committed);
+  });
+});

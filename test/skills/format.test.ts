@@ -1,0 +1,77 @@
+// SKILL.md parsing and rendering: the Agent Skills rules, readable line-numbered errors, and a
+// content hash that survives render → parse.
+import { describe, expect, it } from "vitest";
+import { contentHash, filePathProblem, nameProblem, parseSkillMd, renderSkillMd, SkillFormatError } from "../../core/skills/skill-md.js";
+
+function errorOf(text: string): SkillFormatError {
+  try {
+    parseSkillMd(text);
+  } catch (e) {
+    if (e instanceof SkillFormatError) return e;
+    throw e;
+  }
+  throw new Error("parsed without error");
+}
+
+describe("SKILL.md format", () => {
+  it("applies the name rules: ≤64, [a-z0-9-], no leading, trailing or double hyphen", () => {
+    expect(nameProblem("pdf-forms")).toBeNull();
+    expect(nameProblem("a".repeat(64))).toBeNull();
+    expect(nameProblem("a".repeat(65))).toMatch(/65 characters; at most 64/);
+    for (const bad of ["-lead", "trail-", "dou--ble", "Upper", "under_score", "sp ace", ""]) expect(nameProblem(bad)).not.toBeNull();
+  });
+
+  it("parses every field, keeps unknown keys, normalises the body and reads allowed-tools in three forms", () => {
+    const doc = parseSkillMd(
+      "---\r\nname: pdf-forms\r\ndescription: Fill PDF forms.\r\nlicense: MIT\r\ncompatibility: Python 3.10+\r\nmetadata:\r\n  author: x\r\nversion: 1.0.0\r\nallowed-tools: Bash(git add:*), Read\r\n---\r\n\r\n\r\n# Body\r\nline\r\n\r\n",
+    );
+    expect(doc.name).toBe("pdf-forms");
+    expect(doc.frontmatter).toMatchObject({ license: "MIT", compatibility: "Python 3.10+", metadata: { author: "x" }, version: "1.0.0" });
+    expect(doc.allowedTools).toEqual(["Bash(git add:*)", "Read"]);
+    expect(doc.body).toBe("# Body\nline\n");
+    expect(parseSkillMd("---\nname: a\ndescription: d\nallowed-tools: Read Grep\n---\nx").allowedTools).toEqual(["Read", "Grep"]);
+    expect(parseSkillMd("---\nname: a\ndescription: d\nallowed-tools: [Read, Read, Write]\n---\nx").allowedTools).toEqual(["Read", "Write"]);
+  });
+
+  it("names the line of each problem", () => {
+    expect(errorOf("no frontmatter").message).toBe('SKILL.md line 1: SKILL.md must start with a "---" line opening the YAML frontmatter');
+    expect(errorOf("---\nname: a\ndescription: d\n").message).toMatch(/^SKILL\.md line 4: the frontmatter is never closed/);
+    const yamlErr = errorOf("---\nname: a\ndescription: d\nmetadata:\n  k: [1, 2\nother: x\n---\nbody");
+    expect(yamlErr.line).toBeGreaterThanOrEqual(5);
+    expect(yamlErr.message).toMatch(/^SKILL\.md line \d+: invalid YAML: /);
+    expect(errorOf("---\nname: a\nname: b\ndescription: d\n---\nx").message).toMatch(/^SKILL\.md line 3: invalid YAML: .*unique/i);
+    expect(errorOf("---\ndescription: d\nname: Not_Valid\n---\nx").message).toMatch(/^SKILL\.md line 3: "Not_Valid" is not a valid skill name/);
+    expect(errorOf("---\nname: a\ndescription: " + "x".repeat(1025) + "\n---\nx").message).toMatch(/^SKILL\.md line 3: the description is 1025 characters; at most 1024/);
+    expect(errorOf("---\nname: a\ndescription: d\n---\n\n  \n").message).toMatch(/^SKILL\.md line 4: the body .* is empty/);
+    expect(errorOf("---\nname: a\ndescription: d\nmetadata: [1]\n---\nx").message).toBe('SKILL.md line 4: "metadata" must be a mapping');
+    expect(errorOf("---\nname: a\ndescription: d\nallowed-tools: 7\n---\nx").message).toBe("SKILL.md line 4: allowed-tools must be a list or a string");
+    expect(errorOf("---\n- a\n- b\n---\nx").message).toMatch(/^SKILL\.md line 2: the frontmatter must be a mapping/);
+  });
+
+  it("accepts support files only under references/, assets/ or scripts/", () => {
+    expect(filePathProblem("scripts/run.sh")).toBeNull();
+    expect(filePathProblem("references/deep/a.md")).toBeNull();
+    expect(filePathProblem("templates/a.md")).toMatch(/must be inside references\/, assets\/, scripts\//);
+    expect(filePathProblem("scripts")).toMatch(/must be inside/);
+    expect(filePathProblem("scripts/../x")).toMatch(/relative path/);
+    expect(filePathProblem("/etc/passwd")).toMatch(/relative path/);
+    expect(() => parseSkillMd("---\nname: a\ndescription: d\n---\nx", [{ path: "scripts/a", content: "1" }, { path: "scripts/a", content: "2" }])).toThrow(/listed twice/);
+  });
+
+  it("render → parse keeps the content hash; any change to frontmatter, body or a file changes it", () => {
+    const files = [{ path: "scripts/b.sh", content: "echo b\n" }, { path: "references/a.md", content: "# A\n" }];
+    const doc = parseSkillMd(
+      '---\nname: round-trip\ndescription: "Quotes: yes, colons: too"\nmetadata:\n  hermes:\n    tags: [a, b]\nallowed-tools: Read\nversion: "2"\n---\n# T\n\nbody\n',
+      files,
+    );
+    const again = parseSkillMd(renderSkillMd(doc), files);
+    expect(again.frontmatter).toEqual(doc.frontmatter);
+    expect(again.body).toBe(doc.body);
+    expect(contentHash(again)).toBe(contentHash(doc));
+    expect(contentHash({ ...doc, files: [...files].reverse() })).toBe(contentHash(doc));
+    expect(contentHash({ ...doc, body: doc.body + "x\n" })).not.toBe(contentHash(doc));
+    expect(contentHash({ ...doc, frontmatter: { ...doc.frontmatter, license: "MIT" } })).not.toBe(contentHash(doc));
+    expect(contentHash({ ...doc, files: [{ path: "scripts/b.sh", content: "echo c\n" }] })).not.toBe(contentHash(doc));
+    expect(renderSkillMd(doc).startsWith("---\nname: round-trip\ndescription:")).toBe(true);
+  });
+});
