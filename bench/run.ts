@@ -133,15 +133,15 @@ async function sessionBench(dir: string, n: number) {
   };
 }
 
-/** The provider proxy's own benchmark (a separate script), folded into this report. */
-function proxyBench(): unknown {
-  const script = join(dirname(fileURLToPath(import.meta.url)), "proxy-overhead.js");
+/** A benchmark that is its own script (proxy overhead, learning), folded into this report. */
+function scriptBench(name: string): unknown {
+  const script = join(dirname(fileURLToPath(import.meta.url)), name);
   const r = spawnSync(process.execPath, [script], { encoding: "utf8", timeout: 300_000 });
   const last = r.stdout.trim().split("\n").at(-1) ?? "";
   try {
     return JSON.parse(last) as unknown;
   } catch {
-    return { error: `proxy-overhead failed (${r.status}): ${r.stderr.slice(-300)}` };
+    return { error: `${name} failed (${r.status}): ${r.stderr.slice(-300)}` };
   }
 }
 
@@ -316,7 +316,9 @@ async function main() {
       process.stderr.write(`session search at ${n} messages done\n`);
     }
     out.session_search = sessions;
-    out.proxy = proxyBench();
+    out.proxy = scriptBench("proxy-overhead.js");
+    out.learning = scriptBench("learning.js");
+    out.skills = scriptBench("skills.js");
     out.rss_mb = Math.round(process.memoryUsage().rss / 1e6);
   } finally {
     rmSync(root, { recursive: true, force: true });

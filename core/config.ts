@@ -155,6 +155,11 @@ export const MemoryConfig = z.object({
           /** content-word overlap at which a candidate counts as a duplicate of an existing memory */
           mergeOverlap: z.number().min(0).max(1).default(0.8),
           maxChars: z.number().int().positive().default(400),
+          /**
+           * also ask the person about new candidates through RAP user_choice, on the next memory
+           * tool call in the conversation they came from (off: memory_review and the CLI only)
+           */
+          askInConversation: z.boolean().default(false),
         })
         .prefault({}),
       worker: z

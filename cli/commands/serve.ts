@@ -121,7 +121,17 @@ async function serve(o: ServeOptions): Promise<void> {
   const toolset =
     o.toolset === SKILLS_TOOLSET
       ? skillsToolset({ service: openSkills(ctx).service, toggles: ctx.toggles, localUser: config.localUser, projectOf })
-      : memoryToolset({ service: ctx.service, toggles: ctx.toggles, clock: ctx.clock, localUser: config.localUser, projectOf, sessions, recordRoot, learning: learning?.service });
+      : memoryToolset({
+          service: ctx.service,
+          toggles: ctx.toggles,
+          clock: ctx.clock,
+          localUser: config.localUser,
+          projectOf,
+          sessions,
+          recordRoot,
+          learning: learning?.service,
+          askAboutCandidates: config.learning.candidates.askInConversation,
+        });
   const server = await startRapServer({
     toolset,
     db: ctx.db,

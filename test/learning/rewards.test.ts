@@ -154,11 +154,11 @@ describe("rewards and value backup", () => {
     expect((await none.store.signalsOf(fix0!.id)).some((s) => s.kind === "rubric")).toBe(false);
     expect(await none.store.events()).toEqual([]); // "none" is not a failure
 
-    const fake = createFakeLlm({ learning_rubric: '{"score": -0.4, "reason": "the answer was terse"}' });
+    const fake = createFakeLlm({ learning_rubric: '{"score": -0.4, "reason": "the answer was terse"}', learning_candidates: '{"memories": []}' });
     const w = openWorld(tempDir("learn-"), { llm: fake });
     const [failing, fix] = await failThenFix(w);
-    expect(fake.calls.map((c) => c.op)).toEqual(["learning_rubric", "learning_rubric"]);
-    expect(fake.calls[1]!.prompt).toContain("Task: Fix them");
+    expect(fake.callsFor("learning_rubric")).toHaveLength(2);
+    expect(fake.callsFor("learning_rubric")[1]!.prompt).toContain("Task: Fix them");
     const sig = await w.store.signalsOf(fix!.id);
     expect(sig.find((s) => s.kind === "rubric")).toMatchObject({ source: "llm:fake", value: -0.4, weight: cfg.weights.rubric });
     expect(fix!.reward).toBeCloseTo((0.8 * 1 + 0.15 * -0.4) / 0.95, 10);
@@ -172,7 +172,7 @@ describe("rewards and value backup", () => {
     expect(chat!.grounded).toBe(false);
 
     // A model that answers nonsense: the rubric is left out (an event says why), the rest stands.
-    const bad = openWorld(tempDir("learn-"), { llm: createFakeLlm({ learning_rubric: "I think it went fine" }) });
+    const bad = openWorld(tempDir("learn-"), { llm: createFakeLlm({ learning_rubric: "I think it went fine", learning_candidates: '{"memories": []}' }) });
     const [, fix2] = await failThenFix(bad);
     expect(fix2!.reward).toBe(1);
     expect((await bad.store.events({ kind: "rubric_failed" })).length).toBe(2);

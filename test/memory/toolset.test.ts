@@ -25,12 +25,13 @@ interface Running {
 let n = 0;
 const nextId = () => `tooluse_${++n}_${Math.random().toString(36).slice(2, 8)}`;
 
-async function start(dir: string, projects: Record<string, string> = {}, withSessions = false): Promise<Running> {
+async function start(dir: string, projects: Record<string, string> = {}, withSessions = false, askAboutCandidates = false): Promise<Running> {
   const ctx = openMemory({ dbPath: join(dir, "memory.db"), config: defaultConfig({ localUser: "alice" }), clock: fixedClock(T0), env: {} });
   const sink = await startCallbackSink();
   const sessions = withSessions ? makeSessionSearch(ctx.db, openSources([`sqlite:${ctx.dbPath}`], ctx.db, ctx.dbPath).sources, ctx.clock, "alice") : null;
   const toolset = memoryToolset({
     sessions,
+    askAboutCandidates,
     service: ctx.service,
     toggles: ctx.toggles,
     clock: ctx.clock,
@@ -307,6 +308,36 @@ describe("forget is real on disk", () => {
       const bytes = readFileSync(f);
       expect(bytes.includes(word), `${f} still holds the forgotten text`).toBe(false);
       expect(bytes.includes(word.toLowerCase().slice(0, 12)), `${f} still holds an index token of it`).toBe(false);
+    }
+  });
+});
+
+describe("candidates asked about in the conversation (learning.candidates.askInConversation)", () => {
+  it("puts this conversation's new candidates to the person before the tool runs, once", async () => {
+    const r = await start(tempDir(), {}, false, true);
+    const group = "6f1c2c7e-5b7e-4d0b-9a57-2b0c1d7f9e11";
+    try {
+      const req = { user: "alice", project: "/work/app", session: group, thread: group, ancestors: [] };
+      const cand = await r.ctx.service.remember(req, { content: "User prefers merge commits over rebasing", kind: "preference", tags: ["auto_extracted"] }, { actor: "user", threadId: group, toolCallId: null });
+      await r.ctx.store.setStatus(cand.record.id, "pending", null, { at: T0, actor: "learning", action: "update", targetKind: "memory", targetId: cand.record.id, detail: {} });
+      const other = await r.ctx.service.remember({ ...req, session: "elsewhere", thread: "elsewhere" }, { content: "User likes dark roast coffee", tags: ["auto_extracted"] }, { actor: "user", threadId: "elsewhere", toolCallId: null });
+      await r.ctx.store.setStatus(other.record.id, "pending", null, { at: T0, actor: "learning", action: "update", targetKind: "memory", targetId: other.record.id, detail: {} });
+
+      const id = nextId();
+      const listing = call(r, "memory_list", { limit: 5 }, { id });
+      const choice = await r.sink.next((b) => b.type === "user_choice" && b.id === id);
+      expect(choice.prompt).toContain("User prefers merge commits over rebasing");
+      expect(choice.prompt).not.toContain("dark roast");
+      expect(choice.choices).toEqual(["Keep", "Forget", "Ask me later"]);
+      await postJson(choice.response_url as string, { id, selected: 0 });
+      expect(await listing).toContain("User prefers merge commits over rebasing");
+      expect((await r.ctx.store.get(cand.record.id))?.status).toBe("active");
+      expect((await r.ctx.store.get(cand.record.id))?.trust).toBe("user_confirmed");
+      // asked once: the next call runs straight away
+      expect(await call(r, "memory_search", { query: "merge commits" })).toContain("merge commits");
+      expect(r.sink.bodies.filter((b) => b.type === "user_choice")).toHaveLength(1);
+    } finally {
+      await r.close();
     }
   });
 });

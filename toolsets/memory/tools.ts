@@ -139,6 +139,8 @@ export interface MemoryToolsetDeps {
   projectOf(sessionId: string): string | null;
   /** remember who a session belongs to, for the context hook (best effort) */
   recordRoot?(root: string, user: string, project: string | null): void;
+  /** ask about new auto-extracted candidates in the conversation (config learning.candidates.askInConversation) */
+  askAboutCandidates?: boolean;
   /** the learning loop, for task_feedback; absent when learning is off */
   learning?: LearningService | null;
 }
@@ -174,6 +176,30 @@ function rememberText(r: RememberResult, now: number): string {
 
 export function memoryToolset(deps: MemoryToolsetDeps): Toolset {
   const { service, clock } = deps;
+  // Candidates already put to the person in this process ("ask me later" waits for a restart).
+  const asked = new Set<string>();
+
+  /** With learning.candidates.askInConversation: ask about this conversation's new candidates first. */
+  const reviewCandidates = async (ctx: ToolContext): Promise<void> => {
+    if (!deps.askAboutCandidates) return;
+    const req = scopeOf(deps, ctx.invocation);
+    const threads = new Set([req.thread, req.session, ...req.ancestors]);
+    const page = await service.pending({ thread: req }, 50);
+    const fresh = page.items
+      .filter((r) => r.tags.includes("auto_extracted") && !asked.has(r.id) && r.sources.some((s) => s.threadId !== null && threads.has(s.threadId)))
+      .slice(0, 5);
+    if (fresh.length === 0) return;
+    for (const r of fresh) asked.add(r.id);
+    const choice = await ctx.askUser(
+      `From this conversation I could remember for next time:\n${fresh.map((r) => `• ${r.content}`).join("\n")}\nKeep ${fresh.length === 1 ? "it" : "them"}?`,
+      ["Keep", "Forget", "Ask me later"],
+      2,
+    );
+    const ids = fresh.map((r) => r.id);
+    const origin: Origin = { actor: "user", threadId: req.thread, toolCallId: ctx.invocation.id };
+    if (choice === 0) await service.confirm({ thread: req }, ids, origin);
+    else if (choice === 1) await service.reject({ thread: req }, ids, origin);
+  };
 
   const tools = [
     defineTool({
@@ -430,6 +456,18 @@ export function memoryToolset(deps: MemoryToolsetDeps): Toolset {
       },
     }),
   ];
+
+  // Every tool asks first when configured to; the review never changes what the tool then does.
+  for (const t of tools) {
+    const run = t.handler.bind(t);
+    t.handler = async (args: never, ctx: ToolContext) => {
+      await reviewCandidates(ctx).catch((e: unknown) => {
+        if (ctx.signal.aborted) throw e;
+        ctx.log.warn({ err: e }, "asking about memory candidates failed");
+      });
+      return run(args, ctx);
+    };
+  }
 
   return {
     name: MEMORY_TOOLSET,
