@@ -3,7 +3,6 @@
 import type { Command } from "commander";
 import { existsSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
-import pino from "pino";
 import { SessionsReader } from "../../stores/infinity-files/sessions.js";
 import { announcePort, fileLogger, installShutdown, isEmbedded } from "../../toolsets/rap/command-server.js";
 import { startRapServer } from "../../toolsets/rap/server.js";
@@ -70,7 +69,9 @@ async function serve(o: ServeOptions): Promise<void> {
   const config = loadConfig(home);
   if (o.user) config.localUser = o.user;
   const logFile = o.log ?? (embedded ? join(process.cwd(), `infinity-${o.toolset}.log`) : join(home, `${o.toolset}-server.log`));
-  const logger = embedded || o.log ? fileLogger(logFile) : pino({ level: "info" }, pino.destination(2));
+  // Logs go to a file in both modes: the daemon discards a command server's stderr, and a person
+  // running `npm start` wants the banner, not JSON lines.
+  const logger = fileLogger(logFile);
   let ctx: ReturnType<typeof openMemory>;
   try {
     ctx = openMemory({ dbPath: o.db, config });
@@ -173,7 +174,7 @@ async function serve(o: ServeOptions): Promise<void> {
   logger.info({ url: server.url, db: ctx.dbPath }, "standalone server ready");
   process.stdout.write(
     `infinity-memory: "${o.toolset}" toolset listening on ${server.url}\n` +
-      `database: ${ctx.dbPath}\nlog: ${o.log ?? "stderr"}\n` +
+      `database: ${ctx.dbPath}\nlog: ${logFile}\n` +
       (grpc ? `ContextHook gRPC: ${grpc.address}\n` : "") +
       `\n` +
       `Add it to Infinity in ~/.infinity/rap.json (or {project}/.infinity/rap.json), either as this running server:\n` +
