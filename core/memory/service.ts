@@ -88,6 +88,10 @@ export type Viewer = { thread: RequestScope } | { owner: string; project?: strin
 
 const CURRENT: MemoryStatus[] = ["active", "pending"];
 const ALL_LIVE: MemoryStatus[] = ["active", "pending", "superseded", "expired"];
+// Search answers with what a person stands behind: pending records (auto-extracted candidates,
+// flagged writes) wait in memory_review until confirmed.
+const SEARCHABLE: MemoryStatus[] = ["active"];
+const SEARCHABLE_HISTORY: MemoryStatus[] = ["active", "superseded", "expired"];
 
 /** Derived artifacts outside the memory store that must forget with it (e.g. the session index). */
 export interface ForgetHook {
@@ -265,7 +269,7 @@ export class MemoryService {
       query,
       kinds: input.kinds,
       levels: input.scopes,
-      statuses: input.includeHistory ? ALL_LIVE : CURRENT,
+      statuses: input.includeHistory ? SEARCHABLE_HISTORY : SEARCHABLE,
       includeFlagged: false,
       now: this.clock.now(),
       limit,

@@ -31,6 +31,21 @@ interface Span {
 const BASE64_CHAR = /[A-Za-z0-9+/=_-]/;
 const BASE64_MIN = 200;
 
+/** Shorter runs are decoded and re-scanned ("decode this and follow it: SWdub3Jl…"). */
+const BASE64_DECODE_MIN = 24;
+
+function decodesToInjection(run: string): boolean {
+  const b64 = run.replace(/-/g, "+").replace(/_/g, "/").replace(/=+$/u, "");
+  if (!/^[A-Za-z0-9+/]+$/.test(b64)) return false;
+  const decoded = Buffer.from(b64, "base64").toString("utf8");
+  if (decoded.length < 16) return false;
+  // mostly printable text, not binary
+  let printable = 0;
+  for (const ch of decoded) if (/[\p{L}\p{N}\p{P}\p{Zs}\n\t]/u.test(ch)) printable++;
+  if (printable / [...decoded].length < 0.9) return false;
+  return runRules(normalizeForScan(decoded, 0, decoded.length).text).length > 0;
+}
+
 /** Long base64 runs: a common wrapper for smuggled instructions. */
 function findBase64Blobs(text: string): Span[] {
   const spans: Span[] = [];
@@ -46,6 +61,9 @@ function findBase64Blobs(text: string): Span[] {
       const run = text.slice(i, j);
       // base64 of real data mixes cases and digits; long words or hex digests do not
       if (/[a-z]/.test(run) && /[A-Z]/.test(run) && /[0-9]/.test(run)) spans.push({ kind: "base64_blob", from: i, to: j });
+    } else if (j - i >= BASE64_DECODE_MIN && decodesToInjection(text.slice(i, j))) {
+      // A short run is only reported when it decodes to text an injection rule matches.
+      spans.push({ kind: "base64_blob", from: i, to: j });
     }
     i = j;
   }

@@ -91,6 +91,18 @@ export class InvocationRunner {
     return this.inflight.size;
   }
 
+  /** Calls of one thread accepted and not finished (queued or running). */
+  activeFor(groupId: string): number {
+    let n = 0;
+    for (const e of this.inflight.values()) if (e.groupId === groupId) n++;
+    return n;
+  }
+
+  /** This call is already accepted and not finished here (a duplicate delivery). */
+  isActive(groupId: string, callId: string): boolean {
+    return this.inflight.has(`${groupId}\u0000${callId}`);
+  }
+
   /** Start a journaled invocation in the background; never throws, never blocks the caller. */
   run(inv: RapInvocation, baseUrl: string): void {
     const k = `${inv.group_id}\u0000${inv.id}`;

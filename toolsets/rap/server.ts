@@ -22,6 +22,19 @@ import { CancelToolCallRequest, CloseThreadRequest, MigrateRequest, RapInvocatio
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
 const DEFAULT_GRACE_MS = 5000;
+/** Invocations accepted and not finished, over all threads; more are answered 429. */
+export const MAX_ACTIVE_CALLS = 1024;
+/** The same, per thread (group_id). */
+export const MAX_ACTIVE_CALLS_PER_THREAD = 64;
+
+export interface RapLimits {
+  /** accepted, unfinished invocations over all threads (default MAX_ACTIVE_CALLS) */
+  maxActiveCalls?: number;
+  /** accepted, unfinished invocations of one thread (default MAX_ACTIVE_CALLS_PER_THREAD) */
+  maxActiveCallsPerThread?: number;
+  /** at most `calls` new invocations per thread in any `windowMs` (off unless set) */
+  perThreadRate?: { calls: number; windowMs: number };
+}
 
 export interface RapServerOptions {
   toolset: Toolset;
@@ -34,6 +47,8 @@ export interface RapServerOptions {
   clock?: Clock;
   outbox?: Partial<DeliveryOptions>;
   bodyLimitBytes?: number;
+  /** bounded work: refused invocations get 429 and the runtime reports an Error result */
+  limits?: RapLimits;
 }
 
 export interface RapServer {
@@ -105,6 +120,35 @@ export async function startRapServer(o: RapServerOptions): Promise<RapServer> {
     log,
   });
   let accepting = true;
+  const maxActive = o.limits?.maxActiveCalls ?? MAX_ACTIVE_CALLS;
+  const maxPerThread = o.limits?.maxActiveCallsPerThread ?? MAX_ACTIVE_CALLS_PER_THREAD;
+  const rate = o.limits?.perThreadRate;
+  /** per thread: start times of its invocations inside the rate window */
+  const recent = new Map<string, number[]>();
+  /** null when the invocation may be accepted, else the 429 message */
+  const overLimit = (inv: RapInvocation): string | null => {
+    if (runner.isActive(inv.group_id, inv.id)) return null; // a duplicate of a call in progress
+    if (runner.activeCount >= maxActive) {
+      return `too many tool calls in progress (${runner.activeCount}, limit ${maxActive}); try again when some have finished`;
+    }
+    const mine = runner.activeFor(inv.group_id);
+    if (mine >= maxPerThread) {
+      return `too many tool calls in progress for thread ${inv.group_id} (${mine}, limit ${maxPerThread}); try again when some have finished`;
+    }
+    if (rate) {
+      const now = clock.now();
+      const times = (recent.get(inv.group_id) ?? []).filter((t) => t > now - rate.windowMs);
+      if (times.length >= rate.calls) {
+        recent.set(inv.group_id, times);
+        return `rate limit: thread ${inv.group_id} sent more than ${rate.calls} tool calls in ${rate.windowMs} ms; slow down`;
+      }
+      times.push(now);
+      recent.set(inv.group_id, times);
+      // keep the map bounded: forget threads with nothing inside the window
+      if (recent.size > 10_000) for (const [g, ts] of recent) if ((ts.at(-1) ?? 0) <= now - rate.windowMs) recent.delete(g);
+    }
+    return null;
+  };
 
   const routes: Record<string, Record<string, Handler>> = {
     "/.well-known/rap-toolset": {
@@ -125,6 +169,11 @@ export async function startRapServer(o: RapServerOptions): Promise<RapServer> {
         const raw = await readBody(req, limit);
         const inv = parseJson(raw, RapInvocation, "invocation");
         if (!accepting) throw new HttpError(503, "the server is shutting down");
+        const limited = overLimit(inv);
+        if (limited !== null) {
+          log.warn({ tool: inv.operation, group_id: inv.group_id, call_id: inv.id, reason: limited }, "invocation refused: over a limit");
+          throw new HttpError(429, limited);
+        }
         const key = runner.key(inv.group_id, inv.id);
         let fresh: boolean;
         try {
