@@ -15,6 +15,7 @@ import { percentile } from "./stats.js";
 import { SqliteToggleStore } from "../stores/sqlite/toggle-store.js";
 import { MemoryPrefixBuilder } from "../core/retrieval/prefix.js";
 import { loadTokenCounter } from "../core/retrieval/tokens.js";
+import { DEFAULT_CHANNELS, channelList, type RetrievalChannels } from "../core/retrieval/channels.js";
 
 interface Turn {
   speaker: string;
@@ -48,6 +49,10 @@ export interface LocomoOptions {
   ks: number[];
   /** also build a context prefix of this many tokens per question and score what lands in it */
   prefixBudget?: number;
+  /** retrieval channels (default: the store's defaults) */
+  channels?: RetrievalChannels;
+  /** also score these channel sets (ablation) */
+  ablation?: RetrievalChannels[];
   onProgress?: (done: number, total: number, phase: string) => void;
 }
 
@@ -58,6 +63,8 @@ export interface LocomoResult {
   by_category: Record<string, { questions: number; recall: Record<string, number> }>;
   ingest: { conversations: number; turns: number; memories: number; refused: number; flagged: number; ms: number };
   channels: string[];
+  /** the same questions with other channel sets, on the same ingested store */
+  ablation?: { channels: string[]; recall: Record<string, number>; latency_ms: { p50: number; p95: number }; by_category: Record<string, Record<string, number>> }[];
   prefix?: { budget_tokens: number; recall_at_budget: number; mean_items: number; mean_tokens: number; empty: number; latency_ms: { p50: number; p95: number } };
 }
 
@@ -110,7 +117,8 @@ export async function runLocomo(opts: LocomoOptions): Promise<LocomoResult> {
   const convs = JSON.parse(readFileSync(opts.data, "utf8")) as Conversation[];
   const dir = mkdtempSync(join(tmpdir(), "locomo-"));
   const db = openDatabase(join(dir, "memory.db"));
-  const store = new SqliteMemoryStore(db);
+  const channels = opts.channels ?? DEFAULT_CHANNELS;
+  const store = new SqliteMemoryStore(db, channels);
   const clock = fixedClock(Date.UTC(2023, 0, 1));
   const config = defaultConfig({ localUser: "locomo" });
   const service = new MemoryService(store, clock, config);
@@ -158,6 +166,7 @@ export async function runLocomo(opts: LocomoOptions): Promise<LocomoResult> {
     ingest.memories = memoryIds.size;
     ingest.ms = Math.round(performance.now() - t0);
 
+    const evaluate = async (svc: MemoryService, withPrefix: boolean) => {
     const latencies: number[] = [];
     const sums: Record<string, number> = {};
     const cat: Record<string, { questions: number; sums: Record<string, number> }> = {};
@@ -173,12 +182,12 @@ export async function runLocomo(opts: LocomoOptions): Promise<LocomoResult> {
       const t = performance.now();
       let hits: Awaited<ReturnType<MemoryService["search"]>> = [];
       try {
-        hits = await service.search({ thread: req }, { query: qa.question, limit: maxK });
+        hits = await svc.search({ thread: req }, { query: qa.question, limit: maxK });
       } catch {
         hits = [];
       }
       latencies.push(performance.now() - t);
-      if (prefixBuilder) {
+      if (withPrefix && prefixBuilder) {
         const tp = performance.now();
         const p = await prefixBuilder.build({ scope: req, task: qa.question, budgetTokens: opts.prefixBudget });
         pre.lat.push(performance.now() - tp);
@@ -213,13 +222,28 @@ export async function runLocomo(opts: LocomoOptions): Promise<LocomoResult> {
       for (const k of opts.ks) r[k] = round1((100 * (c.sums[k] ?? 0)) / Math.max(1, c.questions));
       by_category[name] = { questions: c.questions, recall: r };
     }
+      return { questions, recall, latencies, by_category };
+    };
+    const { questions, recall, latencies, by_category } = await evaluate(service, true);
+    const ablation: NonNullable<LocomoResult["ablation"]> = [];
+    for (const v of opts.ablation ?? []) {
+      const svc = new MemoryService(new SqliteMemoryStore(db, v), clock, config);
+      const r = await evaluate(svc, false);
+      ablation.push({
+        channels: channelList(v),
+        recall: r.recall,
+        latency_ms: { p50: Math.round(percentile(r.latencies, 50) * 1000) / 1000, p95: Math.round(percentile(r.latencies, 95) * 1000) / 1000 },
+        by_category: Object.fromEntries(Object.entries(r.by_category).map(([k, c]) => [k, c.recall])),
+      });
+    }
     return {
       questions,
       recall,
       latency_ms: { p50: Math.round(percentile(latencies, 50) * 1000) / 1000, p95: Math.round(percentile(latencies, 95) * 1000) / 1000 },
       by_category,
       ingest,
-      channels: ["lexical", "trigram"],
+      channels: channelList(channels),
+      ...(ablation.length > 0 ? { ablation } : {}),
       ...(prefixBuilder
         ? {
             prefix: {

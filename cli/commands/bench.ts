@@ -2,6 +2,7 @@
 import type { Command } from "commander";
 import cliProgress from "cli-progress";
 import { runLocomo } from "../../bench/locomo.js";
+import { CHANNEL_NAMES, channelList, DEFAULT_CHANNELS, parseChannels } from "../../core/retrieval/channels.js";
 
 export function registerBench(program: Command): void {
   const bench = program.command("bench").description("benchmarks");
@@ -11,8 +12,9 @@ export function registerBench(program: Command): void {
     .requiredOption("--data <file>", "locomo JSON file (e.g. ../shared/bench/locomo/locomo-dev.json)")
     .option("--k <list>", "cut-offs", "5,10,25,50")
     .option("--prefix-budget <tokens>", "also measure recall inside a context prefix of this many tokens")
+    .option("--channels <list>", `retrieval channels on (${CHANNEL_NAMES.join(",")})`, channelList(DEFAULT_CHANNELS).join(","))
     .option("--json", "print only the JSON line")
-    .action(async (o: { data: string; k: string; json?: boolean; prefixBudget?: string }) => {
+    .action(async (o: { data: string; k: string; json?: boolean; prefixBudget?: string; channels: string }) => {
       const ks = o.k.split(",").map((s) => Number(s.trim()));
       if (ks.some((k) => !Number.isInteger(k) || k < 1 || k > 50)) throw new Error(`--k takes integers 1..50, got "${o.k}"`);
       const bar = process.stderr.isTTY ? new cliProgress.SingleBar({ format: "{phase} [{bar}] {value}/{total}" }, cliProgress.Presets.shades_classic) : null;
@@ -20,6 +22,7 @@ export function registerBench(program: Command): void {
       const result = await runLocomo({
         data: o.data,
         ks,
+        channels: parseChannels(o.channels),
         prefixBudget: o.prefixBudget !== undefined ? Number(o.prefixBudget) : undefined,
         onProgress: (done, total, p) => {
           if (!bar) return;

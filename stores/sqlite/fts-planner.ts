@@ -55,11 +55,36 @@ export class FtsPlanner {
     return out;
   }
 
-  private df(token: string): number {
+  /** Documents of the word index holding this index token (any column). */
+  df(token: string): number {
     return ((this.dfStmt.get(token) as { doc: number } | undefined)?.doc ?? 0);
   }
 
-  private corpus(now: number): { n: number; maxRowid: number } {
+  private readonly stemCache = new Map<string, string>();
+
+  /** The index stem of each word (words that yield no token are left out); cached. */
+  stems(words: string[]): Map<string, string> {
+    const out = new Map<string, string>();
+    const missing: string[] = [];
+    for (const w of words) {
+      const s = this.stemCache.get(w);
+      if (s !== undefined) out.set(w, s);
+      else missing.push(w);
+    }
+    if (missing.length > 0) {
+      if (this.stemCache.size > 50_000) this.stemCache.clear();
+      const toks = this.tokenize(missing);
+      missing.forEach((w, i) => {
+        const t = toks[i]?.[0];
+        if (t === undefined) return;
+        this.stemCache.set(w, t);
+        out.set(w, t);
+      });
+    }
+    return out;
+  }
+
+  corpus(now: number): { n: number; maxRowid: number } {
     if (!this.size || now - this.size.at > SIZE_TTL_MS) {
       const r = this.sizeStmt.get() as { n: number; m: number };
       this.size = { n: r.n, maxRowid: r.m, at: now };

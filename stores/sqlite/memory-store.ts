@@ -29,6 +29,10 @@ import {
 import type { Db } from "./database.js";
 import { FtsPlanner } from "./fts-planner.js";
 import { neighbours, refreshNeighbours, writeWordRow } from "./memory-fts.js";
+import { DEFAULT_CHANNELS, type RetrievalChannels } from "../../core/retrieval/channels.js";
+import { rrf } from "../../core/retrieval/fusion.js";
+import { DEFAULT_PRF, expansionTerms } from "../../core/retrieval/prf.js";
+import { mmr, proximityRerank } from "../../core/retrieval/rerank.js";
 
 interface MemoryRow {
   rowid: number;
@@ -67,7 +71,30 @@ interface SourceRow {
 
 // Column weights for bm25(memory_fts): content, tags, cjk, context (neighbours + date), vis_key.
 const FTS_WEIGHTS = "1.0, 2.0, 1.0, 0.3, 0.0";
-const RRF_K = 60;
+// RRF weight of the feedback pass relative to the first word pass.
+const PRF_WEIGHT = 1.0;
+// The conversation channel looks this deep into the word channel, and weighs this much in RRF.
+const SESSION_DEPTH = 200;
+const SESSION_WEIGHT = 1.0;
+/** best turns per conversation that make up its score */
+const SESSION_TOP = 3;
+
+/**
+ * Conversation channel: score each thread by its best few word-channel hits, then list hits by
+ * their thread's score (best conversation first) and their own rank inside it.
+ */
+function sessionChannel<T extends { row: MemoryRow; rank: number }>(hits: T[], threads: Map<number, string>, limit: number): T[] {
+  const byThread = new Map<string, T[]>();
+  for (const h of hits) {
+    const t = threads.get(h.row.rowid) ?? `#${h.row.rowid}`;
+    (byThread.get(t) ?? byThread.set(t, []).get(t)!).push(h);
+  }
+  const score = (hs: T[]) => hs.slice(0, SESSION_TOP).reduce((s, h) => s - h.rank, 0);
+  return [...byThread.values()]
+    .sort((a, b) => score(b) - score(a))
+    .flat()
+    .slice(0, limit);
+}
 // The trigram channel runs when the word channel returns fewer hits than this (or than asked).
 const TRIGRAM_WHEN_FEWER = 10;
 // Past this many distinct keys an owner's view filters by user id instead of a key list.
@@ -87,7 +114,13 @@ export class SqliteMemoryStore implements MemoryStore {
   private readonly cache = new Map<string, Statement>();
   private readonly planner: FtsPlanner;
 
-  constructor(private readonly db: Db) {
+  private readonly channels: RetrievalChannels;
+
+  constructor(
+    private readonly db: Db,
+    channels: Partial<RetrievalChannels> = {},
+  ) {
+    this.channels = { ...DEFAULT_CHANNELS, ...channels, lexical: true };
     this.planner = new FtsPlanner(db);
     const p = (sql: string) => db.prepare(sql);
     this.st = {
@@ -422,41 +455,85 @@ export class SqliteMemoryStore implements MemoryStore {
   }
 
   async search(q: SearchQuery): Promise<SearchHit[]> {
+    const ch = this.channels;
     const keys = this.keysFor(q.visibility);
     const lex = q.query;
     const plan = this.planner.plan(lex.terms, lex.cjk, keys, q.now);
     const wordParts: string[] = [];
-    const cols = q.wordsOnly ? "{content tags}" : "{content tags context}";
+    const cols = q.wordsOnly || !ch.context ? "{content tags}" : "{content tags context}";
     if (plan.terms.length > 0) wordParts.push(`${cols}: ${orGroup(plan.terms)}`);
     if (plan.cjk.length > 0) wordParts.push(`cjk: ${orGroup(plan.cjk)}`);
     const depth = Math.max(q.limit, 10);
-    const lexical = wordParts.length > 0 ? this.channel("memory_fts", wordParts.join(" OR "), q, keys, depth, plan) : [];
+    const deep = ch.session && !q.wordsOnly ? Math.max(depth, SESSION_DEPTH) : depth;
+    const lexicalDeep = wordParts.length > 0 ? this.channel("memory_fts", wordParts.join(" OR "), q, keys, deep, plan) : [];
+    const lexical = lexicalDeep.slice(0, depth);
+    const session = ch.session && !q.wordsOnly ? sessionChannel(lexicalDeep, this.threadsOf(lexicalDeep.map((h) => h.row.rowid)), depth) : [];
     // The trigram channel finds partial words (and CJK phrases) the word channel misses; it runs
     // when the word channel came up short.
-    const needTri = !q.wordsOnly && lex.trigrams.length > 0 && lexical.length < Math.min(q.limit, TRIGRAM_WHEN_FEWER);
+    const needTri =
+      ch.trigram && !q.wordsOnly && lex.trigrams.length > 0 && lexical.length < Math.min(q.limit, TRIGRAM_WHEN_FEWER);
     const tri = needTri ? this.channel("memory_tri", `content: ${orGroup(lex.trigrams)}`, q, keys, depth) : [];
-    if (tri.length === 0) {
+    const prf = ch.prf && !q.wordsOnly ? this.feedbackPass(lexical, plan.terms, wordParts, cols, q, keys, depth) : [];
+    if (tri.length === 0 && prf.length === 0 && session.length === 0 && !ch.proximity && !ch.mmr) {
       const top = lexical.slice(0, q.limit);
       const recs = this.hydrateAll(top.map((h) => h.row));
       return top.map((h, i) => ({ record: recs[i]!, score: -h.rank, channel: "lexical" }));
     }
     // Reciprocal-rank fusion across channels.
-    const fused = new Map<number, { row: MemoryRow; score: number; lexical: boolean; tri: boolean }>();
-    lexical.forEach((h, i) => fused.set(h.row.rowid, { row: h.row, score: 1 / (RRF_K + i + 1), lexical: true, tri: false }));
-    tri.forEach((h, i) => {
-      const cur = fused.get(h.row.rowid);
-      if (cur) {
-        cur.score += 1 / (RRF_K + i + 1);
-        cur.tri = true;
-      } else fused.set(h.row.rowid, { row: h.row, score: 1 / (RRF_K + i + 1), lexical: false, tri: true });
+    const asList = (hs: { row: MemoryRow }[]) => hs.map((h) => ({ key: h.row.rowid, item: h.row }));
+    let fused = rrf([
+      { name: "lexical", weight: 1, hits: asList(lexical) },
+      { name: "trigram", weight: 1, hits: asList(tri) },
+      { name: "prf", weight: PRF_WEIGHT, hits: asList(prf) },
+      { name: "session", weight: SESSION_WEIGHT, hits: asList(session) },
+    ]).sort((a, b) => b.score - a.score || b.item.updated_at - a.item.updated_at);
+    if (ch.proximity) fused = proximityRerank(fused, lex.terms);
+    if (ch.mmr) fused = mmr(fused, q.limit);
+    const top = fused.slice(0, q.limit);
+    const recs = this.hydrateAll(top.map((h) => h.item));
+    return top.map((h, i) => {
+      const lexicalHit = h.from.has("lexical") || h.from.has("prf") || h.from.has("session");
+      const triHit = h.from.has("trigram");
+      return { record: recs[i]!, score: h.score, channel: lexicalHit && triHit ? "both" : lexicalHit ? "lexical" : "trigram" };
     });
-    const top = [...fused.values()].sort((a, b) => b.score - a.score || b.row.updated_at - a.row.updated_at).slice(0, q.limit);
-    const recs = this.hydrateAll(top.map((h) => h.row));
-    return top.map((h, i) => ({
-        record: recs[i]!,
-        score: h.score,
-        channel: h.lexical && h.tri ? "both" : h.lexical ? "lexical" : "trigram",
-      }));
+  }
+
+  /** The first source conversation of each memory. */
+  private threadsOf(rowids: number[]): Map<number, string> {
+    const out = new Map<number, string>();
+    if (rowids.length === 0) return out;
+    const rows = this.prepared(
+      `SELECT memory_rowid, thread_id FROM memory_sources WHERE memory_rowid IN (${rowids.map(() => "?").join(",")})
+       AND thread_id IS NOT NULL ORDER BY id`,
+    ).all(...rowids) as { memory_rowid: number; thread_id: string }[];
+    for (const r of rows) if (!out.has(r.memory_rowid)) out.set(r.memory_rowid, r.thread_id);
+    return out;
+  }
+
+  /** Pseudo-relevance feedback: query again with the first pass's recurring rare words added. */
+  private feedbackPass(
+    first: { row: MemoryRow }[],
+    terms: string[],
+    wordParts: string[],
+    cols: string,
+    q: SearchQuery,
+    keys: string[] | null,
+    depth: number,
+  ): { row: MemoryRow; rank: number }[] {
+    if (first.length < DEFAULT_PRF.minDocs || terms.length === 0) return [];
+    const qStems = new Set(this.planner.stems(terms).values());
+    const { n } = this.planner.corpus(q.now);
+    const extra = expansionTerms({
+      texts: first.slice(0, DEFAULT_PRF.docs).map((h) => h.row.content),
+      queryStems: qStems,
+      stem: (ws) => this.planner.stems(ws),
+      df: (s) => this.planner.df(s),
+      n,
+    });
+    if (extra.length === 0) return [];
+    const plan = this.planner.plan([...terms, ...extra], [], keys, q.now);
+    const parts = [`${cols}: ${orGroup(plan.terms)}`, ...wordParts.filter((p) => p.startsWith("cjk:"))];
+    return this.channel("memory_fts", parts.join(" OR "), q, keys, depth, plan);
   }
 
   async list(q: ListQuery): Promise<ListPage> {

@@ -1,0 +1,50 @@
+// Which retrieval channels and passes memory search uses. Every switch exists so a benchmark can
+// measure it off and on (`bench locomo --channels ...`); the defaults are the measured best.
+export const CHANNEL_NAMES = ["lexical", "context", "trigram", "prf", "proximity", "mmr", "session"] as const;
+export type ChannelName = (typeof CHANNEL_NAMES)[number];
+
+export interface RetrievalChannels {
+  /** FTS5 word channel over content and tags (always on: the other passes build on it) */
+  lexical: boolean;
+  /** the neighbour/date `context` column takes part in word matching */
+  context: boolean;
+  /** trigram channel for partial words and CJK runs */
+  trigram: boolean;
+  /** pseudo-relevance feedback: a second word pass with terms from the first pass's top hits */
+  prf: boolean;
+  /** re-rank the head by how many query terms a memory holds in its own text (phrase/proximity) */
+  proximity: boolean;
+  /** maximal marginal relevance: near-duplicates do not crowd the top k */
+  mmr: boolean;
+  /** conversation channel: memories of the conversations whose turns match best, ranked together */
+  session: boolean;
+}
+
+// Measured on the LoCoMo dev split (bench/locomo-ablation.ts): prf, proximity, mmr and session
+// did not raise recall there (and cost 1-10 ms), so they stay off until a measurement says otherwise.
+export const DEFAULT_CHANNELS: RetrievalChannels = {
+  lexical: true,
+  context: true,
+  trigram: true,
+  prf: false,
+  proximity: false,
+  mmr: false,
+  session: false,
+};
+
+/** "lexical,context,trigram" → that set on, every other channel off. */
+export function parseChannels(list: string): RetrievalChannels {
+  const names = list.split(",").map((s) => s.trim()).filter(Boolean);
+  for (const n of names) {
+    if (!(CHANNEL_NAMES as readonly string[]).includes(n)) throw new Error(`unknown channel "${n}" (known: ${CHANNEL_NAMES.join(", ")})`);
+  }
+  const on = new Set(names);
+  const out = {} as RetrievalChannels;
+  for (const n of CHANNEL_NAMES) out[n] = on.has(n);
+  out.lexical = true;
+  return out;
+}
+
+export function channelList(c: RetrievalChannels): string[] {
+  return CHANNEL_NAMES.filter((n) => c[n]);
+}
