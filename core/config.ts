@@ -68,6 +68,8 @@ export const MemoryConfig = z.object({
       inlineMinMatch: z.number().min(0).max(1).default(0.8),
       /** tokens an inlined body may take */
       inlineMaxTokens: z.number().int().positive().default(500),
+      /** a probationary version reaches search and the prefix only with η at least this (active ones need retrievalMinEta) */
+      probationaryMinEta: z.number().min(0).max(1).default(0.5),
     })
     .prefault({}),
   /** the model used by the learning loop (core/llm, context-hook/llm); "none" = deterministic fallbacks only */
@@ -174,6 +176,100 @@ export const MemoryConfig = z.object({
           maxAttempts: z.number().int().positive().default(5),
           /** trace events read per pass */
           traceBatch: z.number().int().positive().default(500),
+        })
+        .prefault({}),
+    })
+    .prefault({}),
+  /** the learning loop's second half: policies → candidate skills → evaluation gate → approval → lifecycle (core/learning/README.md "Skills that evolve") */
+  evolution: z
+    .object({
+      /** run the crystallizer (and the curator) on a schedule inside `serve` */
+      enabled: z.boolean().default(true),
+      /** how often `serve` recomputes policies and crystallizes eligible ones */
+      intervalMs: z.number().int().positive().default(300_000),
+      /** policies are recomputed at most this often, and only when episode values changed since */
+      debounceMs: z.number().int().min(0).default(30_000),
+      policy: z
+        .object({
+          /** distinct episodes a pattern needs */
+          minSupport: z.number().int().positive().default(3),
+          /** mean episode reward R of the pattern's episodes */
+          minValue: z.number().min(-1).max(1).default(0.5),
+          /** gain over similar episodes without the pattern, shrunk: n·gain/(n + shrinkK) */
+          minGain: z.number().min(-2).max(2).default(0.1),
+          /** pseudo-count of the shrinkage (a single lucky episode does not count) */
+          shrinkK: z.number().min(0).default(3),
+          /** what the similar episodes' mean is pulled toward, with the same pseudo-count */
+          baseline: z.number().min(-1).max(1).default(0),
+          /** key terms of a task kept for its signature */
+          keyTerms: z.number().int().positive().default(6),
+          /** two tasks are similar when they share at least this many key terms */
+          minSharedTerms: z.number().int().positive().default(1),
+          /** newest finished episodes read per recomputation */
+          maxEpisodes: z.number().int().positive().default(5000),
+        })
+        .prefault({}),
+      evidence: z
+        .object({
+          /** episodes kept as evidence of a policy (top by value and similarity) */
+          maxEpisodes: z.number().int().positive().default(8),
+          /** pitfalls drawn from failed neighbours */
+          maxPitfalls: z.number().int().min(0).default(3),
+        })
+        .prefault({}),
+      draft: z
+        .object({
+          /** numbered steps a drafted skill may have */
+          maxSteps: z.number().int().positive().default(12),
+          /** body characters a drafted skill may have */
+          maxBodyChars: z.number().int().positive().default(6000),
+          /** with an LLM configured, also ask it for a draft from the same evidence (op skill_draft) */
+          useLlm: z.boolean().default(true),
+        })
+        .prefault({}),
+      eval: z
+        .object({
+          /** the candidate's mean task score must beat the baseline's by at least this */
+          margin: z.number().min(0).default(0.05),
+          /** score cost of one step (fewer steps for the same completion is better) */
+          stepCost: z.number().min(0).default(0.02),
+          /** tasks replayed per evaluation, at most */
+          maxTasks: z.number().int().positive().default(30),
+          /** with an LLM configured, the model itself runs this many tasks per arm (op skill_eval) instead of the built-in replay model; 0: never */
+          llmTasks: z.number().int().min(0).default(8),
+        })
+        .prefault({}),
+      approval: z
+        .object({
+          /** opt-in: publish low-risk candidates without asking (no new tools, eval margin ≥ autoApproveMargin) */
+          autoApprove: z.boolean().default(false),
+          autoApproveMargin: z.number().min(0).default(0.2),
+          /** with autoApprove, also new skills (their tools are granted from the evidence) */
+          autoApproveNewSkills: z.boolean().default(false),
+        })
+        .prefault({}),
+      lifecycle: z
+        .object({
+          /** probationary → active after at least this many trials … */
+          promoteMinTrials: z.number().int().positive().default(3),
+          /** … with η at least this */
+          promoteMinEta: z.number().min(0).max(1).default(0.6),
+          /** any live version → retired when η falls below this */
+          retireBelowEta: z.number().min(0).max(1).default(0.25),
+          /** reward drift when the policy's gain changes: η ← keep·η + (1 − keep)·clamp01(gain) */
+          driftKeep: z.number().min(0).max(1).default(0.7),
+          /** an explicit thumbs up/down moves η by this */
+          thumbDelta: z.number().min(0).max(1).default(0.1),
+        })
+        .prefault({}),
+      curator: z
+        .object({
+          /** a live skill with no use or view for this many days is proposed for retirement */
+          staleDays: z.number().positive().default(30),
+          /** description+body word overlap at which two skills are proposed for a merge */
+          duplicateOverlap: z.number().min(0).max(1).default(0.7),
+          /** how often `serve` runs the curator */
+          intervalMs: z.number().int().positive().default(86_400_000),
         })
         .prefault({}),
     })

@@ -379,7 +379,12 @@ export type SkillAuditAction =
   | "revoke"
   | "enable"
   | "disable"
-  | "feedback";
+  | "feedback"
+  // the learning loop's lifecycle and evolution (core/learning/lifecycle.ts, evolution.ts)
+  | "promote"
+  | "retire"
+  | "eta"
+  | "evolve";
 
 /** An audit_log row about a skill (target_kind 'skill'; target_id the skill name). */
 export interface SkillAuditEntry {
@@ -511,4 +516,88 @@ export interface TraceFeed {
     afterId: number,
     limit: number,
   ): Promise<{ lastId: number; threads: { source: TraceSource; threadId: string; rootThreadId: string | null }[] }>;
+}
+
+// ---- skills that evolve (core/learning/evolution.ts) ----
+
+import type { EvalReport } from "../core/learning/replay.js";
+import type { PolicyDraft } from "../core/learning/policy.js";
+
+export interface StoredPolicy extends PolicyDraft {
+  id: string;
+  /** the skill crystallized from it, and the policy content hash and gain it was built from */
+  skillName: string | null;
+  builtHash: string | null;
+  builtGain: number | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface StoredEvalReport {
+  id: number;
+  skillName: string;
+  versionId: string | null;
+  baselineVersionId: string | null;
+  policyId: string | null;
+  passed: boolean;
+  report: EvalReport & { verification?: string[]; source?: string };
+  createdAt: number;
+}
+
+export type SkillRequestKind = "publish" | "merge" | "retire";
+export type SkillRequestStatus = "pending" | "approved" | "rejected" | "superseded";
+
+export interface SkillRequest {
+  id: string;
+  kind: SkillRequestKind;
+  skillName: string;
+  versionId: string | null;
+  otherSkill: string | null;
+  policyId: string | null;
+  reportId: number | null;
+  status: SkillRequestStatus;
+  detail: Record<string, unknown>;
+  createdAt: number;
+  decidedAt: number | null;
+  decidedBy: string | null;
+}
+
+export interface GoldenTask {
+  id: number;
+  skillName: string;
+  task: string;
+  tools: string[];
+  createdAt: number;
+}
+
+export interface EvolutionStore {
+  /** ids of finished episodes, newest change first, at most `limit` */
+  recentEpisodeIds(limit: number): Promise<string[]>;
+  /** the newest episode change (updated_at), 0 when none */
+  episodesChangedAt(): Promise<number>;
+  /** insert or update by signature, replacing its provenance edges; one transaction */
+  savePolicy(p: PolicyDraft, id: string, at: number): Promise<StoredPolicy>;
+  policies(): Promise<StoredPolicy[]>;
+  policy(id: string): Promise<StoredPolicy | null>;
+  policiesOfSkill(skillName: string): Promise<StoredPolicy[]>;
+  markBuilt(policyId: string, skillName: string, builtHash: string, builtGain: number, at: number): Promise<void>;
+  /** the episodes of a policy by role */
+  policyEpisodes(policyId: string, role: "support" | "counter"): Promise<string[]>;
+  addReport(r: Omit<StoredEvalReport, "id">): Promise<StoredEvalReport>;
+  report(id: number): Promise<StoredEvalReport | null>;
+  reportsOf(skillName: string, limit: number): Promise<StoredEvalReport[]>;
+  /** a new pending request supersedes the pending one of the same kind and skill */
+  addRequest(r: Omit<SkillRequest, "status" | "decidedAt" | "decidedBy">): Promise<SkillRequest>;
+  request(id: string): Promise<SkillRequest | null>;
+  requests(opts?: { status?: SkillRequestStatus; limit?: number }): Promise<SkillRequest[]>;
+  /** false when it was no longer pending */
+  decide(id: string, status: "approved" | "rejected", by: string, at: number): Promise<boolean>;
+  addGoldenTask(skillName: string, task: string, tools: string[], at: number): Promise<GoldenTask>;
+  goldenTasks(skillName: string): Promise<GoldenTask[]>;
+  /** set a version's η and write the audit row, in one transaction */
+  setEta(versionId: string, eta: number, audit: SkillAuditEntry): Promise<void>;
+  /** write an audit row about a skill */
+  audit(entry: SkillAuditEntry): Promise<void>;
+  /** the last trial of any version of the skill, or null */
+  lastTrialAt(skillName: string): Promise<number | null>;
 }

@@ -11,7 +11,10 @@ import { SqliteTraceStore } from "../../stores/sqlite/trace-store.js";
 import { startContextHookServer } from "../../context-hook/grpc/server.js";
 import { memoryPrefixBuilder } from "../../context-hook/provider-proxy/builder.js";
 import { memoryToolset } from "../../toolsets/memory/tools.js";
+import { EvolutionService } from "../../core/learning/evolution.js";
+import { startEvolution } from "../../core/learning/evolution-start.js";
 import { startLearning } from "../../core/learning/start.js";
+import { SqliteEvolutionStore } from "../../stores/sqlite/evolution-store.js";
 import { SqliteLearningStore } from "../../stores/sqlite/learning-store.js";
 import { SqliteTraceFeed } from "../../stores/sqlite/learning-trace-feed.js";
 import { SqliteLlmBudgetStore } from "../../stores/sqlite/llm-budget.js";
@@ -105,6 +108,10 @@ async function serve(o: ServeOptions): Promise<void> {
   };
   // The learning loop's background worker: turns new experience into episodes, rewards and
   // pending memory candidates, off the request path (queue on disk, resumes after a restart).
+  // one model adapter (a spawned provider, maybe) shared by the learning worker and the evolution loop
+  const learningLlm = config.learning.enabled && o.toolset === "memory" && config.llm.adapter !== "none"
+    ? llmFromConfig(config.llm, { budgetStore: new SqliteLlmBudgetStore(ctx.db), clock: ctx.clock, logger })
+    : null;
   const learning = config.learning.enabled && o.toolset === "memory"
     ? startLearning({
         store: new SqliteLearningStore(ctx.db),
@@ -114,14 +121,26 @@ async function serve(o: ServeOptions): Promise<void> {
         conversation: sources.sources[0]?.reader ?? null,
         traces: { feed: new SqliteTraceFeed(ctx.db), store: new SqliteTraceStore(ctx.db) },
         // the rubric signal only when a model is configured (llm.adapter); low weight either way
-        llm: config.llm.adapter === "none" ? null : llmFromConfig(config.llm, { budgetStore: new SqliteLlmBudgetStore(ctx.db), clock: ctx.clock, logger }),
+        llm: learningLlm,
         scope: { roots, userOf: sources.sources[0]?.userOf, cwdOf: sources.sources[0]?.cwdOf, projectOf, localUser: config.localUser },
         log: logger,
       })
     : null;
+  // Skills that evolve: policies → gated candidates → approval requests; curator proposals.
+  const evolution = learning && config.evolution.enabled
+    ? startEvolution(
+        { store: new SqliteEvolutionStore(ctx.db), learning: learning.service.store, skills: openSkills(ctx).service, config, clock: ctx.clock, llm: learningLlm },
+        logger,
+      )
+    : null;
   const toolset =
     o.toolset === SKILLS_TOOLSET
-      ? skillsToolset({ service: openSkills(ctx).service, toggles: ctx.toggles, localUser: config.localUser, projectOf })
+      ? (() => {
+          const skills = openSkills(ctx).service;
+          // the learning loop's approval requests are decided here too (skill_review, RAP user_choice)
+          const evo = new EvolutionService({ store: new SqliteEvolutionStore(ctx.db), learning: new SqliteLearningStore(ctx.db), skills, config, clock: ctx.clock, llm: null });
+          return skillsToolset({ service: skills, toggles: ctx.toggles, localUser: config.localUser, projectOf, evolution: config.evolution.enabled ? evo : null });
+        })()
       : memoryToolset({
           service: ctx.service,
           toggles: ctx.toggles,
@@ -157,6 +176,7 @@ async function serve(o: ServeOptions): Promise<void> {
 
   installShutdown(async () => {
     clearInterval(sweep);
+    await evolution?.stop();
     await learning?.worker.stop();
     await learning?.service.close();
     await grpc?.close({ graceMs: 2000 });

@@ -10,6 +10,10 @@ import { versionLine, viewText } from "../../toolsets/skills/render.js";
 import { openMemory } from "../context.js";
 import { exportSkills, importSkills } from "../skill-import.js";
 import { openSkills } from "../skills-context.js";
+import { EvolutionService } from "../../core/learning/evolution.js";
+import { SqliteEvolutionStore } from "../../stores/sqlite/evolution-store.js";
+import { SqliteLearningStore } from "../../stores/sqlite/learning-store.js";
+import type { SkillRequest, StoredEvalReport } from "../../stores/traits.js";
 
 interface Common {
   db?: string;
@@ -32,6 +36,42 @@ function withSkills<T extends Common>(fn: Action<T>) {
   };
 }
 
+type EvoAction<T> = (evo: EvolutionService, actor: string, o: T, ...rest: string[][]) => Promise<void>;
+
+/** The evolution loop over the same database (no LLM from the CLI: the template path and the replay gate). */
+function withEvolution<T extends Common>(fn: EvoAction<T>) {
+  return async (...args: unknown[]) => {
+    const o = args.find((a) => a && typeof a === "object" && !Array.isArray(a) && !("commands" in (a as object))) as T;
+    const positional = args.filter((a) => Array.isArray(a) || typeof a === "string").map((a) => (Array.isArray(a) ? a : [a as string]));
+    const ctx = openMemory({ dbPath: o.db });
+    try {
+      const user = o.user ?? ctx.config.localUser;
+      const evo = new EvolutionService({ store: new SqliteEvolutionStore(ctx.db), learning: new SqliteLearningStore(ctx.db), skills: openSkills(ctx).service, config: ctx.config, clock: ctx.clock, llm: null });
+      await fn(evo, `cli:${user}`, o, ...positional);
+    } finally {
+      ctx.close();
+    }
+  };
+}
+
+function requestText(r: SkillRequest, report: StoredEvalReport | null): string {
+  const head = `${r.id} · ${r.kind} ${r.skillName}${r.otherSkill ? ` ← ${r.otherSkill}` : ""}${r.detail.seq ? ` v${String(r.detail.seq)}` : ""} · ${r.status}`;
+  const lines = [head];
+  if (r.kind === "publish") {
+    const tools = Array.isArray(r.detail.newTools) ? (r.detail.newTools as string[]) : [];
+    if (tools.length > 0) lines.push(`  new tools (granted on approval): ${tools.join(", ")}`);
+  } else lines.push(`  ${JSON.stringify(r.detail)}`);
+  if (report) {
+    const e = report.report;
+    lines.push(
+      `  eval: ${e.passed ? "passed" : "failed"} · candidate ${Math.round(e.candidate.successRate * 100)}% done, ${e.candidate.meanSteps.toFixed(1)} steps · ` +
+        `baseline (${e.baseline.label}) ${Math.round(e.baseline.successRate * 100)}%, ${e.baseline.meanSteps.toFixed(1)} steps · margin ${e.margin.toFixed(3)} (needs ${e.requiredMargin})`,
+    );
+    for (const why of e.reasons) lines.push(`  - ${why}`);
+  }
+  return lines.join("\n");
+}
+
 const out = (s: string): void => {
   process.stdout.write(s.endsWith("\n") ? s : `${s}\n`);
 };
@@ -39,7 +79,7 @@ const out = (s: string): void => {
 export function registerSkills(program: Command): void {
   const cmd = program
     .command("skills")
-    .description("the skill catalog: list, show, diff, approve, reject, rollback, pin, enable, grant, import, export");
+    .description("the skill catalog: list, show, diff, approve, reject, rollback, pin, enable, grant, import, export, evolve, curate, requests, accept, decline, thumb");
   const common = (c: Command) => c.option("--db <path>", "database file").option("--user <id>", "act as this user (default: the configured local user)");
 
   common(cmd.command("list").description("every skill with its published version and pending candidates").option("--json", "JSON output")).action(
@@ -170,6 +210,51 @@ export function registerSkills(program: Command): void {
         else if (r.notes.length > 0) out(`${r.name} v${r.version}: ${r.notes.join("; ")}`);
       }
       if (count("skipped") > 0) process.exitCode = 2;
+    }),
+  );
+
+  common(cmd.command("evolve").description("recompute policies from the learned episodes and gate candidate skills now").option("--json", "JSON output")).action(
+    withEvolution<Common & { json?: boolean }>(async (evo, _a, o) => {
+      const made = await evo.run(true);
+      if (o.json) return out(JSON.stringify(made, null, 2));
+      if (made.length === 0) return out("No eligible policy needs a new candidate.");
+      for (const m of made) out(`${m.skillName} (${m.source}): ${m.passed ? `passed the gate${m.requestId ? `, request ${m.requestId}` : ""}` : `rejected: ${m.problems.join("; ")}`}`);
+    }),
+  );
+
+  common(cmd.command("curate").description("propose merges of near-duplicate skills and retirement of stale ones (as requests; nothing is deleted)")).action(
+    withEvolution(async (evo) => {
+      const made = await evo.curate();
+      if (made.length === 0) return out("Nothing to propose.");
+      for (const r of made) out(requestText(r, null));
+    }),
+  );
+
+  common(cmd.command("requests").description("what the learning loop and the curator ask you to decide, with eval reports").option("--all", "also decided ones").option("--json", "JSON output")).action(
+    withEvolution<Common & { all?: boolean; json?: boolean }>(async (evo, _a, o) => {
+      const rows = await evo.requests(o.all ? undefined : "pending");
+      const withReports = [];
+      for (const r of rows) withReports.push({ request: r, report: r.reportId !== null ? await evo.report(r.reportId) : null });
+      if (o.json) return out(JSON.stringify(withReports, null, 2));
+      if (rows.length === 0) return out("No pending requests.");
+      for (const x of withReports) out(requestText(x.request, x.report));
+    }),
+  );
+
+  for (const verb of ["accept", "decline"] as const) {
+    common(cmd.command(`${verb} <request>`).description(verb === "accept" ? "approve a request (publish as probationary, retire, merge)" : "decline a request (a candidate becomes rejected)").option("--reason <text>", "why")).action(
+      withEvolution<Common & { reason?: string }>(async (evo, actor, o, [id]) => {
+        const r = verb === "accept" ? await evo.approve(id!, actor) : await evo.reject(id!, actor, o.reason);
+        out(`${r.kind} ${r.skillName}: ${r.status}.`);
+      }),
+    );
+  }
+
+  common(cmd.command("thumb <name> <direction>").description("thumbs up or down on a skill's published version (η ± evolution.lifecycle.thumbDelta)")).action(
+    withEvolution(async (evo, actor, _o, [name], [dir]) => {
+      if (dir !== "up" && dir !== "down") throw new Error('direction must be "up" or "down"');
+      const v = await evo.thumb(name!, dir === "up", actor);
+      out(`${name!} v${v.seq}: η ${v.eta.toFixed(2)} (${v.status}).`);
     }),
   );
 

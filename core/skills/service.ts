@@ -8,6 +8,7 @@ import { CoreError } from "../errors.js";
 import { newId } from "../ids.js";
 import type { RequestScope } from "../memory/scope.js";
 import { analyzeQuery, contentWords, isEmptyQuery } from "../retrieval/analyze.js";
+import { nextStatus, retrievable } from "../learning/lifecycle.js";
 import { scanContent } from "../safety/index.js";
 import { StoreError, type SkillAuditEntry, type SkillAuditAction, type SkillStore } from "../../stores/traits.js";
 import { diffVersions, type VersionContent } from "./diff.js";
@@ -259,6 +260,16 @@ export class SkillService {
     }, this.audit("rollback", move.skill.name, actor, { from: move.from?.id ?? null, to: move.to.id, seq: move.to.seq }));
   }
 
+  /** Retire the published version (it leaves search and the prefix; a rollback may restore an earlier one). Never deletes. */
+  async retire(name: string, actor: string, reason: string): Promise<SkillVersion> {
+    const skill = await this.skill(name);
+    if (skill.pinned) throw new CoreError("forbidden", `"${name}" is pinned: a person must unpin it first`);
+    const v = await this.version(skill);
+    if (v.status === "retired") return v;
+    await this.store.setStatus(v.id, "retired", this.audit("retire", name, actor, { version: v.id, seq: v.seq, from: v.status, reason }));
+    return { ...v, status: "retired" };
+  }
+
   async setPinned(name: string, pinned: boolean, actor: string): Promise<void> {
     const s = await this.skill(name);
     await this.store.setPinned(s.id, pinned, this.audit(pinned ? "pin" : "unpin", name, actor, {}));
@@ -311,7 +322,10 @@ export class SkillService {
       excludeSkillIds: [...(await this.disabledFor(req))],
       limit: n,
     });
-    return hits.map((h) => ({ ...h, score: coverage(q.terms, `${h.skill.name.replace(/-/g, " ")} ${h.version.description}`) }));
+    // Only active versions, and probationary ones at probationaryMinEta or above, are retrievable.
+    return hits
+      .filter((h) => retrievable(h.version, c))
+      .map((h) => ({ ...h, score: coverage(q.terms, `${h.skill.name.replace(/-/g, " ")} ${h.version.description}`) }));
   }
 
   /**
@@ -339,12 +353,25 @@ export class SkillService {
     if (!(LIVE_STATUSES as string[]).includes(v.status) && v.status !== "retired") {
       throw new CoreError("conflict", `v${v.seq} of "${name}" is ${v.status}; only versions that were in use take feedback`);
     }
-    return this.store.recordTrial(
+    const after = await this.store.recordTrial(
       v.id,
       { passed: outcome.passed, note: outcome.note ?? null, threadId: thread, at: this.clock.now() },
       (p, t) => this.eta(p, t),
       this.audit("feedback", name, actor, { version: v.id, seq: v.seq, passed: outcome.passed }),
     );
+    return this.applyLifecycle(skill, after, actor);
+  }
+
+  /** Promote or retire a live version by its η and trials (core/learning/lifecycle.ts); audited. */
+  async applyLifecycle(skill: Skill, v: SkillVersion, actor: string): Promise<SkillVersion> {
+    const next = nextStatus(v, skill.pinned, this.config.evolution.lifecycle);
+    if (!next || next === v.status) return v;
+    await this.store.setStatus(
+      v.id,
+      next,
+      this.audit(next === "retired" ? "retire" : "promote", skill.name, actor, { version: v.id, seq: v.seq, from: v.status, to: next, eta: v.eta, trials: v.trials }),
+    );
+    return { ...v, status: next };
   }
 
   async history(name: string): Promise<{ skill: Skill; versions: SkillVersion[] }> {

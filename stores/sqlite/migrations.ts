@@ -566,4 +566,80 @@ CREATE INDEX memory_sources_thread ON memory_sources (thread_id, memory_rowid) W
 `,
     up: (db) => rebuildWordIndex(db),
   },
+  {
+    version: 10,
+    name: "skills that evolve: policies with provenance edges, evaluation reports, approval requests, golden tasks",
+    sql: `
+-- A recurring successful pattern across episodes (core/learning/policy.ts), keyed by signature.
+CREATE TABLE learning_policies (
+  id TEXT PRIMARY KEY,
+  signature TEXT NOT NULL UNIQUE,
+  tools TEXT NOT NULL CHECK (json_valid(tools)),
+  key_terms TEXT NOT NULL CHECK (json_valid(key_terms)),
+  pattern TEXT NOT NULL CHECK (json_valid(pattern)),
+  support INTEGER NOT NULL,
+  mean_value REAL NOT NULL,
+  gain REAL NOT NULL,
+  eligible INTEGER NOT NULL CHECK (eligible IN (0,1)),
+  content_hash TEXT NOT NULL,
+  -- the skill built from it and the policy content it was built from (drift = a different hash)
+  skill_name TEXT,
+  built_hash TEXT,
+  built_gain REAL,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+) STRICT;
+CREATE INDEX learning_policies_skill ON learning_policies (skill_name) WHERE skill_name IS NOT NULL;
+
+-- Provenance: the episodes a policy was induced from (support) and compared with (counter).
+CREATE TABLE learning_policy_episodes (
+  policy_id TEXT NOT NULL REFERENCES learning_policies(id) ON DELETE CASCADE,
+  episode_id TEXT NOT NULL REFERENCES learning_episodes(id) ON DELETE CASCADE,
+  role TEXT NOT NULL CHECK (role IN ('support','counter')),
+  PRIMARY KEY (policy_id, episode_id)
+) STRICT, WITHOUT ROWID;
+CREATE INDEX learning_policy_episodes_episode ON learning_policy_episodes (episode_id);
+
+-- Every evaluation of a candidate (passed or not), shown in its approval request.
+CREATE TABLE skill_eval_reports (
+  id INTEGER PRIMARY KEY,
+  skill_name TEXT NOT NULL,
+  version_id TEXT,
+  baseline_version_id TEXT,
+  policy_id TEXT,
+  passed INTEGER NOT NULL CHECK (passed IN (0,1)),
+  report TEXT NOT NULL CHECK (json_valid(report)),
+  created_at INTEGER NOT NULL
+) STRICT;
+CREATE INDEX skill_eval_reports_skill ON skill_eval_reports (skill_name, id);
+
+-- What the learning loop and the curator ask a person to decide: publish a candidate, merge two
+-- skills, retire a stale one. Decided by the CLI or the skills toolset's user_choice.
+CREATE TABLE skill_requests (
+  id TEXT PRIMARY KEY,
+  kind TEXT NOT NULL CHECK (kind IN ('publish','merge','retire')),
+  skill_name TEXT NOT NULL,
+  version_id TEXT,
+  other_skill TEXT,
+  policy_id TEXT,
+  report_id INTEGER REFERENCES skill_eval_reports(id),
+  status TEXT NOT NULL CHECK (status IN ('pending','approved','rejected','superseded')),
+  detail TEXT NOT NULL CHECK (json_valid(detail)),
+  created_at INTEGER NOT NULL,
+  decided_at INTEGER,
+  decided_by TEXT
+) STRICT;
+CREATE INDEX skill_requests_pending ON skill_requests (status, created_at) WHERE status = 'pending';
+
+-- Golden tasks stored with a skill: a candidate that fails one its baseline passes is rejected.
+CREATE TABLE skill_golden_tasks (
+  id INTEGER PRIMARY KEY,
+  skill_name TEXT NOT NULL,
+  task TEXT NOT NULL,
+  tools TEXT NOT NULL CHECK (json_valid(tools)),
+  created_at INTEGER NOT NULL
+) STRICT;
+CREATE INDEX skill_golden_tasks_skill ON skill_golden_tasks (skill_name);
+`,
+  },
 ];

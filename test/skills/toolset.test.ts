@@ -153,8 +153,11 @@ describe("skills toolset over RAP", () => {
   it("η below the retrieval threshold hides a published skill from search", async () => {
     await call(r, "skill_propose", { skill_md: DEPLOY_V1 });
     await callAnswering(r, "skill_publish", { name: "staging-deploy" }, [0]);
+    await call(r, "skill_feedback", { name: "staging-deploy", outcome: "pass" });
+    expect(await call(r, "skill_search", { query: "staging deploy" })).toContain("η 0.67");
+    // a probationary version needs η ≥ skills.probationaryMinEta (0.5) to be found: 2/4 still is, 2/5 no longer
     await call(r, "skill_feedback", { name: "staging-deploy", outcome: "fail" });
-    expect(await call(r, "skill_search", { query: "staging deploy" })).toContain("η 0.33");
+    expect(await call(r, "skill_search", { query: "staging deploy" })).toContain("η 0.50");
     await call(r, "skill_feedback", { name: "staging-deploy", outcome: "fail" });
     expect(await call(r, "skill_search", { query: "staging deploy" })).toMatch(/^No enabled skill/);
   });

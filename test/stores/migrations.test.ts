@@ -32,6 +32,8 @@ describe("schema migrations", () => {
       old.prepare(`INSERT INTO memory_sources (memory_rowid, thread_id, tool_call_id, actor, at) VALUES (?, 'root-1', 'tc-old', 'model', 1)`).run(info.lastInsertRowid);
       const cols = (old.prepare(`SELECT count(*) AS n FROM pragma_table_info('memory_fts')`).get() as { n: number }).n;
       if (cols === 4) old.prepare(`INSERT INTO memory_fts (rowid, content, tags, cjk, vis_key) VALUES (?, ?, '', '', ?)`).run(info.lastInsertRowid, "The legacy billing cron runs at 3am UTC", visibilityKey(scope));
+      // from version 9 the word index has a context column
+      if (cols === 5) old.prepare(`INSERT INTO memory_fts (rowid, content, tags, cjk, context, vis_key) VALUES (?, ?, '', '', '', ?)`).run(info.lastInsertRowid, "The legacy billing cron runs at 3am UTC", visibilityKey(scope));
       old.close();
 
       const m = openTestMemory(dir);

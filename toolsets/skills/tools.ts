@@ -6,8 +6,9 @@ import { deriveRequestScope, type RequestScope } from "../../core/memory/scope.j
 import type { PendingMove, SkillActor, SkillService } from "../../core/skills/service.js";
 import { parseSkillMd, SkillFormatError, type SkillFile } from "../../core/skills/skill-md.js";
 import { TOGGLE_LEVELS } from "../../core/skills/version.js";
-import type { ToggleStore } from "../../stores/traits.js";
-import { defineTool, type ToolContext, type Toolset } from "../rap/registry.js";
+import type { EvolutionService } from "../../core/learning/evolution.js";
+import type { SkillRequest, StoredEvalReport, ToggleStore } from "../../stores/traits.js";
+import { defineTool, type Tool, type ToolContext, type Toolset } from "../rap/registry.js";
 import type { RapInvocation } from "../rap/wire.js";
 import { clipDiff, searchText, versionLine, viewText } from "./render.js";
 
@@ -73,8 +74,12 @@ export const rollbackInput = z.strictObject({
   to_version: versionRef.optional().describe("default: the version published before the current one"),
 });
 
+export const reviewInput = z.strictObject({});
+
 export interface SkillsToolsetDeps {
   service: SkillService;
+  /** the learning loop's approval requests (skill_review); absent: the CLI decides them */
+  evolution?: EvolutionService | null;
   toggles: ToggleStore;
   localUser: string;
   projectOf(sessionId: string): string | null;
@@ -106,9 +111,26 @@ function movePrompt(verb: string, m: PendingMove): string {
   return `${verb} skill ${m.skill.name} v${m.to.seq} (now: ${from})? ${m.to.description}${tools}`;
 }
 
+function requestPrompt(r: SkillRequest, report: StoredEvalReport | null): string {
+  const what =
+    r.kind === "publish"
+      ? `Publish the learned skill ${r.skillName} v${String(r.detail.seq ?? "?")}${r.detail.newSkill === true ? " (new)" : ""}?`
+      : r.kind === "retire"
+        ? `Retire the skill ${r.skillName} (${String(r.detail.reason ?? "stale")})? It is kept and can be rolled back.`
+        : `Merge ${r.otherSkill ?? "?"} into ${r.skillName} (near-duplicates; ${r.otherSkill ?? "?"} is retired, not deleted)?`;
+  const tools = Array.isArray(r.detail.newTools) && r.detail.newTools.length > 0 ? ` It would be granted: ${(r.detail.newTools as string[]).join(", ")}.` : "";
+  if (!report) return `${what}${tools}`;
+  const e = report.report;
+  return (
+    `${what}${tools} Evaluation (${e.model}): ${Math.round(e.candidate.successRate * 100)}% of ${e.candidate.tasks.length} replayed tasks done in ` +
+    `${e.candidate.meanSteps.toFixed(1)} steps on average, against ${Math.round(e.baseline.successRate * 100)}% and ${e.baseline.meanSteps.toFixed(1)} for ${e.baseline.label} ` +
+    `(margin ${e.margin.toFixed(2)}, needed ${e.requiredMargin}).`
+  );
+}
+
 export function skillsToolset(deps: SkillsToolsetDeps): Toolset {
   const { service } = deps;
-  const tools = [
+  const tools: Tool[] = [
     defineTool({
       name: "skill_search",
       description:
@@ -118,7 +140,9 @@ export function skillsToolset(deps: SkillsToolsetDeps): Toolset {
       displayScript: `"Search skills: " + args.query`,
       handler: async (a, ctx) => {
         const req = scopeOf(deps, ctx.invocation);
-        return { text: searchText(a.query, await service.search(req, a.query, a.limit)) };
+        const text = searchText(a.query, await service.search(req, a.query, a.limit));
+        const waiting = deps.evolution ? (await deps.evolution.requests("pending")).length : 0;
+        return { text: waiting > 0 ? `${text}\n(${waiting} learned skill change${waiting === 1 ? "" : "s"} await the person's approval: skill_review asks them.)` : text };
       },
     }),
     defineTool({
@@ -258,6 +282,32 @@ export function skillsToolset(deps: SkillsToolsetDeps): Toolset {
       },
     }),
   ];
+  const evolution = deps.evolution;
+  if (evolution) {
+    tools.push(
+      defineTool({
+        name: "skill_review",
+        description:
+          "Ask the person about skill changes the learning loop proposes (new skills learned from repeated successful tasks, " +
+          "merges and retirements). Each question shows the evaluation report; nothing changes without their Approve.",
+        input: reviewInput,
+        displayScript: `"Review learned skills"`,
+        handler: async (_a, ctx) => {
+          const req = scopeOf(deps, ctx.invocation);
+          const pending = await evolution.requests("pending");
+          if (pending.length === 0) return { text: "No learned skill changes are waiting." };
+          const lines: string[] = [];
+          for (const r of pending.slice(0, 5)) {
+            const report = r.reportId !== null ? await evolution.report(r.reportId) : null;
+            const answer = await decide(ctx, requestPrompt(r, report), typeof r.detail.diff === "string" ? r.detail.diff : "");
+            const done = answer === "approve" ? await evolution.approve(r.id, personActor(req)) : await evolution.reject(r.id, personActor(req), "rejected through user_choice");
+            lines.push(`${r.kind} ${r.skillName}${r.otherSkill ? ` (with ${r.otherSkill})` : ""}: ${done.status}`);
+          }
+          return { text: lines.join("\n") };
+        },
+      }),
+    );
+  }
   return {
     name: SKILLS_TOOLSET,
     description: "Skills: reusable procedures (SKILL.md) with versions, approval, rollback and per-scope switches",

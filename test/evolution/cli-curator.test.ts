@@ -1,0 +1,95 @@
+// The person's path (skills evolve / requests / accept / decline / curate / thumb) and the curator:
+// proposals only, never deletes, pinned skills untouched, every transition audited. A policy
+// whose content drifts after its skill was built yields a new version of the same skill.
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { openChoreWorld, rng, task } from "../../bench/evolution/chore.js";
+import { parseSkillMd, renderSkillMd } from "../../core/skills/skill-md.js";
+import { runCli } from "../helpers/cli.js";
+import { tempDir } from "../helpers/tmp.js";
+
+const cli = (dir: string, ...args: string[]) => runCli(["skills", ...args, "--db", join(dir, "memory.db")], { INFINITY_MEMORY_HOME: dir, INFINITY_MEMORY_USER: "alice" });
+
+describe("evolution from the command line", () => {
+  it("evolve → requests (with the eval report) → accept publishes; thumb moves η; curate proposes", async () => {
+    const dir = tempDir("evo-cli-");
+    const w = openChoreWorld(dir);
+    const r = rng(7);
+    for (let i = 0; i < 12; i++) await w.runTask(task(i), r, { skills: false });
+    await w.worker.drain();
+    w.close();
+
+    const evolve = cli(dir, "evolve");
+    expect(evolve.status, evolve.stderr).toBe(0);
+    expect(evolve.stdout).toMatch(/passed the gate, request srq/);
+    const list = cli(dir, "requests");
+    expect(list.stdout).toMatch(/publish .* v1 · pending/);
+    expect(list.stdout).toMatch(/new tools \(granted on approval\): bump_version, update_changelog, run_tests, git_commit, git_tag/);
+    expect(list.stdout).toMatch(/eval: passed · candidate 100% done, 5\.0 steps · baseline \(no skill\)/);
+    const id = /^(srq\S+)/m.exec(list.stdout)![1]!;
+    const acc = cli(dir, "accept", id);
+    expect(acc.stdout).toMatch(/publish .*: approved\./);
+    expect(cli(dir, "requests").stdout).toMatch(/No pending requests/);
+    const name = /publish (\S+?):/.exec(acc.stdout)![1]!;
+    expect(cli(dir, "list").stdout).toMatch(new RegExp(`${name} · v1 probationary η 0\\.50`));
+    expect(cli(dir, "thumb", name, "up").stdout).toMatch(/η 0\.60/);
+    expect(cli(dir, "evolve").stdout).toMatch(/No eligible policy needs a new candidate/);
+  });
+});
+
+describe("the curator", () => {
+  it("proposes retiring stale skills and merging duplicates; pinned skills untouched; approval retires, never deletes", async () => {
+    const w = openChoreWorld(tempDir("evo-cur-"));
+    const publish = async (name: string, description: string, body: string) => {
+      const p = await w.skills.propose(parseSkillMd(renderSkillMd({ frontmatter: { name, description }, body })), { actor: "cli:alice", author: "human", ref: null });
+      await w.skills.publish(await w.skills.preparePublish(name, p.version.id), "cli:alice");
+    };
+    await publish("deploy-web", "Deploy the web service to staging", "1. Build the image.\n2. Push it.\n3. Roll out the web service on staging.\n");
+    await publish("deploy-web-copy", "Deploy the web service to staging", "1. Build the image.\n2. Push it.\n3. Roll out the web service on staging.\n");
+    await publish("write-notes", "Write release notes from merged pull requests", "1. List merged pull requests.\n2. Summarise them.\n");
+    await publish("pinned-old", "An old pinned procedure for backups", "1. Copy the database file.\n");
+    await w.skills.setPinned("pinned-old", true, "cli:alice");
+    w.clock.advance(10 * 86_400_000);
+    await w.skills.feedback("write-notes", undefined, { passed: true }, "t", "model:t");
+    w.clock.advance(25 * 86_400_000);
+    const made = await w.evolution.curate();
+    const kinds = made.map((r) => `${r.kind}:${r.skillName}${r.otherSkill ? `<-${r.otherSkill}` : ""}`).sort();
+    expect(kinds).toEqual(["merge:deploy-web<-deploy-web-copy", "retire:deploy-web", "retire:deploy-web-copy"]);
+    // nothing changed yet; asking twice does not duplicate
+    expect((await w.skills.version(await w.skills.skill("deploy-web-copy"))).status).toBe("probationary");
+    expect(await w.evolution.curate()).toEqual([]);
+    const merge = made.find((r) => r.kind === "merge")!;
+    await w.evolution.approve(merge.id, "cli:alice");
+    const copy = await w.skills.history("deploy-web-copy");
+    expect(copy.versions[0]!.status).toBe("retired");
+    expect(copy.skill.publishedVersionId).toBe(copy.versions[0]!.id);
+    expect((await w.skills.version(await w.skills.skill("pinned-old"))).status).toBe("probationary");
+    const declined = made.find((r) => r.kind === "retire" && r.skillName === "deploy-web")!;
+    await w.evolution.reject(declined.id, "cli:alice", "still used");
+    expect((await w.skills.version(await w.skills.skill("deploy-web"))).status).toBe("probationary");
+    expect((await w.skills.auditOf("deploy-web-copy", 20)).map((a) => a.action)).toContain("retire");
+    w.close();
+  });
+});
+
+describe("policy drift", () => {
+  it("a drifted policy yields a new candidate version of the same skill, gated against the published one", async () => {
+    const w = openChoreWorld(tempDir("evo-drift-"));
+    const r = rng(7);
+    for (let i = 0; i < 12; i++) await w.runTask(task(i), r, { skills: false });
+    await w.worker.drain();
+    const made = (await w.evolution.run(true)).find((o) => o.requestId)!;
+    await w.evolution.approve(made.requestId!, "cli:alice");
+    const policy = (await w.evolutionStore.policy(made.policyId))!;
+    // the same pattern, but its recorded arguments changed: a new content hash for the same signature
+    await w.evolutionStore.savePolicy({ ...policy, steps: policy.steps.map((s, i) => (i === 0 ? { ...s, argsShape: '{"package":"<name>","level":"<level>","preid":"<tag>"}' } : s)), contentHash: "drifted" }, "unused", w.clock.now());
+    const again = await w.evolution.run(false);
+    expect(again.map((o) => o.skillName)).toEqual([made.skillName]);
+    const rep = await w.evolution.report(again[0]!.reportId!);
+    expect(rep!.report.baseline.label).toBe(`${made.skillName} v1`);
+    // same procedure as v1: it does not beat the published version, so nothing changes
+    expect(again[0]!.passed).toBe(false);
+    expect((await w.skills.history(made.skillName)).versions).toHaveLength(1);
+    w.close();
+  });
+});

@@ -1,0 +1,40 @@
+// Approval through the skills toolset: skill_search mentions waiting requests; skill_review asks
+// the person with RAP user_choice (the prompt carries the eval report; Show diff the diff), and
+// Approve publishes as probationary.
+import pino from "pino";
+import { describe, expect, it } from "vitest";
+import { openChoreWorld, rng, task } from "../../bench/evolution/chore.js";
+import { startRapServer } from "../../toolsets/rap/server.js";
+import { skillsToolset } from "../../toolsets/skills/tools.js";
+import { startCallbackSink } from "../helpers/callback-sink.js";
+import { tempDir } from "../helpers/tmp.js";
+import { call, callAnswering, type SkillsServer } from "../skills/helpers.js";
+
+describe("skill_review", () => {
+  it("asks with the eval report and the diff, and publishes on Approve", async () => {
+    const w = openChoreWorld(tempDir("evo-rap-"));
+    const r = rng(7);
+    for (let i = 0; i < 12; i++) await w.runTask(task(i), r, { skills: false });
+    await w.worker.drain();
+    const made = (await w.evolution.run(true)).find((o) => o.requestId)!;
+    const sink = await startCallbackSink();
+    const toolset = skillsToolset({ service: w.skills, toggles: w.ctx.toggles, localUser: "alice", projectOf: () => "/work/app", evolution: w.evolution });
+    const server = await startRapServer({ toolset, db: w.ctx.db, host: "127.0.0.1", port: 0, logger: pino({ level: "silent" }) });
+    const base = `http://127.0.0.1:${server.port}`;
+    const rs = { sink, base, endpoint: `${base}/invoke` } as unknown as SkillsServer;
+    try {
+      expect(await call(rs, "skill_search", { query: task(2).text })).toMatch(/1 learned skill change await the person's approval: skill_review/);
+      const res = await callAnswering(rs, "skill_review", {}, [2, 0]);
+      expect(res.prompts[0]).toMatch(new RegExp(`Publish the learned skill ${made.skillName} v1 \\(new\\)\\? It would be granted: bump_version`));
+      expect(res.prompts[0]).toMatch(/Evaluation \(replay:skill-following\): 100% of \d+ replayed tasks done/);
+      expect(res.prompts[1]).toMatch(/\+1\. Call `bump_version`/);
+      expect(res.text).toBe(`publish ${made.skillName}: approved`);
+      expect((await w.skills.version(await w.skills.skill(made.skillName))).status).toBe("probationary");
+      expect(await call(rs, "skill_search", { query: task(2).text })).toMatch(new RegExp(made.skillName));
+    } finally {
+      await server.close({ graceMs: 1000 });
+      await sink.close();
+      w.close();
+    }
+  });
+});
