@@ -320,6 +320,7 @@ async function main() {
     out.learning = scriptBench("learning.js");
     out.skills = scriptBench("skills.js");
     out.soak = scriptBench("soak.js");
+    out.evolution = scriptBench("evolution/run.js");
     out.rss_mb = Math.round(process.memoryUsage().rss / 1e6);
   } finally {
     rmSync(root, { recursive: true, force: true });
