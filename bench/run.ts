@@ -141,6 +141,11 @@ function scriptBench(name: string): unknown {
   try {
     return JSON.parse(last) as unknown;
   } catch {
+    // some scripts print one pretty-printed object
+  }
+  try {
+    return JSON.parse(r.stdout.slice(r.stdout.indexOf("{"))) as unknown;
+  } catch {
     return { error: `${name} failed (${r.status}): ${r.stderr.slice(-300)}` };
   }
 }
