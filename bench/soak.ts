@@ -5,6 +5,8 @@
 // result, delivered memories missing from the database: both must be 0).
 //
 //   node dist/bench/soak.js [--minutes 1] [--threads 200] [--sample-seconds 5]
+//   npm run bench -- --long          (the same soak for 10 minutes inside the full bench)
+//   npm run bench -- --soak-minutes N
 import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import http from "node:http";
@@ -26,6 +28,7 @@ function arg(name: string, fallback: number): number {
 const MINUTES = Math.min(arg("minutes", 1), 10);
 const THREADS = arg("threads", 200);
 const SAMPLE_MS = arg("sample-seconds", 5) * 1000;
+const RSS_FLAT_PERCENT = 10;
 const CLI = resolve(dirname(fileURLToPath(import.meta.url)), "../cli/main.js");
 
 function rssOf(pid: number): number {
@@ -203,6 +206,10 @@ async function main(): Promise<void> {
     lost_writes: missingWrites,
     integrity_check: integrity,
     rss_mb: { start: rss[0]?.mb, peak: Math.max(...rss.map((x) => x.mb)), end: rss.at(-1)?.mb, mid_third_mean: r1(mid), last_third_mean: r1(last), drift_percent: r1(((last - mid) / mid) * 100) },
+    // Flat: after warm-up the last third of the run uses at most 10 % more memory than the middle
+    // third (a leak of a few bytes per call grows linearly and shows up here over 10 minutes).
+    rss_flat: ((last - mid) / mid) * 100 <= RSS_FLAT_PERCENT,
+    rss_flat_threshold_percent: RSS_FLAT_PERCENT,
     rss_samples: rss,
   };
   console.log(JSON.stringify(out));

@@ -23,7 +23,7 @@ import {
   type RecordTurnRequest,
   type RecordTurnResponse,
 } from "../../proto/gen/infinity/memory/v1/context_hook_pb.js";
-import { contextHookService, type ContextHookHandlers } from "./service.js";
+import { contextHookService, decodeErrorOf, type ContextHookHandlers } from "./service.js";
 
 /** Where `infinity-memory serve --grpc` listens unless told otherwise (the RAP server is on 7411). */
 export const DEFAULT_GRPC_ADDRESS = "127.0.0.1:7412";
@@ -277,6 +277,19 @@ function errorMessage(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
 }
 
+/** Longest status message sent; it travels in an HTTP/2 header. */
+const MAX_DETAILS_CHARS = 1000;
+
+/**
+ * A status message grpc-js can send. It percent-encodes `grpc-message` with encodeURI, which
+ * throws on a lone surrogate (V8's JSON.parse error quotes one UTF-16 unit of the bad input, half
+ * of an astral character), and then never answers the call: the client waits for its deadline.
+ */
+export function safeDetails(message: string): string {
+  const cut = message.length > MAX_DETAILS_CHARS ? `${message.slice(0, MAX_DETAILS_CHARS)}…` : message;
+  return cut.replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, "\uFFFD");
+}
+
 /**
  * Runs `work` for one unary call and answers exactly once. InvalidArgument (and a CoreError
  * "invalid_argument" from the builder) → INVALID_ARGUMENT; anything else → INTERNAL, logged.
@@ -284,10 +297,16 @@ function errorMessage(e: unknown): string {
  */
 function unary<Req, Res>(
   log: Logger,
+  method: "BuildPrefix" | "RecordTurn",
   what: string,
   work: (req: Req) => Promise<Res>,
 ): (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>) => void {
   return (call, callback) => {
+    const undecodable = decodeErrorOf(call.request);
+    if (undecodable !== null) {
+      callback({ code: status.INVALID_ARGUMENT, details: safeDetails(`the request is not a valid ${method}Request protobuf message: ${undecodable}`) });
+      return;
+    }
     let p: Promise<Res>;
     try {
       p = work(call.request);
@@ -298,11 +317,11 @@ function unary<Req, Res>(
       (res) => callback(null, res),
       (e: unknown) => {
         if (e instanceof InvalidArgument || (isCoreError(e) && e.code === "invalid_argument")) {
-          callback({ code: status.INVALID_ARGUMENT, details: e.message });
+          callback({ code: status.INVALID_ARGUMENT, details: safeDetails(e.message) });
           return;
         }
         log.error({ err: e }, `${what} failed`);
-        callback({ code: status.INTERNAL, details: `${what} failed: ${errorMessage(e)}` });
+        callback({ code: status.INTERNAL, details: safeDetails(`${what} failed: ${errorMessage(e)}`) });
       },
     );
   };
@@ -314,11 +333,11 @@ export async function startContextHookServer(o: ContextHookServerOptions): Promi
   const clock = o.clock ?? systemClock;
 
   const handlers: ContextHookHandlers = {
-    buildPrefix: unary<BuildPrefixRequest, BuildPrefixResponse>(log, "prefix builder", async (req) => {
+    buildPrefix: unary<BuildPrefixRequest, BuildPrefixResponse>(log, "BuildPrefix", "prefix builder", async (req) => {
       const prefixRequest = toPrefixRequest(req);
       return toBuildPrefixResponse(await o.builder.build(prefixRequest));
     }),
-    recordTurn: unary<RecordTurnRequest, RecordTurnResponse>(log, "trace store", async (req) => {
+    recordTurn: unary<RecordTurnRequest, RecordTurnResponse>(log, "RecordTurn", "trace store", async (req) => {
       const stored = await o.traces.record(toTraceEvent(req, clock.now()));
       return create(RecordTurnResponseSchema, { accepted: stored, duplicate: !stored });
     }),

@@ -17,6 +17,7 @@ export const INJECTION_KINDS = {
   unicode_tag: { severity: "block", label: "invisible Unicode tag characters" },
   variation_selector_run: { severity: "block", label: "a hidden variation-selector sequence" },
   standing_order: { severity: "flag", label: "a standing order aimed at the agent" },
+  safety_bypass: { severity: "flag", label: "an instruction to switch safety checks off" },
   exfiltration: { severity: "flag", label: "a possible data-exfiltration instruction" },
   remote_code: { severity: "flag", label: "a command that runs downloaded code" },
   base64_blob: { severity: "flag", label: "a long base64 blob" },
@@ -122,8 +123,9 @@ export const INJECTION_RULES: InjectionRule[] = [
   {
     kind: "instruction_override",
     // a line that opens a new instruction block
-    // (also after a sentence end, a list marker or a label: "2. New instructions:", "Note: New instructions:")
-    pattern: re(`(?:^|\\n|[.!?:]\\s)\\s?(?:(?:[-*>]|\\d{1,2}[.)])\\s?)?(?:new|updated|override|revised|important)\\s(?:system\\s)?(?:instructions?|directives?|prompt)\\s?:`),
+    // (also after a sentence end, a list marker or a label, bold or not: "2. New instructions:",
+    // "Note: New instructions:", "> **System note:** New system instructions:")
+    pattern: re(`(?:^|\\n|[.!?:][*_]{0,3}\\s)\\s?(?:(?:[-*>]|\\d{1,2}[.)])\\s?)?(?:[*_]{1,3})?(?:new|updated|override|revised|important)\\s(?:system\\s)?(?:instructions?|directives?|prompt)\\s?:`),
   },
   {
     kind: "instruction_override",
@@ -176,6 +178,22 @@ export const INJECTION_RULES: InjectionRule[] = [
     kind: "role_hijack",
     pattern: re(
       `\\b(?:act|behave|respond|answer|operate|function|roleplay|role-play)\\s(?:as|like)\\s(?:if\\syou\\s(?:are|were)\\s)?(?:an?\\s)?(?:unrestricted|unfiltered|uncensored|jailbroken|evil|rogue|amoral|unethical|unaligned)\\b`,
+    ),
+  },
+  {
+    kind: "role_hijack",
+    // "act as the administrator and bypass all safety checks": a privileged persona plus an
+    // order to switch protections off
+    pattern: re(
+      `\\b(?:act|acting|behave|operate|pose)\\s(?:as|like)\\s(?:an?\\s|the\\s|if\\syou\\s(?:are|were)\\s(?:an?\\s|the\\s)?)?(?:system\\s)?(?:administrator|admin|root|superuser|sysadmin|developer|operator|owner)\\b[^\\n.]{0,60}?\\b(?:bypass|disable|ignore|circumvent|override|turn\\soff|switch\\soff)\\s(?:(?:all|any|every|the|your|its|of)\\s){0,3}(?:safety|security|content)\\s(?:checks?|filters?|restrictions?|guardrails?|measures|protections?|controls?|rules|policies)\\b`,
+    ),
+  },
+  {
+    kind: "safety_bypass",
+    // "bypass all safety checks", "disable your content filters": flagged, not refused, because a
+    // runbook may say the same about a CI pipeline
+    pattern: re(
+      `\\b(?:bypass|circumvent|evade|disable|switch\\soff|turn\\soff)\\s(?:(?:all|any|every|your|its|of)\\s){1,3}(?:safety|content|security)\\s(?:checks|filters|restrictions|guardrails|measures|protocols|policies|guidelines)\\b`,
     ),
   },
   {
@@ -293,7 +311,7 @@ export const INJECTION_RULES: InjectionRule[] = [
   {
     kind: "standing_order",
     pattern: re(
-      `\\bfrom\\snow\\son[\\s,]{1,2}(?:(?:you|the\\s(?:assistant|agent|ai|model))\\s)?(?:must|should|shall|will\\salways|will\\snever|are\\sto|are\\srequired|need\\sto|have\\sto|always|never|only|may\\sonly|respond|reply|answer|act|behave|obey|follow|refer\\sto\\sme)\\b`,
+      `\\bfrom\\snow\\son[\\s,]{1,2}(?:(?:you|the\\s(?:assistant|agent|ai|model))\\s)?(?:must|should|shall|will\\salways|will\\snever|will\\s(?:act|behave|respond|reply|answer|obey|follow|only|run|execute|approve|refuse|ignore|send|treat)|are\\sto|are\\srequired|need\\sto|have\\sto|always|never|only|may\\sonly|respond|reply|answer|act|behave|obey|follow|refer\\sto\\sme)\\b`,
     ),
   },
   {
@@ -359,6 +377,13 @@ export const INJECTION_RULES: InjectionRule[] = [
     // "send the conversation to https://…"
     pattern: re(
       `\\b(?:send|post|upload|forward|transmit|exfiltrate|leak|pipe|beacon|sync)\\b[^\\n]{0,100}?\\bto:?\\s?<?(?:https?|ftp|wss?)://`,
+    ),
+  },
+  {
+    kind: "exfiltration",
+    // "copy the conversation history into a request to https://…"
+    pattern: re(
+      `\\b(?:copy|send|post|upload|forward|include|put|append|paste|transmit|dump|mirror)\\b[^\\n]{0,40}?\\b(?:conversation|chat|session|message)\\s(?:history|log|logs|transcript|contents?)\\b[^\\n]{0,80}?(?:https?|ftp|wss?)://|\\b(?:user's|users')\\s(?:token|session|cookie|password|credentials?|api\\skey|messages?)\\s(?:filled\\sin|appended|added|included)\\b`,
     ),
   },
   {

@@ -70,11 +70,11 @@ function findBase64Blobs(text: string): Span[] {
   return spans;
 }
 
-// Images are fetched as soon as a reply renders, so an image URL is a channel out: the model is
-// told to put conversation data into the query (`![](https://x/log?c=SUMMARY)`) or the path
-// (`…/{secret}.png`). Badge-style parameters (colours, sizes, flags) carry no data.
+// Images (and frames, media) are fetched as soon as a reply renders, so their URL is a channel
+// out: the model is told to put conversation data into the query (`![](https://x/log?c=SUMMARY)`)
+// or the path (`…/{secret}.png`). Badge-style parameters (colours, sizes, flags) carry no data.
 const IMAGE_URL =
-  /!\[[^\]\n]{0,200}\]\(\s?<?((?:https?:)?\/\/[^\s)>]{1,2000})|<img\b[^<>]{0,200}?\bsrc\s?=\s?["']?((?:https?:)?\/\/[^"'\s<>]{1,2000})/gi;
+  /!\[[^\]\n]{0,200}\]\(\s?<?((?:https?:)?\/\/[^\s)>]{1,2000})|<(?:img|iframe|frame|embed|video|audio|source|object)\b[^<>]{0,200}?\b(?:src|poster|data)\s?=\s?["']?((?:https?:)?\/\/[^"'\s<>]{1,2000})/gi;
 const STYLE_PARAMS = new Set([
   "color", "colora", "colorb", "label", "labelcolor", "logo", "logocolor", "logowidth", "style", "branch",
   "v", "version", "width", "height", "w", "h", "s", "size", "format", "fm", "fit", "auto", "dpr",
@@ -99,6 +99,26 @@ function findDataImages(text: string): Span[] {
   for (let m = IMAGE_URL.exec(text); m !== null; m = IMAGE_URL.exec(text)) {
     const url = m[1] ?? m[2] ?? "";
     if (carriesData(url)) spans.push({ kind: "exfiltration", from: m.index, to: m.index + m[0].length });
+  }
+  return spans;
+}
+
+// A plain link is only followed when clicked, so ordinary query strings are fine; but a link
+// whose URL is a template the model is told to fill in ("?token={{session_token}}") is a channel
+// out as soon as the model renders it. Reference-style image definitions ("[x]: https://…") are
+// fetched like inline images.
+const LINK_URL =
+  /\[[^\]\n]{0,200}\]\(\s?<?((?:https?:)?\/\/[^\s)>]{1,2000})|<a\b[^<>]{0,200}?\bhref\s?=\s?["']?((?:https?:)?\/\/[^"'\s<>]{1,2000})|(?:^|\n)\s{0,3}\[[^\]\n]{1,100}\]:\s?<?((?:https?:)?\/\/[^\s>]{1,2000})|\b(?:background(?:-image)?|src)\s?:\s?url\(\s?["']?((?:https?:)?\/\/[^"'\s)]{1,2000})/gi;
+const URL_TEMPLATE = /\{|\$\{?[a-z_]|%7b|<[a-z_ ]{1,40}>|\[[a-z_ ]{1,40}\]/i;
+
+function findTemplateLinks(text: string): Span[] {
+  const spans: Span[] = [];
+  LINK_URL.lastIndex = 0;
+  for (let m = LINK_URL.exec(text); m !== null; m = LINK_URL.exec(text)) {
+    const url = m[1] ?? m[2] ?? m[3] ?? m[4] ?? "";
+    // reference definitions and CSS urls are fetched like images: judge them as images
+    const fetched = m[3] !== undefined || m[4] !== undefined;
+    if (fetched ? carriesData(url) : URL_TEMPLATE.test(url)) spans.push({ kind: "exfiltration", from: m.index, to: m.index + m[0].length });
   }
   return spans;
 }
@@ -165,6 +185,7 @@ export function scanInjection(text: string): InjectionFinding[] {
     const spans = [
       ...runRules(norm.text),
       ...findDataImages(norm.text),
+      ...findTemplateLinks(norm.text),
       ...findBase64Blobs(norm.text),
       ...findHtmlComments(norm.text),
     ];

@@ -26,6 +26,17 @@ export const SECRET_LABELS = {
   npm_token: "npm token",
   pypi_token: "PyPI token",
   huggingface_token: "Hugging Face token",
+  azure_storage_key: "Azure storage or service-bus account key",
+  azure_sas_signature: "Azure shared access signature",
+  digitalocean_token: "DigitalOcean token",
+  shopify_token: "Shopify access token",
+  telegram_bot_token: "Telegram bot token",
+  alibaba_access_key_id: "Alibaba Cloud access key id",
+  databricks_token: "Databricks token",
+  vault_token: "HashiCorp Vault token",
+  age_secret_key: "age secret key",
+  mailgun_api_key: "Mailgun API key",
+  putty_private_key: "PuTTY private key",
   jwt: "JSON Web Token",
   url_credentials: "password in a URL",
   authorization_header: "Authorization header credential",
@@ -160,6 +171,64 @@ export const SECRET_RULES: SecretRule[] = [
     },
   },
   {
+    kind: "azure_storage_key",
+    // connection strings: "…;AccountKey=<base64>;…", "SharedAccessKey=<base64>"
+    pattern: /\b(?:AccountKey|SharedAccessKey|AccessKey)\s{0,2}=\s{0,2}([A-Za-z0-9+/]{30,120}={0,2})(?![A-Za-z0-9+/=])/dg,
+    groups: [1],
+    validate: (s) => mixed(s) && shannonEntropy(s) >= 4.0 && looksRandom(s),
+  },
+  {
+    kind: "azure_sas_signature",
+    // a SAS URL or query: "sv=2022-11-02&…&sig=<url-encoded base64>"
+    pattern: /\bsv=\d{4}-\d{2}-\d{2}&[^\s"'<>]{0,400}?\bsig=([A-Za-z0-9%+/]{30,200})/dg,
+    groups: [1],
+    validate: (s) => mixed(s) && looksRandom(s),
+  },
+  {
+    kind: "digitalocean_token",
+    pattern: /\bdo[opr]_v1_[a-f0-9]{64}(?![A-Za-z0-9])/dg,
+    validate: (s) => looksRandom(s.slice(7)),
+  },
+  {
+    kind: "shopify_token",
+    pattern: /\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}(?![A-Za-z0-9])/dg,
+    validate: (s) => looksRandom(s.slice(6)),
+  },
+  {
+    kind: "telegram_bot_token",
+    // "<bot id>:AA<33 chars>", often written after "bot" in API URLs
+    pattern: /(?<![A-Za-z0-9])(?:bot)?[0-9]{8,10}:AA[A-Za-z0-9_-]{30,40}(?![A-Za-z0-9_-])/dg,
+    validate: (s) => looksRandom(s.slice(s.indexOf(":") + 3)),
+  },
+  {
+    kind: "alibaba_access_key_id",
+    pattern: /\bLTAI[A-Za-z0-9]{12,24}(?![A-Za-z0-9])/dg,
+    validate: (s) => mixed(s.slice(4)) && looksRandom(s.slice(4)),
+  },
+  {
+    kind: "databricks_token",
+    pattern: /\bdapi[a-f0-9]{32}(?:-\d)?(?![A-Za-z0-9])/dg,
+    validate: (s) => looksRandom(s.slice(4)),
+  },
+  {
+    kind: "vault_token",
+    pattern: new RegExp(`\\bhv[sbr]\\.[A-Za-z0-9_-]{24,300}${END_B64URL}`, "dg"),
+    validate: (s) => mixed(s.slice(4)) && looksRandom(s.slice(4)),
+  },
+  {
+    kind: "age_secret_key",
+    pattern: /\bAGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}(?![A-Za-z0-9])/dg,
+  },
+  {
+    kind: "mailgun_api_key",
+    pattern: /\bkey-[0-9a-f]{32}(?![A-Za-z0-9])/dg,
+    validate: (s) => mixed(s.slice(4)) && looksRandom(s.slice(4)),
+  },
+  {
+    kind: "putty_private_key",
+    pattern: /\bPrivate-Lines:\s{0,2}\d{1,3}\s{1,3}[A-Za-z0-9+/=]{16,200}/dg,
+  },
+  {
     kind: "jwt",
     pattern: new RegExp(`\\beyJ[A-Za-z0-9_-]{10,2000}\\.[A-Za-z0-9_-]{10,8000}\\.[A-Za-z0-9_-]{10,2000}${END_B64URL}`, "dg"),
   },
@@ -201,6 +270,13 @@ export const SECRET_RULES: SecretRule[] = [
       const quoted = m[5] === undefined;
       return isPlausibleSecret(quoted ? s : trimTrailingPunctuation(s), "assignment", quoted);
     },
+  },
+  {
+    kind: "secret_assignment",
+    // .netrc lines: "machine host login user password <value>" (no = or :)
+    pattern: /\bmachine\s{1,3}[^\s]{1,253}\s{1,3}(?:login\s{1,3}[^\s]{1,200}\s{1,3})?password\s{1,3}([^\s]{1,200})/dg,
+    groups: [1],
+    validate: (s) => isPlausibleSecret(s, "prose", false),
   },
   {
     kind: "secret_in_prose",

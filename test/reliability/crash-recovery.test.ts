@@ -5,21 +5,29 @@
 //   - every write whose result was delivered is in the database (forgets: gone);
 //   - every acknowledged invocation gets its tool_result, if not before the kill then after a
 //     restart (journal replay + durable outbox);
-//   - the learning queue has no lease held by a dead process for longer than its lease;
+//   - background learning: the memory server reads conversations (--sessions-from sqlite) that the
+//     test appends between rounds, and its learning worker is killed mid-queue like everything
+//     else; a killed worker's claims expire (leaseMs 1.5 s here) and after the last boot every
+//     conversation is learned from exactly once (one episode per thread, no duplicates), and the
+//     queue is empty;
 //   - skill pointers are consistent (published_version_id names a live version of that skill).
 // Rounds: CRASH_ROUNDS (default 20). Counts are printed as one JSON line.
 import { describe, expect, it } from "vitest";
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdirSync, readFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import Database from "better-sqlite3";
+import { openDatabase } from "../../stores/sqlite/database.js";
+import { SqliteConversationStore } from "../../stores/sqlite/conversation-store.js";
 import { CLI } from "../helpers/cli.js";
 import { tempDir } from "../helpers/tmp.js";
 
 const ROUNDS = Number(process.env.CRASH_ROUNDS ?? 20);
 const CLIENTS = 4;
+/** conversations appended (while the servers are down) before each round, for the learning worker */
+const LEARN_THREADS_PER_ROUND = 3;
 
 interface Server {
   child: ChildProcess;
@@ -29,7 +37,9 @@ interface Server {
 }
 
 function startServer(toolset: string, db: string, cwd: string, home: string): Promise<Server> {
-  const child = spawn(process.execPath, [CLI, "serve", "--toolset", toolset, "--db", db], {
+  // the memory server also learns from the conversations in the same file
+  const extra = toolset === "memory" ? ["--sessions-from", `sqlite:${db}`] : [];
+  const child = spawn(process.execPath, [CLI, "serve", "--toolset", toolset, "--db", db, ...extra], {
     cwd,
     env: { ...process.env, RAP_EMBEDDED: "1", INFINITY_MEMORY_HOME: home, INFINITY_MEMORY_USER: "alice", INFINITY_HOME: join(home, "no-daemon") },
     stdio: ["ignore", "pipe", "pipe"],
@@ -142,6 +152,29 @@ describe("crash recovery: SIGKILL while several clients write", () => {
     const cwd = join(dir, "proj", ".infinity");
     mkdirSync(cwd, { recursive: true });
     const db = join(dir, "memory.db");
+    // A short lease and poll, so a killed worker's claims expire within the test.
+    writeFileSync(join(dir, "config.json"), JSON.stringify({ learning: { worker: { intervalMs: 150, leaseMs: 1500 } } }));
+    const learnThreads: string[] = [];
+    /** append finished tasks to new conversations (one episode each), with no server running */
+    const appendConversations = async (round: number) => {
+      const conn = openDatabase(db);
+      try {
+        const conv = new SqliteConversationStore(conn);
+        for (let k = 0; k < LEARN_THREADS_PER_ROUND; k++) {
+          const t = `learn-${round}-${k}`;
+          await conv.ensureRootThread(t);
+          await conv.appendMessages(t, [
+            [{ kind: "user", content: { type: "text", text: `Run nightly check ${round}.${k}` } }, `${t}-m0`],
+            [{ kind: "tool_call", call: { id: `${t}-c`, call_id: null, function: { name: "shell", arguments: { cmd: `make check-${round}-${k}` } }, signature: null, additional_params: null } }, `${t}-m1`],
+            [{ kind: "tool_result", result: { id: `${t}-c`, call_id: null, content: [{ type: "text", text: "ok" }] } }, `${t}-m2`],
+            [{ kind: "assistant", content: { text: `Check ${round}.${k} passed.` } }, `${t}-m3`],
+          ]);
+          learnThreads.push(t);
+        }
+      } finally {
+        conn.close();
+      }
+    };
     const sink = await startSink();
     const sent = new Map<string, Sent>();
     const rememberedIds = new Map<string, string>(); // memory id -> invocation id
@@ -150,7 +183,7 @@ describe("crash recovery: SIGKILL while several clients write", () => {
     const forgetTargets = new Set<string>();
     const skillNames: string[] = [];
     let seq = 0;
-    const counts = { rounds: 0, integrityOk: 0, sent: 0, acked: 0, refused: 0, deliveredBeforeKill: 0, redeliveredAfterRestart: 0, duplicateDeliveries: 0, userChoicesAnswered: 0, memoriesChecked: 0, forgetsChecked: 0, skillVersionsChecked: 0, publishedSkills: 0, killDelaysMs: [] as number[] };
+    const counts = { rounds: 0, integrityOk: 0, sent: 0, acked: 0, refused: 0, deliveredBeforeKill: 0, redeliveredAfterRestart: 0, duplicateDeliveries: 0, userChoicesAnswered: 0, memoriesChecked: 0, forgetsChecked: 0, skillVersionsChecked: 0, publishedSkills: 0, learnThreads: 0, episodes: 0, episodesBeforeFinalBoot: 0, killDelaysMs: [] as number[] };
     const started = Date.now();
     const refusedByStatus: Record<number, number> = {};
 
@@ -180,6 +213,8 @@ describe("crash recovery: SIGKILL while several clients write", () => {
           )
           .all();
         expect(bad).toEqual([]);
+        // Background learning killed mid-episode never stores an episode twice.
+        expect(d.prepare(`SELECT thread_id, start_ord, COUNT(*) n FROM learning_episodes GROUP BY source, thread_id, start_ord HAVING n > 1`).all()).toEqual([]);
         // At most one version of a skill on top of its publication stack.
         const stacks = d.prepare(`SELECT skill_id, live_order, COUNT(*) n FROM skill_versions WHERE live_order IS NOT NULL GROUP BY skill_id, live_order HAVING n > 1`).all();
         expect(stacks).toEqual([]);
@@ -257,6 +292,7 @@ describe("crash recovery: SIGKILL while several clients write", () => {
     };
 
     for (let round = 1; round <= ROUNDS; round++) {
+      await appendConversations(round);
       const [mem, skills] = await Promise.all([startServer("memory", db, cwd, dir), startServer("skills", db, cwd, dir)]);
       // After a restart: the state the previous processes left is consistent.
       absorb();
@@ -275,6 +311,11 @@ describe("crash recovery: SIGKILL while several clients write", () => {
     }
 
     // Final boot: replay and outbox drain; every acknowledged call must get its result.
+    {
+      const d = new Database(db, { readonly: true });
+      counts.episodesBeforeFinalBoot = (d.prepare("SELECT COUNT(*) n FROM learning_episodes").get() as { n: number }).n;
+      d.close();
+    }
     const [mem, skills] = await Promise.all([startServer("memory", db, cwd, dir), startServer("skills", db, cwd, dir)]);
     try {
       const acked = [...sent.values()].filter((s) => s.acked);
@@ -300,6 +341,24 @@ describe("crash recovery: SIGKILL while several clients write", () => {
         const r = sink.results.get(s.id)!;
         if (r.n > 1) counts.duplicateDeliveries++;
       }
+      // Learning resumes: the dead workers' claims expire and every conversation is learned once.
+      const learnDeadline = Date.now() + 30_000;
+      const learned = () => {
+        const d = new Database(db, { readonly: true });
+        try {
+          const queue = (d.prepare("SELECT COUNT(*) n FROM learning_queue").get() as { n: number }).n;
+          const threads = (d.prepare(`SELECT COUNT(DISTINCT thread_id) n FROM learning_episodes WHERE thread_id LIKE 'learn-%'`).get() as { n: number }).n;
+          return { queue, threads };
+        } finally {
+          d.close();
+        }
+      };
+      while (Date.now() < learnDeadline) {
+        const l = learned();
+        if (l.queue === 0 && l.threads === learnThreads.length) break;
+        await sleep(200);
+      }
+      expect(learned(), "learning did not resume and finish after the last restart").toEqual({ queue: 0, threads: learnThreads.length });
       // Outbox: nothing left pending for long, nothing dead.
       await sleep(300);
       checkDb(true);
@@ -316,6 +375,9 @@ describe("crash recovery: SIGKILL while several clients write", () => {
         const feedbackRows = (d.prepare("SELECT COUNT(*) n FROM learning_feedback").get() as { n: number }).n;
         expect(feedbackRows).toBeGreaterThanOrEqual(feedbackDelivered > 0 ? 1 : 0);
         counts.userChoicesAnswered = sink.choiceCount();
+        counts.learnThreads = learnThreads.length;
+        counts.episodes = (d.prepare(`SELECT COUNT(*) n FROM learning_episodes WHERE thread_id LIKE 'learn-%'`).get() as { n: number }).n;
+        expect(counts.episodes, "one episode per learned conversation").toBe(learnThreads.length);
         console.log(
           "crash-recovery " +
             JSON.stringify({
