@@ -6,10 +6,12 @@ import { join } from "node:path";
 import { systemClock, type Clock } from "../core/clock.js";
 import { MemoryConfig } from "../core/config.js";
 import { MemoryService } from "../core/memory/service.js";
+import { backendKindOf, maskLocation, type Backend } from "../stores/backend.js";
+import { sqliteBackendOver, type SqliteBackend } from "../stores/sqlite/backend.js";
+import { vectorChannelFromConfig } from "../stores/embedding/from-config.js";
 import { openDatabase, type Db } from "../stores/sqlite/database.js";
-import { SqliteMemoryStore } from "../stores/sqlite/memory-store.js";
-import { SqliteSessionIndex } from "../stores/sqlite/session-index.js";
-import { SqliteToggleStore } from "../stores/sqlite/toggle-store.js";
+import type { SqliteMemoryStore } from "../stores/sqlite/memory-store.js";
+import type { SqliteToggleStore } from "../stores/sqlite/toggle-store.js";
 
 export function dataHome(env: NodeJS.ProcessEnv = process.env): string {
   return env.INFINITY_MEMORY_HOME ?? join(homedir(), ".infinity", "memory");
@@ -51,48 +53,95 @@ export interface SessionForget {
   refresh: (() => Promise<unknown>) | null;
 }
 
-export interface MemoryContext {
+/** The opened stores with the memory service on top, on either engine. */
+export interface AnyMemoryContext {
   sessionForget: SessionForget;
-  db: Db;
-  dbPath: string;
+  /** database file, or the PostgreSQL URL with its password masked */
+  location: string;
   config: MemoryConfig;
   clock: Clock;
+  backend: Backend;
+  service: MemoryService;
+  close(): void | Promise<void>;
+}
+
+/** The embedded default: one SQLite file (backup, restore and the file-level commands need it). */
+export interface MemoryContext extends AnyMemoryContext {
+  db: Db;
+  dbPath: string;
   store: SqliteMemoryStore;
   toggles: SqliteToggleStore;
-  service: MemoryService;
+  backend: SqliteBackend;
   close(): void;
 }
 
-export function openMemory(opts: { dbPath?: string; config?: MemoryConfig; clock?: Clock; env?: NodeJS.ProcessEnv } = {}): MemoryContext {
-  const env = opts.env ?? process.env;
-  const dbPath = opts.dbPath ?? defaultDbPath(env);
-  const config = opts.config ?? loadConfig(dataHome(env), env);
-  const clock = opts.clock ?? systemClock;
-  const db = openDatabase(dbPath, { synchronous: env.INFINITY_MEMORY_SYNC === "full" ? "full" : "normal" });
-  const store = new SqliteMemoryStore(db);
-  const toggles = new SqliteToggleStore(db);
-  const service = new MemoryService(store, clock, config);
+interface OpenOpts {
+  config?: MemoryConfig;
+  clock?: Clock;
+  env?: NodeJS.ProcessEnv;
+}
+
+/** The memory service over a backend, with forget cascading into the session index. */
+function withService<B extends Backend>(backend: B, config: MemoryConfig, clock: Clock) {
+  const service = new MemoryService(backend.memory, clock, config);
   // Forgetting a memory also purges the conversation messages that said it from the session index,
   // after indexing whatever the conversation sources hold so far (serve sets `refresh`).
-  const sessionIndex = new SqliteSessionIndex(db);
   const sessionForget: SessionForget = { refresh: null };
   service.onForget({
     afterForget: async (user, contents) => {
       if (sessionForget.refresh) await sessionForget.refresh();
-      await sessionIndex.purgeContaining(user, contents);
+      await backend.sessionIndex.purgeContaining(user, contents);
     },
   });
+  return { service, sessionForget };
+}
+
+export function openMemory(opts: OpenOpts & { dbPath?: string } = {}): MemoryContext {
+  const env = opts.env ?? process.env;
+  const dbPath = opts.dbPath ?? defaultDbPath(env);
+  if (backendKindOf(dbPath) !== "sqlite") throw new Error(`this command works on a SQLite file, not ${maskLocation(dbPath)}`);
+  const config = opts.config ?? loadConfig(dataHome(env), env);
+  const clock = opts.clock ?? systemClock;
+  const db = openDatabase(dbPath, { synchronous: env.INFINITY_MEMORY_SYNC === "full" ? "full" : "normal" });
+  // [vector channel] optional embedder from config.embedder ("none" by default)
+  const backend = sqliteBackendOver(db, dbPath, { vectors: vectorChannelFromConfig(db, config.embedder, { now: () => clock.now(), env }) });
+  const { service, sessionForget } = withService(backend, config, clock);
   return {
     db,
     dbPath,
+    location: dbPath,
     config,
     clock,
-    store,
-    toggles,
+    backend,
+    store: backend.memory,
+    toggles: backend.toggles,
     service,
     sessionForget,
     close: () => {
       if (db.open) db.close();
     },
   };
+}
+
+/**
+ * `--db` or INFINITY_MEMORY_DB: a SQLite file path (default) or a postgres:// URL. PostgreSQL is
+ * loaded only when asked for, so the embedded default needs no driver.
+ */
+export async function openAnyMemory(opts: OpenOpts & { location?: string } = {}): Promise<AnyMemoryContext> {
+  const env = opts.env ?? process.env;
+  const location = opts.location ?? env.INFINITY_MEMORY_DB ?? defaultDbPath(env);
+  if (backendKindOf(location) === "sqlite") return openMemory({ ...opts, dbPath: location });
+  const config = opts.config ?? loadConfig(dataHome(env), env);
+  const clock = opts.clock ?? systemClock;
+  const backend = await openPostgres(location);
+  const { service, sessionForget } = withService(backend, config, clock);
+  return { location: backend.location, config, clock, backend, service, sessionForget, close: () => backend.close() };
+}
+
+async function openPostgres(url: string): Promise<Backend> {
+  // The module name is a variable so the SQLite build does not depend on the PostgreSQL adapter.
+  const modName = "../stores/postgres/backend.js";
+  const mod = (await import(modName)) as { openPostgresBackend?: (url: string) => Promise<Backend> };
+  if (typeof mod.openPostgresBackend !== "function") throw new Error("this build has no PostgreSQL adapter");
+  return mod.openPostgresBackend(url);
 }

@@ -6,8 +6,6 @@ import { openMemory } from "./context.js";
 import { skillsToolset } from "../toolsets/skills/tools.js";
 import { openSkills } from "./skills-context.js";
 import { EvolutionService } from "../core/learning/evolution.js";
-import { SqliteEvolutionStore } from "../stores/sqlite/evolution-store.js";
-import { SqliteLearningStore } from "../stores/sqlite/learning-store.js";
 
 export const MANIFEST_ENDPOINT = "http://127.0.0.1:7411/invoke";
 
@@ -18,7 +16,7 @@ export function generatedManifests(): Record<string, string> {
     const ts = memoryToolset({ service: ctx.service, toggles: ctx.toggles, clock: ctx.clock, localUser: "local", projectOf: () => null });
     const svc = openSkills(ctx).service;
     // serve's skills toolset carries the learning loop's skill_review (evolution.enabled, on by default)
-    const evolution = new EvolutionService({ store: new SqliteEvolutionStore(ctx.db), learning: new SqliteLearningStore(ctx.db), skills: svc, config: ctx.config, clock: ctx.clock, llm: null });
+    const evolution = new EvolutionService({ store: ctx.backend.evolution, learning: ctx.backend.learning, skills: svc, config: ctx.config, clock: ctx.clock, llm: null });
     const skills = skillsToolset({ service: svc, toggles: ctx.toggles, localUser: "local", projectOf: () => null, evolution });
     return {
       memory: `${JSON.stringify(toolsetManifest(ts, MANIFEST_ENDPOINT), null, 2)}\n`,

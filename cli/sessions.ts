@@ -1,5 +1,6 @@
 // Where session search reads conversations from: the daemon's files (`infinity-home:DIR`) or an
-// Infinity-shaped SQLite store (`sqlite:PATH`, e.g. the harness's), parsed from CLI specs.
+// Infinity-shaped SQLite store (`sqlite:PATH`, e.g. the harness's) or the server's own database
+// (`own:`, any engine), parsed from CLI specs.
 import { existsSync } from "node:fs";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
@@ -11,6 +12,9 @@ import { openDatabase, type Db } from "../stores/sqlite/database.js";
 import { SqliteConversationStore } from "../stores/sqlite/conversation-store.js";
 import { SqliteSessionIndex } from "../stores/sqlite/session-index.js";
 import { SqliteStateStore } from "../stores/sqlite/state-store.js";
+import type { Backend } from "../stores/backend.js";
+import type { StateStore } from "../stores/infinity/traits.js";
+import type { SessionIndexStore } from "../stores/traits.js";
 
 export function defaultInfinityHome(env: NodeJS.ProcessEnv = process.env): string {
   return env.INFINITY_HOME ?? join(homedir(), ".infinity");
@@ -30,10 +34,27 @@ export interface OpenedSources {
 }
 
 /** `infinity-home:DIR` or `sqlite:PATH`; a bare path is a daemon home. */
-export function openSources(specs: string[], ownDb: Db, ownDbPath: string): OpenedSources {
+/** The server's own database: a SQLite connection, or any backend (its conversation tables). */
+type OwnDatabase = Db | Pick<Backend, "kind" | "conversations" | "state">;
+
+function isSqliteDb(x: unknown): x is Db {
+  return typeof (x as Db).prepare === "function";
+}
+
+/** `infinity-home:DIR`, `sqlite:PATH` or `own:` (the server's own database, any engine); a bare path is a daemon home. */
+export function openSources(specs: string[], own: OwnDatabase, ownLocation: string): OpenedSources {
   const sources: SessionSource[] = [];
   const extra: Db[] = [];
+  const ownDb = isSqliteDb(own) ? own : null;
   for (const spec of specs) {
+    if (spec === "own:" || (!isSqliteDb(own) && spec === `sqlite:${ownLocation}`)) {
+      if (isSqliteDb(own)) {
+        sources.push(sqliteSource(own, ownLocation));
+      } else {
+        sources.push(storeSource(own.conversations, own.state, own.kind, ownLocation));
+      }
+      continue;
+    }
     const m = /^(infinity-home|sqlite):(.+)$/.exec(spec);
     const kind = m ? m[1]! : "infinity-home";
     const location = resolve(m ? m[2]! : spec);
@@ -48,27 +69,39 @@ export function openSources(specs: string[], ownDb: Db, ownDbPath: string): Open
         cwdOf: async (root) => home.sessions.cwdOf(root),
       });
     } else {
-      const db = location === resolve(ownDbPath) ? ownDb : openDatabase(location);
+      const db = ownDb && location === resolve(ownLocation) ? ownDb : openDatabase(location);
       if (db !== ownDb) extra.push(db);
-      const conv = new SqliteConversationStore(db);
-      const state = new SqliteStateStore(db);
-      sources.push({
-        kind: "sqlite",
-        location,
-        reader: conv,
-        userOf: async (root) => userIdOf(await state.getMetadata(root)),
-        cwdOf: async (root) => {
-          const meta = await state.getMetadata(root);
-          const cwd = meta && typeof meta === "object" ? (meta as { cwd?: unknown }).cwd : undefined;
-          return typeof cwd === "string" ? cwd : null;
-        },
-      });
+      sources.push(sqliteSource(db, location));
     }
   }
   return { sources, close: () => extra.forEach((d) => d.open && d.close()) };
 }
 
-export function makeSessionSearch(db: Db, sources: SessionSource[], clock: Clock, localUser: string): SessionSearch {
-  const index = new SqliteSessionIndex(db);
-  return new SessionSearch(index, new SessionIndexer(index, clock, localUser), sources, clock);
+function sqliteSource(db: Db, location: string): SessionSource {
+  return storeSource(new SqliteConversationStore(db), new SqliteStateStore(db), "sqlite", location);
+}
+
+function storeSource(
+  reader: SessionSource["reader"],
+  state: Pick<StateStore, "getMetadata">,
+  kind: SessionSource["kind"],
+  location: string,
+): SessionSource {
+  return {
+    kind,
+    location,
+    reader,
+    userOf: async (root) => userIdOf(await state.getMetadata(root)),
+    cwdOf: async (root) => {
+      const meta = await state.getMetadata(root);
+      const cwd = meta && typeof meta === "object" ? (meta as { cwd?: unknown }).cwd : undefined;
+      return typeof cwd === "string" ? cwd : null;
+    },
+  };
+}
+
+/** Session search over the server's index: a SQLite connection or any backend's index store. */
+export function makeSessionSearch(index: Db | SessionIndexStore, sources: SessionSource[], clock: Clock, localUser: string): SessionSearch {
+  const store = isSqliteDb(index) ? new SqliteSessionIndex(index) : index;
+  return new SessionSearch(store, new SessionIndexer(store, clock, localUser), sources, clock);
 }

@@ -1,14 +1,16 @@
-// The skill catalog on top of an opened database (same file as memory): store + service.
+// The skill catalog on top of an opened backend (same database as memory): store + service.
+import type { Clock } from "../core/clock.js";
+import type { MemoryConfig } from "../core/config.js";
 import { SkillService } from "../core/skills/service.js";
-import { SqliteSkillStore } from "../stores/sqlite/skill-store.js";
-import type { MemoryContext } from "./context.js";
+import type { Backend } from "../stores/backend.js";
+import type { SkillStore } from "../stores/traits.js";
 
 export interface SkillsContext {
-  store: SqliteSkillStore;
+  store: SkillStore;
   service: SkillService;
 }
 
-export function openSkills(ctx: Pick<MemoryContext, "db" | "clock" | "config">): SkillsContext {
-  const store = new SqliteSkillStore(ctx.db);
+export function openSkills(ctx: { backend: Pick<Backend, "skills">; clock: Clock; config: MemoryConfig }): SkillsContext {
+  const store = ctx.backend.skills;
   return { store, service: new SkillService(store, ctx.clock, ctx.config) };
 }

@@ -7,12 +7,10 @@ import type { RequestScope } from "../../core/memory/scope.js";
 import type { SkillService } from "../../core/skills/service.js";
 import { TOGGLE_LEVELS, type ToggleLevel } from "../../core/skills/version.js";
 import { versionLine, viewText } from "../../toolsets/skills/render.js";
-import { openMemory } from "../context.js";
+import { openAnyMemory } from "../context.js";
 import { exportSkills, importSkills } from "../skill-import.js";
 import { openSkills } from "../skills-context.js";
 import { EvolutionService } from "../../core/learning/evolution.js";
-import { SqliteEvolutionStore } from "../../stores/sqlite/evolution-store.js";
-import { SqliteLearningStore } from "../../stores/sqlite/learning-store.js";
 import type { SkillRequest, StoredEvalReport } from "../../stores/traits.js";
 
 interface Common {
@@ -26,12 +24,12 @@ function withSkills<T extends Common>(fn: Action<T>) {
   return async (...args: unknown[]) => {
     const o = args.find((a) => a && typeof a === "object" && !Array.isArray(a) && !("commands" in (a as object))) as T;
     const positional = args.filter((a) => Array.isArray(a) || typeof a === "string").map((a) => (Array.isArray(a) ? a : [a as string]));
-    const ctx = openMemory({ dbPath: o.db });
+    const ctx = await openAnyMemory({ location: o.db });
     try {
       const user = o.user ?? ctx.config.localUser;
       await fn(openSkills(ctx).service, `cli:${user}`, user, o, ...positional);
     } finally {
-      ctx.close();
+      await ctx.close();
     }
   };
 }
@@ -43,13 +41,13 @@ function withEvolution<T extends Common>(fn: EvoAction<T>) {
   return async (...args: unknown[]) => {
     const o = args.find((a) => a && typeof a === "object" && !Array.isArray(a) && !("commands" in (a as object))) as T;
     const positional = args.filter((a) => Array.isArray(a) || typeof a === "string").map((a) => (Array.isArray(a) ? a : [a as string]));
-    const ctx = openMemory({ dbPath: o.db });
+    const ctx = await openAnyMemory({ location: o.db });
     try {
       const user = o.user ?? ctx.config.localUser;
-      const evo = new EvolutionService({ store: new SqliteEvolutionStore(ctx.db), learning: new SqliteLearningStore(ctx.db), skills: openSkills(ctx).service, config: ctx.config, clock: ctx.clock, llm: null });
+      const evo = new EvolutionService({ store: ctx.backend.evolution, learning: ctx.backend.learning, skills: openSkills(ctx).service, config: ctx.config, clock: ctx.clock, llm: null });
       await fn(evo, `cli:${user}`, o, ...positional);
     } finally {
-      ctx.close();
+      await ctx.close();
     }
   };
 }
@@ -80,7 +78,7 @@ export function registerSkills(program: Command): void {
   const cmd = program
     .command("skills")
     .description("the skill catalog: list, show, diff, approve, reject, rollback, pin, enable, grant, import, export, evolve, curate, requests, accept, decline, thumb");
-  const common = (c: Command) => c.option("--db <path>", "database file").option("--user <id>", "act as this user (default: the configured local user)");
+  const common = (c: Command) => c.option("--db <path|url>", "SQLite file or postgres:// URL").option("--user <id>", "act as this user (default: the configured local user)");
 
   common(cmd.command("list").description("every skill with its published version and pending candidates").option("--json", "JSON output")).action(
     withSkills<Common & { json?: boolean }>(async (svc, _a, _u, o) => {

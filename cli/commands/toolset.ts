@@ -1,7 +1,7 @@
 // `infinity-memory toolset enable|disable|inherit --toolset memory --thread T`: per-thread
 // switches. Children inherit the nearest explicit setting; a running server sees changes at once.
 import type { Command } from "commander";
-import { openMemory } from "../context.js";
+import { openAnyMemory } from "../context.js";
 
 const TOOLSETS = ["memory"];
 
@@ -17,12 +17,12 @@ export function registerToolset(program: Command): void {
       .description(help)
       .requiredOption("--toolset <name>", "toolset name")
       .requiredOption("--thread <id>", "thread id")
-      .option("--db <path>", "database file")
+      .option("--db <path|url>", "SQLite file or postgres:// URL")
       .action(async (o: { toolset: string; thread: string; db?: string }) => {
         if (!TOOLSETS.includes(o.toolset)) throw new Error(`unknown toolset "${o.toolset}"; known: ${TOOLSETS.join(", ")}`);
-        const ctx = openMemory({ dbPath: o.db });
+        const ctx = await openAnyMemory({ location: o.db });
         try {
-          await ctx.toggles.set(o.toolset, o.thread, value, {
+          await ctx.backend.toggles.set(o.toolset, o.thread, value, {
             at: ctx.clock.now(),
             actor: "user",
             action: "toggle",
@@ -32,7 +32,7 @@ export function registerToolset(program: Command): void {
           });
           process.stdout.write(`${o.toolset}: ${verb}d for thread ${o.thread}\n`);
         } finally {
-          ctx.close();
+          await ctx.close();
         }
       });
   }

@@ -4,7 +4,7 @@
 import { pathToFileURL } from "node:url";
 import { resolve } from "node:path";
 import type { Logger } from "pino";
-import type { MemoryContext } from "../../cli/context.js";
+import type { AnyMemoryContext } from "../../cli/context.js";
 import { MemoryPrefixBuilder } from "../../core/retrieval/prefix.js";
 import type { PrefixBuilder } from "../../core/retrieval/prefix-types.js";
 import { loadTokenCounter } from "../../core/retrieval/tokens.js";
@@ -12,7 +12,7 @@ import { CatalogOffers } from "../../core/skills/offers.js";
 import { openSkills } from "../../cli/skills-context.js";
 
 export interface PrefixBuilderContext {
-  memory: MemoryContext;
+  memory: AnyMemoryContext;
   logger: Logger;
 }
 
@@ -24,8 +24,8 @@ export async function memoryPrefixBuilder(ctx: PrefixBuilderContext): Promise<Pr
   const tokens = await loadTokenCounter(m.config.prefix.tokenizer);
   return new MemoryPrefixBuilder({
     service: m.service,
-    toggles: m.toggles,
-    edgesOf: (id) => m.store.edgesOf(id),
+    toggles: m.backend.toggles,
+    edgesOf: (id) => m.backend.memory.edgesOf(id),
     tokens,
     config: m.config,
     skills: new CatalogOffers(openSkills(m).service),

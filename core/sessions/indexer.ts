@@ -8,7 +8,8 @@ import type { IndexedMessage, SessionIndexStore } from "../../stores/traits.js";
 import { messageText } from "../../stores/infinity/messages.js";
 
 export interface SessionSource {
-  kind: "infinity-files" | "sqlite";
+  /** where the conversations live: the daemon's files or a store of ours (sqlite, postgres) */
+  kind: "infinity-files" | "sqlite" | "postgres";
   location: string;
   reader: ConversationReader;
   /** the `user_id` in the session's root metadata, if any */

@@ -79,7 +79,7 @@ export class SqliteSessionIndex implements SessionIndexStore {
     };
   }
 
-  async sourceId(kind: "infinity-files" | "sqlite", location: string): Promise<number> {
+  async sourceId(kind: "infinity-files" | "sqlite" | "postgres", location: string): Promise<number> {
     return (this.st.source!.get(kind, location) as { id: number }).id;
   }
 

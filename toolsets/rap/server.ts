@@ -6,6 +6,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import type { Logger } from "pino";
 import { systemClock, type Clock } from "../../core/clock.js";
+import type { Backend } from "../../stores/backend.js";
 import type { Db } from "../../stores/sqlite/database.js";
 import { SqliteRapJournal } from "../../stores/sqlite/rap-journal.js";
 import { SqliteRapOutbox } from "../../stores/sqlite/rap-outbox.js";
@@ -27,6 +28,14 @@ export const MAX_ACTIVE_CALLS = 1024;
 /** The same, per thread (group_id). */
 export const MAX_ACTIVE_CALLS_PER_THREAD = 64;
 
+export type RapStores = Pick<Backend, "journal" | "outbox" | "userChoices">;
+
+function rapStoresOf(db: Db | RapStores): RapStores {
+  if ("journal" in db && "outbox" in db) return db;
+  const sqlite = db as Db;
+  return { journal: new SqliteRapJournal(sqlite), outbox: new SqliteRapOutbox(sqlite), userChoices: new SqliteRapUserChoices(sqlite) };
+}
+
 export interface RapLimits {
   /** accepted, unfinished invocations over all threads (default MAX_ACTIVE_CALLS) */
   maxActiveCalls?: number;
@@ -38,8 +47,11 @@ export interface RapLimits {
 
 export interface RapServerOptions {
   toolset: Toolset;
-  /** the caller owns the database and closes it after close() */
-  db: Db;
+  /**
+   * Where invocations are journaled and results wait for delivery: a SQLite connection, or the
+   * stores of any backend. The caller owns them and closes them after close().
+   */
+  db: Db | RapStores;
   host?: string;
   /** 0 picks a free port */
   port?: number;
@@ -96,12 +108,12 @@ export async function startRapServer(o: RapServerOptions): Promise<RapServer> {
   const tools = toolset.tools.map(toolDefOf);
 
   const owner = newOwner();
-  const journal = new SqliteRapJournal(db);
-  const outbox = new SqliteRapOutbox(db);
+  const stores = rapStoresOf(db);
+  const { journal, outbox } = stores;
   const deliverer = new CallbackDeliverer(outbox, clock, log, o.outbox);
   const choices = new ChoiceBroker(
     toolset.name,
-    new SqliteRapUserChoices(db),
+    stores.userChoices,
     async (entry) => {
       await outbox.enqueue(entry, clock.now());
       deliverer.kick();
