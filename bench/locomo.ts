@@ -53,7 +53,26 @@ export interface LocomoOptions {
   channels?: RetrievalChannels;
   /** also score these channel sets (ablation) */
   ablation?: RetrievalChannels[];
+  /**
+   * Which conversations: "tune" (1st, 3rd, 5th … by sample id), "holdout" (the others) or "all".
+   * Constants are chosen on "tune"; "holdout" checks they carry over to conversations not looked at.
+   */
+  split?: LocomoSplit;
+  /** only these sample ids (after the split) */
+  conversations?: string[];
+  /** every scored question with its ranked message ids (failure analysis) */
+  onQuestion?: (q: { sample: string; question: string; category: string; evidence: string[]; ranked: string[] }) => void;
   onProgress?: (done: number, total: number, phase: string) => void;
+}
+
+export const LOCOMO_SPLITS = ["tune", "holdout", "all"] as const;
+export type LocomoSplit = (typeof LOCOMO_SPLITS)[number];
+
+/** The conversations of a split: sorted by sample id, alternate ones go to tune and holdout. */
+export function splitConversations<T extends { sample_id: string }>(convs: T[], split: LocomoSplit, only?: string[]): T[] {
+  const sorted = [...convs].sort((a, b) => (a.sample_id < b.sample_id ? -1 : a.sample_id > b.sample_id ? 1 : 0));
+  const picked = split === "all" ? sorted : sorted.filter((_c, i) => (i % 2 === 0) === (split === "tune"));
+  return only && only.length > 0 ? picked.filter((c) => only.includes(c.sample_id)) : picked;
 }
 
 export interface LocomoResult {
@@ -63,6 +82,9 @@ export interface LocomoResult {
   by_category: Record<string, { questions: number; recall: Record<string, number> }>;
   ingest: { conversations: number; turns: number; memories: number; refused: number; flagged: number; ms: number };
   channels: string[];
+  split: LocomoSplit;
+  /** sample ids of the conversations scored */
+  conversations: string[];
   /** the same questions with other channel sets, on the same ingested store */
   ablation?: { channels: string[]; recall: Record<string, number>; latency_ms: { p50: number; p95: number }; by_category: Record<string, Record<string, number>> }[];
   prefix?: { budget_tokens: number; recall_at_budget: number; mean_items: number; mean_tokens: number; empty: number; latency_ms: { p50: number; p95: number } };
@@ -114,7 +136,9 @@ export function turnText(t: Turn): string {
 const round1 = (x: number) => Math.round(x * 10) / 10;
 
 export async function runLocomo(opts: LocomoOptions): Promise<LocomoResult> {
-  const convs = JSON.parse(readFileSync(opts.data, "utf8")) as Conversation[];
+  const split = opts.split ?? "all";
+  const convs = splitConversations(JSON.parse(readFileSync(opts.data, "utf8")) as Conversation[], split, opts.conversations);
+  if (convs.length === 0) throw new Error(`no conversations in split "${split}"${opts.conversations ? ` with ids ${opts.conversations.join(",")}` : ""}`);
   const dir = mkdtempSync(join(tmpdir(), "locomo-"));
   const db = openDatabase(join(dir, "memory.db"));
   const channels = opts.channels ?? DEFAULT_CHANNELS;
@@ -202,6 +226,7 @@ export async function runLocomo(opts: LocomoOptions): Promise<LocomoResult> {
       const ranked: string[] = [];
       for (const h of hits) for (const s of h.record.sources) for (const m of s.messageIds) if (!ranked.includes(m)) ranked.push(m);
       const name = CATEGORY_NAMES[qa.category] ?? `category-${qa.category}`;
+      opts.onQuestion?.({ sample: conv.sample_id, question: qa.question, category: name, evidence, ranked });
       const c = (cat[name] ??= { questions: 0, sums: {} });
       c.questions++;
       questions++;
@@ -243,6 +268,8 @@ export async function runLocomo(opts: LocomoOptions): Promise<LocomoResult> {
       by_category,
       ingest,
       channels: channelList(channels),
+      split,
+      conversations: convs.map((c) => c.sample_id),
       ...(ablation.length > 0 ? { ablation } : {}),
       ...(prefixBuilder
         ? {

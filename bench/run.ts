@@ -134,9 +134,9 @@ async function sessionBench(dir: string, n: number) {
 }
 
 /** A benchmark that is its own script (proxy overhead, learning), folded into this report. */
-function scriptBench(name: string): unknown {
+function scriptBench(name: string, extra: string[] = [], timeoutMs = 300_000): unknown {
   const script = join(dirname(fileURLToPath(import.meta.url)), name);
-  const r = spawnSync(process.execPath, [script], { encoding: "utf8", timeout: 300_000 });
+  const r = spawnSync(process.execPath, [script, ...extra], { encoding: "utf8", timeout: timeoutMs });
   const last = r.stdout.trim().split("\n").at(-1) ?? "";
   try {
     return JSON.parse(last) as unknown;
@@ -324,8 +324,16 @@ async function main() {
     out.proxy = scriptBench("proxy-overhead.js");
     out.learning = scriptBench("learning.js");
     out.skills = scriptBench("skills.js");
-    out.soak = scriptBench("soak.js");
+    // `--long` (or `--soak-minutes N`, at most 10) runs the soak for 10 minutes instead of 1.
+    const soakMinutes = Math.min(10, Number(args.get("soak-minutes") ?? (args.has("long") ? 10 : 1)) || 1);
+    out.soak = scriptBench("soak.js", ["--minutes", String(soakMinutes)], (soakMinutes * 60 + 240) * 1000);
     out.evolution = scriptBench("evolution/run.js");
+    // `--pg-load`: 4 serve processes × 50 threads, 10,000 invocations on PostgreSQL and on SQLite
+    // (bench/pg-load.ts; starts a throwaway cluster unless INFINITY_MEMORY_PG_URL is set)
+    if (args.has("pg-load")) out.pg_load = scriptBench("pg-load.js", [], 3_600_000);
+    // Synthetic corpus at 10k/100k/1M memories (bench/scale.ts): batched ingest, search by query
+    // kind, prefix builds, index size, RSS; `--scale-sizes` narrows it.
+    out.scale = scriptBench("scale.js", ["--sizes", args.get("scale-sizes") ?? "10000,100000,1000000"], 1_800_000);
     out.rss_mb = Math.round(process.memoryUsage().rss / 1e6);
   } finally {
     rmSync(root, { recursive: true, force: true });

@@ -1,6 +1,5 @@
 // Bulk seeding of memories for benchmarks and large-store tests: the policy-free store path, one
-// commit per batch (store.insert runs its SQL synchronously, so an outer transaction turns each
-// record's own transaction into a savepoint).
+// commit per batch.
 import { newId } from "../core/ids.js";
 import type { MemoryKind, NewMemory, ScopeLevel } from "../core/memory/record.js";
 import { recordScopeFor, type RequestScope } from "../core/memory/scope.js";
@@ -39,16 +38,17 @@ export function seedRecord(item: SeedItem, i: number): NewMemory {
   };
 }
 
-/** Insert `n` memories made by `make(i)`, `batch` per commit. */
-export async function seedMemories(ctx: Pick<MemoryContext, "db" | "store">, n: number, make: (i: number) => SeedItem, batch = 5000): Promise<void> {
+/**
+ * Insert `n` memories made by `make(i)`, `batch` per commit, through the store's batched path
+ * (MemoryStore.insertMany: no write policy, content already stored under the same scope skipped).
+ */
+export async function seedMemories(ctx: Pick<MemoryContext, "store">, n: number, make: (i: number) => SeedItem, batch = 5000): Promise<void> {
   for (let start = 0; start < n; start += batch) {
-    const pending: Promise<unknown>[] = [];
-    ctx.db.transaction(() => {
-      for (let i = start; i < Math.min(n, start + batch); i++) {
-        const rec = seedRecord(make(i), i);
-        pending.push(ctx.store.insert(rec, { at: rec.createdAt, actor: "seed", action: "create", targetKind: "memory", targetId: rec.id, detail: {} }));
-      }
-    }).immediate();
-    await Promise.all(pending);
+    const items = [];
+    for (let i = start; i < Math.min(n, start + batch); i++) {
+      const rec = seedRecord(make(i), i);
+      items.push({ rec, audit: { at: rec.createdAt, actor: "seed", action: "create" as const, targetKind: "memory" as const, targetId: rec.id, detail: {} } });
+    }
+    await ctx.store.insertMany(items);
   }
 }

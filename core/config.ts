@@ -274,6 +274,51 @@ export const MemoryConfig = z.object({
         .prefault({}),
     })
     .prefault({}),
+  /** optional vector channel (issue 8 §2): an embedder fills sqlite-vec; "none" = no vectors, lexical channels only */
+  embedder: z
+    .object({
+      kind: z.enum(["none", "hashing", "openai", "onnx"]).default("none"),
+      /** RRF weight of the vector channel relative to the word channel */
+      weight: z.number().min(0).default(1),
+      /** neighbours less similar than this (cosine) are dropped: with few word hits, unrelated memories should not fill the list */
+      minSimilarity: z.number().min(-1).max(1).default(0.05),
+      /** texts per embedding request (endpoint) or inference batch (ONNX) */
+      batchSize: z.number().int().positive().max(2048).default(32),
+      /** deadline of one embedding request */
+      timeoutMs: z.number().int().positive().default(30_000),
+      /** deterministic feature hashing of words and character n-grams: no model, works offline */
+      hashing: z.object({ dimensions: z.number().int().min(8).max(8192).default(384) }).prefault({}),
+      /** an OpenAI-compatible endpoint: POST {baseUrl}/embeddings */
+      openai: z
+        .object({
+          baseUrl: z.url(),
+          model: z.string().min(1),
+          /** the model's vector size (the vector table is created for it) */
+          dimensions: z.number().int().positive().max(8192),
+          /** also send `dimensions` in the request (models that can shorten their vectors) */
+          requestDimensions: z.boolean().default(false),
+          apiKeyEnv: z.string().min(1).default("OPENAI_API_KEY"),
+        })
+        .optional(),
+      /** a local model folder (model.onnx + tokenizer.json or vocab.txt), run by the optional onnxruntime-node */
+      onnx: z
+        .object({
+          dir: z.string().min(1),
+          maxTokens: z.number().int().min(8).max(8192).default(256),
+          /** CPU threads per inference; 0 = onnxruntime's default */
+          threads: z.number().int().min(0).default(0),
+        })
+        .optional(),
+    })
+    .refine((e) => e.kind !== "openai" || e.openai !== undefined, {
+      message: 'embedder.kind "openai" needs an embedder.openai section (baseUrl, model, dimensions)',
+      path: ["openai"],
+    })
+    .refine((e) => e.kind !== "onnx" || e.onnx !== undefined, {
+      message: 'embedder.kind "onnx" needs an embedder.onnx section (dir)',
+      path: ["onnx"],
+    })
+    .prefault({}),
 });
 export type MemoryConfig = z.infer<typeof MemoryConfig>;
 
@@ -281,3 +326,4 @@ export function defaultConfig(overrides: z.input<typeof MemoryConfig> = {}): Mem
   return MemoryConfig.parse(overrides);
 }
 export type LlmConfig = MemoryConfig["llm"];
+export type EmbedderConfig = MemoryConfig["embedder"];

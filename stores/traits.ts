@@ -49,13 +49,15 @@ export interface SearchQuery {
   limit: number;
   /** skip the trigram channel and the neighbour context: a record's own words only (conflicts) */
   wordsOnly?: boolean;
+  /** the query as the person wrote it, for the vector channel (default: the lexical terms) */
+  text?: string | undefined;
 }
 
 export interface SearchHit {
   record: MemoryRecord;
   /** higher is better; comparable within one result list only */
   score: number;
-  channel: "lexical" | "trigram" | "both";
+  channel: "lexical" | "trigram" | "both" | "vector";
 }
 
 export interface ListQuery {
@@ -111,9 +113,24 @@ export interface Edge {
   at: number;
 }
 
+export interface BatchInsertItem {
+  rec: NewMemory;
+  audit: AuditEntry;
+}
+
+/** per item of `insertMany`, in input order: the new record's id, or the id it duplicates */
+export type BatchInsertOutcome = { status: "created"; id: string } | { status: "duplicate"; id: string };
+
 export interface MemoryStore {
   /** insert a record with its provenance, index entries, audit row and edges, atomically */
   insert(rec: NewMemory, audit: AuditEntry, edges?: Edge[]): Promise<MemoryRecord>;
+  /**
+   * Insert many new records in one transaction (bulk import). A record whose content hash already
+   * exists under its visibility key — in the store or earlier in the batch — is not inserted and is
+   * reported as a duplicate of that record; every other record gets its provenance, tags, audit
+   * row and index entries exactly as `insert` would give them.
+   */
+  insertMany(items: BatchInsertItem[]): Promise<BatchInsertOutcome[]>;
   /** insert `next` as a new version of `previousId` and mark that one superseded, atomically */
   supersede(previousId: string, next: NewMemory, audit: AuditEntry): Promise<MemoryRecord>;
   get(id: string): Promise<MemoryRecord | null>;
@@ -326,7 +343,7 @@ export interface SessionHit {
 
 /** Our derived full-text index of past conversations (never the fact store). */
 export interface SessionIndexStore {
-  sourceId(kind: "infinity-files" | "sqlite", location: string): Promise<number>;
+  sourceId(kind: "infinity-files" | "sqlite" | "postgres", location: string): Promise<number>;
   threadState(sourceId: number, threadId: string): Promise<SessionThreadState | null>;
   /** append messages of one thread (skipping suppressed ones) and move its watermark */
   append(

@@ -1,7 +1,7 @@
 // `infinity-memory bench locomo`: retrieval recall on LoCoMo through the memory_search path.
 import type { Command } from "commander";
 import cliProgress from "cli-progress";
-import { runLocomo } from "../../bench/locomo.js";
+import { LOCOMO_SPLITS, runLocomo, type LocomoSplit } from "../../bench/locomo.js";
 import { CHANNEL_NAMES, channelList, DEFAULT_CHANNELS, parseChannels } from "../../core/retrieval/channels.js";
 
 export function registerBench(program: Command): void {
@@ -13,8 +13,11 @@ export function registerBench(program: Command): void {
     .option("--k <list>", "cut-offs", "5,10,25,50")
     .option("--prefix-budget <tokens>", "also measure recall inside a context prefix of this many tokens")
     .option("--channels <list>", `retrieval channels on (${CHANNEL_NAMES.join(",")})`, channelList(DEFAULT_CHANNELS).join(","))
+    .option("--split <name>", `conversations to score: ${LOCOMO_SPLITS.join("|")} (tune/holdout alternate by sample id)`, "all")
+    .option("--conversations <ids>", "only these sample ids, comma-separated (within the split)")
     .option("--json", "print only the JSON line")
-    .action(async (o: { data: string; k: string; json?: boolean; prefixBudget?: string; channels: string }) => {
+    .action(async (o: { data: string; k: string; json?: boolean; prefixBudget?: string; channels: string; split: string; conversations?: string }) => {
+      if (!(LOCOMO_SPLITS as readonly string[]).includes(o.split)) throw new Error(`--split takes ${LOCOMO_SPLITS.join("|")}, got "${o.split}"`);
       const ks = o.k.split(",").map((s) => Number(s.trim()));
       if (ks.some((k) => !Number.isInteger(k) || k < 1 || k > 50)) throw new Error(`--k takes integers 1..50, got "${o.k}"`);
       const bar = process.stderr.isTTY ? new cliProgress.SingleBar({ format: "{phase} [{bar}] {value}/{total}" }, cliProgress.Presets.shades_classic) : null;
@@ -23,6 +26,8 @@ export function registerBench(program: Command): void {
         data: o.data,
         ks,
         channels: parseChannels(o.channels),
+        split: o.split as LocomoSplit,
+        conversations: o.conversations?.split(",").map((s) => s.trim()).filter(Boolean),
         prefixBudget: o.prefixBudget !== undefined ? Number(o.prefixBudget) : undefined,
         onProgress: (done, total, p) => {
           if (!bar) return;

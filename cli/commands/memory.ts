@@ -7,8 +7,10 @@ import { resolve } from "node:path";
 import { MEMORY_KINDS, MEMORY_STATUSES, SCOPE_LEVELS, type MemoryRecord } from "../../core/memory/record.js";
 import type { Origin, Viewer } from "../../core/memory/service.js";
 import { recordBlock, recordList } from "../../toolsets/memory/render.js";
-import { openMemory, type MemoryContext } from "../context.js";
+import { openAnyMemory, openMemory, type AnyMemoryContext, type MemoryContext } from "../context.js";
 import { recreateWordIndex, wordIndexDrift } from "../../stores/sqlite/memory-fts.js";
+import { importMemories } from "./memory-import.js";
+import { reindexVectors } from "./memory-vectors.js";
 
 interface Common {
   db?: string;
@@ -19,16 +21,16 @@ interface Common {
 
 const CLI_ORIGIN: Origin = { actor: "user", threadId: null, toolCallId: null };
 
-function withMemory<T extends Common>(fn: (ctx: MemoryContext, viewer: Viewer, o: T, ...rest: string[][]) => Promise<void>) {
+function withMemory<T extends Common>(fn: (ctx: AnyMemoryContext, viewer: Viewer, o: T, ...rest: string[][]) => Promise<void>) {
   return async (...args: unknown[]) => {
     const o = args.find((a) => a && typeof a === "object" && !Array.isArray(a) && !("commands" in (a as object))) as T;
     const positional = args.filter((a) => Array.isArray(a) || typeof a === "string").map((a) => (Array.isArray(a) ? a : [a as string]));
-    const ctx = openMemory({ dbPath: o.db });
+    const ctx = await openAnyMemory({ location: o.db });
     try {
       const viewer: Viewer = { owner: o.user ?? ctx.config.localUser, project: o.project ? resolve(o.project) : null };
       await fn(ctx, viewer, o, ...positional);
     } finally {
-      ctx.close();
+      await ctx.close();
     }
   };
 }
@@ -73,7 +75,7 @@ function jsonRecord(r: MemoryRecord): Record<string, unknown> {
 
 function common(c: Command): Command {
   return c
-    .option("--db <path>", "database file")
+    .option("--db <path|url>", "SQLite file or postgres:// URL")
     .option("--user <id>", "whose memories (default: the configured local user)")
     .option("--project <dir>", "narrow to one project (plus user-scope memories)");
 }
@@ -209,9 +211,17 @@ export function registerMemory(program: Command): void {
     .description("rebuild the word index from the memories table (its bm25 totals drift upward with use)")
     .option("--db <path>", "database file")
     .option("--if-drift <ratio>", "only when the index counts this many times the live rows", "1")
-    .action(async (o: { db?: string; ifDrift: string }) => {
+    .option("--vectors", "instead: embed every memory that has no vector yet (needs config embedder)")
+    .option("--batch <n>", "with --vectors: texts per embedding call", "64")
+    .option("--json", "with --vectors: print the summary as JSON")
+    .action(async (o: { db?: string; ifDrift: string; vectors?: boolean; batch: string; json?: boolean }) => {
       const ctx = openMemory({ dbPath: o.db });
       try {
+        if (o.vectors) {
+          const batch = Number(o.batch);
+          if (!Number.isInteger(batch) || batch < 1) throw new Error(`--batch must be a positive integer (got ${o.batch})`);
+          return await reindexVectors(ctx, { batch, json: o.json ?? false });
+        }
         const before = wordIndexDrift(ctx.db);
         if (before < Number(o.ifDrift)) {
           process.stdout.write(`drift ${before.toFixed(2)} is below ${o.ifDrift}; nothing to do\n`);
@@ -224,6 +234,15 @@ export function registerMemory(program: Command): void {
         ctx.close();
       }
     });
+
+  common(memory.command("import").argument("<file>").description("add memories from a JSON-lines file (one object per line; export output works)"))
+    .option("--batch <n>", "lines per transaction", "1000")
+    .option("--json", "print the summary as JSON")
+    .action(
+      withMemory<Common & { batch: string }>(async (ctx, viewer, o, file) => {
+        await importMemories(ctx, viewer as { owner: string; project: string | null }, file![0]!, { batch: Number(o.batch), json: o.json === true });
+      }),
+    );
 
   common(memory.command("export").description("write every memory (all versions, no forgotten ones) as JSON lines"))
     .option("--out <file>", "output file (default stdout)")

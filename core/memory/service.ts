@@ -26,6 +26,9 @@ import {
   parseExpiry,
 } from "./write-policy.js";
 import type { AuditEntry, ListPage, MemoryStore, SearchHit, Visibility } from "../../stores/traits.js";
+import { prepareBatch, type BatchRememberItem, type BatchRememberResult, type PreparedBatch } from "./batch.js";
+
+export type { BatchRememberItem, BatchRememberResult, PreparedBatch } from "./batch.js";
 
 /** Who caused a change, for provenance and the audit log. */
 export interface Origin {
@@ -243,6 +246,30 @@ export class MemoryService {
     return { status: previous ? "superseded" : "created", record: stored, conflicts, flagged: flags.length > 0, notes };
   }
 
+  /**
+   * Bulk write (import, seeding): `remember`'s per-item policy (core/memory/batch.ts), one store
+   * transaction for the batch. A refused item is reported with its field and never stops the
+   * others; a duplicate (same content under the same scope, in the store or earlier in the batch)
+   * is skipped, not added as a source, so re-running an import changes nothing.
+   */
+  async rememberMany(items: BatchRememberItem[]): Promise<BatchRememberResult[]> {
+    return this.commitBatch(prepareBatch(items, this.config, this.clock.now()));
+  }
+
+  /** Write a batch prepared by `prepareBatch` (possibly on a worker thread). */
+  async commitBatch(p: PreparedBatch): Promise<BatchRememberResult[]> {
+    const out = [...p.results];
+    const stored = p.items.length > 0 ? await this.store.insertMany(p.items.map(({ rec, audit }) => ({ rec, audit }))) : [];
+    stored.forEach((r, j) => {
+      const b = p.items[j]!;
+      out[b.at] =
+        r.status === "created"
+          ? { status: "created", id: r.id, flagged: b.rec.flags.length > 0, notes: b.notes }
+          : { status: "duplicate", id: r.id, flagged: false, notes: [] };
+    });
+    return out as BatchRememberResult[];
+  }
+
   private async findConflicts(req: RequestScope, content: string): Promise<MemoryRecord[]> {
     const q = analyzeQuery(content);
     if (isEmptyQuery(q)) return [];
@@ -267,6 +294,7 @@ export class MemoryService {
     return this.store.search({
       visibility: this.visibility(viewer),
       query,
+      text: input.query,
       kinds: input.kinds,
       levels: input.scopes,
       statuses: input.includeHistory ? SEARCHABLE_HISTORY : SEARCHABLE,

@@ -103,11 +103,17 @@ export class FtsPlanner {
       return ts.length === 0 ? 0 : Math.min(...ts.map((t) => this.df(t)));
     };
     const ranked = all.map((t, i) => ({ t, df: dfOf(i), cjk: i >= terms.length })).sort((a, b) => a.df - b.df);
+    // A term the index does not hold (df 0) matches nothing and costs nothing: it must not use up
+    // the "always keep the rarest term" slot, or a query like "what did Alice say?" would keep only
+    // "say" (absent) and drop "alice", and the word channel would come back empty.
     const kept: typeof ranked = [];
     let postings = 0;
+    let matching = 0;
     for (const r of ranked) {
-      if (kept.length > 0 && postings + r.df > POSTINGS_BUDGET) continue;
+      if (r.df === 0) continue;
+      if (matching > 0 && postings + r.df > POSTINGS_BUDGET) continue;
       kept.push(r);
+      matching += 1;
       postings += r.df;
     }
     const keyDocs = keys ? keys.reduce((s, _k, i) => s + dfOf(all.length + i), 0) : 0;

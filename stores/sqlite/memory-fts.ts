@@ -63,9 +63,9 @@ interface Neighbour {
   content: string;
 }
 
-function around(s: Statements, rowid: number, b: Base): Neighbour[] {
+function around(s: Statements, rowid: number, b: Base, threads?: string[]): Neighbour[] {
   const out = new Map<number, Neighbour>();
-  for (const { thread_id } of s.threads.all(rowid) as { thread_id: string }[]) {
+  for (const thread_id of threads ?? (s.threads.all(rowid) as { thread_id: string }[]).map((t) => t.thread_id)) {
     for (const side of [s.before, s.after]) {
       let n = 0;
       for (const r of side.all(thread_id, rowid, b.vis_key) as Neighbour[]) {
@@ -87,14 +87,41 @@ export function neighbours(db: Db, rowid: number): number[] {
 
 /** (Re)write a memory's word-index row; deleted memories get none. */
 export function writeWordRow(db: Db, rowid: number, fresh = false): void {
-  const s = st(db);
+  writeRow(st(db), rowid, fresh);
+}
+
+/**
+ * Write one word row; returns the neighbours whose context holds this memory. `known`: the row,
+ * tags and source threads as just inserted (saves reading them back).
+ */
+function writeRow(s: Statements, rowid: number, fresh: boolean, known?: FreshRow): Neighbour[] {
   if (!fresh) s.del.run(rowid);
-  const b = s.base.get(rowid) as Base | undefined;
-  if (!b || b.status === "deleted") return;
-  const tags = (s.tags.all(rowid) as { tag: string }[]).map((t) => t.tag).join(" ");
-  const ctx = around(s, rowid, b).map((n) => n.content);
+  const b = known ?? (s.base.get(rowid) as Base | undefined);
+  if (!b || b.status === "deleted") return [];
+  const tags = known ? [...known.tags].sort().join(" ") : (s.tags.all(rowid) as { tag: string }[]).map((t) => t.tag).join(" ");
+  const near = around(s, rowid, b, known?.threads);
+  const ctx = near.map((n) => n.content);
   ctx.push(dateWords(b.valid_from));
   s.ins.run(rowid, b.content, tags, cjkBigrams(b.content).join(" "), ctx.join(" "), b.vis_key);
+  return near;
+}
+
+/**
+ * Word rows for memories just inserted (rows, tags and sources already written, no word row yet),
+ * then a rewrite of each older neighbour whose context they join: every row is written once.
+ */
+export function indexNewRows(db: Db, rows: FreshRow[]): void {
+  const s = st(db);
+  const fresh = new Set(rows.map((r) => r.rowid));
+  const stale = new Set<number>();
+  for (const r of rows) for (const n of writeRow(s, r.rowid, true, r)) if (!fresh.has(n.rowid)) stale.add(n.rowid);
+  for (const r of stale) writeRow(s, r, false);
+}
+
+/** A memory row as just inserted, with its tags and (distinct, non-null) source threads. */
+export interface FreshRow extends Base {
+  tags: string[];
+  threads: string[];
 }
 
 /** Rewrite the rows of a memory's neighbours (after it appeared, changed status or was forgotten). */

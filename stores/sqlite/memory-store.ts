@@ -17,6 +17,8 @@ import type {
 import {
   StoreError,
   type AuditEntry,
+  type BatchInsertItem,
+  type BatchInsertOutcome,
   type Edge,
   type ListPage,
   type ListQuery,
@@ -28,11 +30,16 @@ import {
 } from "../traits.js";
 import type { Db } from "./database.js";
 import { FtsPlanner } from "./fts-planner.js";
-import { neighbours, refreshNeighbours, writeWordRow } from "./memory-fts.js";
+import { NeighbourSpread } from "./neighbour-spread.js";
+import { SemanticIndexes } from "./semantic-index.js";
+import { DEFAULT_ASSOCIATIONS, expandQuery, scoreExpanded } from "../../core/retrieval/associations.js";
+import { indexNewRows, neighbours, refreshNeighbours, writeWordRow, type FreshRow } from "./memory-fts.js";
 import { DEFAULT_CHANNELS, type RetrievalChannels } from "../../core/retrieval/channels.js";
 import { rrf } from "../../core/retrieval/fusion.js";
 import { DEFAULT_PRF, expansionTerms } from "../../core/retrieval/prf.js";
 import { mmr, proximityRerank } from "../../core/retrieval/rerank.js";
+// [vector channel] optional embedder + sqlite-vec index (issue 8 §2), kept in step with every write
+import { VectorChannel } from "./vector-channel.js";
 
 interface MemoryRow {
   rowid: number;
@@ -97,8 +104,13 @@ function sessionChannel<T extends { row: MemoryRow; rank: number }>(hits: T[], t
 }
 // The trigram channel runs when the word channel returns fewer hits than this (or than asked).
 const TRIGRAM_WHEN_FEWER = 10;
+// The trigram table tokenizes vis_key into trigrams too, so a key in MATCH becomes a long phrase
+// over postings that cover most rows (measured 170 ms at 100k): filter scope in the join instead.
+const TRIGRAM_PLAN = { keysInMatch: false, minRowid: null } as const;
 // Past this many distinct keys an owner's view filters by user id instead of a key list.
 const MAX_OWNER_KEYS = 500;
+// [vector channel] past this many keys an owner's KNN reads the owner's partitions (one KNN per key otherwise).
+const VECTOR_MAX_KEYS = 32;
 
 function quote(term: string): string {
   return `"${term.replace(/"/g, '""')}"`;
@@ -113,15 +125,26 @@ export class SqliteMemoryStore implements MemoryStore {
   /** dynamic statements (IN lists of varying length) keyed by their SQL text */
   private readonly cache = new Map<string, Statement>();
   private readonly planner: FtsPlanner;
+  private readonly spread: NeighbourSpread;
+  /** [semantic channel] per-scope association indexes; every write below tells it what changed */
+  private readonly semantic: SemanticIndexes;
 
   private readonly channels: RetrievalChannels;
+
+  /** [vector channel] null when no embedder is configured and no vectors were ever stored */
+  readonly vectors: VectorChannel | null;
 
   constructor(
     private readonly db: Db,
     channels: Partial<RetrievalChannels> = {},
+    vectors?: VectorChannel | null,
   ) {
+    // Without an embedder, vectors stored earlier still follow forgets and status changes.
+    this.vectors = vectors ?? VectorChannel.maintenance(db);
     this.channels = { ...DEFAULT_CHANNELS, ...channels, lexical: true };
     this.planner = new FtsPlanner(db);
+    this.spread = new NeighbourSpread(db);
+    this.semantic = new SemanticIndexes(db);
     const p = (sql: string) => db.prepare(sql);
     this.st = {
       insert: p(`INSERT INTO memories (id, lineage_id, vis_key, level, user_id, project, session_id, thread_id, kind,
@@ -136,6 +159,7 @@ export class SqliteMemoryStore implements MemoryStore {
       deleteFts: p(`DELETE FROM memory_fts WHERE rowid = ?`),
       deleteTri: p(`DELETE FROM memory_tri WHERE rowid = ?`),
       byId: p(`SELECT * FROM memories WHERE id = ?`),
+      dupId: p(`SELECT id FROM memories WHERE vis_key = ? AND content_hash = ? AND status <> 'deleted' LIMIT 1`),
       dup: p(`SELECT * FROM memories WHERE vis_key = ? AND content_hash = ? AND status <> 'deleted'
         ORDER BY (status = 'active') DESC, version DESC LIMIT 1`),
       byCall: p(`SELECT m.* FROM memory_sources s JOIN memories m ON m.rowid = s.memory_rowid
@@ -164,10 +188,21 @@ export class SqliteMemoryStore implements MemoryStore {
   // ---- writes ---------------------------------------------------------------------------------
 
   private insertRow(rec: NewMemory): number {
+    const key = visibilityKey(rec.scope);
+    const rowid = this.insertBaseRow(rec, key);
+    writeWordRow(this.db, rowid, true);
+    // The neighbours' context now includes this memory.
+    refreshNeighbours(this.db, neighbours(this.db, rowid));
+    this.st.insertTri!.run(rowid, rec.content, key);
+    return rowid;
+  }
+
+  /** The record's row, tags and source (no index entries). */
+  private insertBaseRow(rec: NewMemory, key: string): number {
     const info = this.st.insert!.run({
       id: rec.id,
       lineage_id: rec.lineageId,
-      vis_key: visibilityKey(rec.scope),
+      vis_key: key,
       level: rec.scope.level,
       user_id: rec.scope.user,
       project: rec.scope.project,
@@ -191,11 +226,6 @@ export class SqliteMemoryStore implements MemoryStore {
     const rowid = Number(info.lastInsertRowid);
     for (const tag of rec.tags) this.st.insertTag!.run(rowid, tag);
     this.insertSourceRow(rowid, rec.source);
-    const key = visibilityKey(rec.scope);
-    writeWordRow(this.db, rowid, true);
-    // The neighbours' context now includes this memory.
-    refreshNeighbours(this.db, neighbours(this.db, rowid));
-    this.st.insertTri!.run(rowid, rec.content, key);
     return rowid;
   }
 
@@ -210,15 +240,62 @@ export class SqliteMemoryStore implements MemoryStore {
   }
 
   async insert(rec: NewMemory, audit: AuditEntry, edges: Edge[] = []): Promise<MemoryRecord> {
+    const [vec] = this.vectors ? await this.vectors.vectorsFor([rec.content]) : [];
+    let inserted = 0;
     this.db.transaction(() => {
-      this.insertRow(rec);
+      // insertRow must run with or without a vector channel (no optional-chaining short circuit)
+      const rowid = this.insertRow(rec);
+      inserted = rowid;
+      this.vectors?.onInsert(rowid, rec, vec);
       for (const e of edges) this.st.edge!.run(e.src, e.dst, e.relation, e.at);
       this.writeAudit(audit);
     }).immediate();
+    // [semantic channel] once committed, the memory joins its scope's association index
+    this.semantic.added(visibilityKey(rec.scope), inserted, rec.source.threadId, rec.content);
     return this.mustGet(rec.id);
   }
 
+  async insertMany(items: BatchInsertItem[]): Promise<BatchInsertOutcome[]> {
+    const out: BatchInsertOutcome[] = [];
+    const vecs = this.vectors ? await this.vectors.vectorsFor(items.map((i) => i.rec.content)) : [];
+    this.db.transaction(() => {
+      // (vis_key, content hash) → id of the record written earlier in this batch
+      const seen = new Map<string, string>();
+      const fresh: FreshRow[] = [];
+      for (const { rec, audit } of items) {
+        const key = visibilityKey(rec.scope);
+        const k = `${key}\u0000${rec.contentHash}`;
+        const prior = seen.get(k) ?? (this.st.dupId!.get(key, rec.contentHash) as { id: string } | undefined)?.id;
+        if (prior !== undefined) {
+          out.push({ status: "duplicate", id: prior });
+          continue;
+        }
+        const rowid = this.insertBaseRow(rec, key);
+        this.vectors?.onInsert(rowid, rec, vecs[out.length]);
+        this.semantic.changed(key);
+        this.st.insertTri!.run(rowid, rec.content, key);
+        this.writeAudit(audit);
+        seen.set(k, rec.id);
+        fresh.push({
+          rowid,
+          content: rec.content,
+          vis_key: key,
+          status: rec.status,
+          valid_from: rec.validFrom,
+          tags: rec.tags,
+          threads: rec.source.threadId === null ? [] : [rec.source.threadId],
+        });
+        out.push({ status: "created", id: rec.id });
+      }
+      // Word rows once all rows and sources exist: each new row and each older neighbour is
+      // written once per batch, not once per arriving neighbour.
+      indexNewRows(this.db, fresh);
+    }).immediate();
+    return out;
+  }
+
   async supersede(previousId: string, next: NewMemory, audit: AuditEntry): Promise<MemoryRecord> {
+    const [vec] = this.vectors ? await this.vectors.vectorsFor([next.content]) : [];
     this.db.transaction(() => {
       const prev = this.st.byId!.get(previousId) as MemoryRow | undefined;
       if (!prev || (prev.status !== "active" && prev.status !== "pending")) {
@@ -226,9 +303,12 @@ export class SqliteMemoryStore implements MemoryStore {
       }
       const around = neighbours(this.db, prev.rowid);
       this.st.setStatus!.run("superseded", null, next.createdAt, previousId);
+      this.semantic.changed(prev.vis_key);
+      this.semantic.changed(visibilityKey(next.scope));
       // The superseded version leaves its neighbours' context (its own row stays for history).
       refreshNeighbours(this.db, around);
-      this.insertRow(next);
+      const rowid = this.insertRow(next);
+      this.vectors?.onInsert(rowid, next, vec);
       this.st.edge!.run(next.id, previousId, "supersedes", next.createdAt);
       this.writeAudit(audit);
     }).immediate();
@@ -241,6 +321,7 @@ export class SqliteMemoryStore implements MemoryStore {
       if (!row) throw new StoreError("not_found", `memory ${id} not found`);
       this.insertSourceRow(row.rowid, source);
       this.st.touch!.run(source.at, row.rowid);
+      this.semantic.changed(row.vis_key);
       // A source in another conversation gives it neighbours there too.
       writeWordRow(this.db, row.rowid);
       refreshNeighbours(this.db, neighbours(this.db, row.rowid));
@@ -255,6 +336,7 @@ export class SqliteMemoryStore implements MemoryStore {
       if (!row) throw new StoreError("not_found", `memory ${id} not found`);
       const around = neighbours(this.db, row.rowid);
       this.st.setStatus!.run(status, trust, audit.at, id);
+      this.semantic.changed(row.vis_key);
       refreshNeighbours(this.db, [...around, ...neighbours(this.db, row.rowid)]);
       this.writeAudit(audit);
     }).immediate();
@@ -272,6 +354,8 @@ export class SqliteMemoryStore implements MemoryStore {
         for (const n of neighbours(this.db, row.rowid)) around.add(n);
         this.st.deleteFts!.run(row.rowid);
         this.st.deleteTri!.run(row.rowid);
+        this.vectors?.onForget(row.rowid);
+        this.semantic.changed(row.vis_key);
         this.st.deleteTags!.run(row.rowid);
         this.st.deleteSources!.run(row.rowid);
         this.st.purge!.run(audit.at, row.rowid);
@@ -300,6 +384,7 @@ export class SqliteMemoryStore implements MemoryStore {
     this.db.transaction(() => {
       for (const r of this.st.dueExpiry!.all(now) as { rowid: number; id: string }[]) {
         this.st.expire!.run(now, r.rowid);
+        this.semantic.changedRow(r.rowid);
         this.writeAudit({ at: now, actor, action: "expire", targetKind: "memory", targetId: r.id, detail: {} });
         n++;
       }
@@ -464,17 +549,23 @@ export class SqliteMemoryStore implements MemoryStore {
     if (plan.terms.length > 0) wordParts.push(`${cols}: ${orGroup(plan.terms)}`);
     if (plan.cjk.length > 0) wordParts.push(`cjk: ${orGroup(plan.cjk)}`);
     const depth = Math.max(q.limit, 10);
+    const spreading = ch.neighbours && !q.wordsOnly;
     const deep = ch.session && !q.wordsOnly ? Math.max(depth, SESSION_DEPTH) : depth;
     const lexicalDeep = wordParts.length > 0 ? this.channel("memory_fts", wordParts.join(" OR "), q, keys, deep, plan) : [];
-    const lexical = lexicalDeep.slice(0, depth);
+    // Neighbour spreading re-scores the word channel: the turn after a matching question rises.
+    const lexical = (spreading ? this.spreadNeighbours(lexicalDeep, q, keys, depth) : lexicalDeep).slice(0, depth);
     const session = ch.session && !q.wordsOnly ? sessionChannel(lexicalDeep, this.threadsOf(lexicalDeep.map((h) => h.row.rowid)), depth) : [];
     // The trigram channel finds partial words (and CJK phrases) the word channel misses; it runs
     // when the word channel came up short.
     const needTri =
       ch.trigram && !q.wordsOnly && lex.trigrams.length > 0 && lexical.length < Math.min(q.limit, TRIGRAM_WHEN_FEWER);
-    const tri = needTri ? this.channel("memory_tri", `content: ${orGroup(lex.trigrams)}`, q, keys, depth) : [];
+    const tri = needTri ? this.channel("memory_tri", `content: ${orGroup(lex.trigrams)}`, q, keys, depth, TRIGRAM_PLAN) : [];
     const prf = ch.prf && !q.wordsOnly ? this.feedbackPass(lexical, plan.terms, wordParts, cols, q, keys, depth) : [];
-    if (tri.length === 0 && prf.length === 0 && session.length === 0 && !ch.proximity && !ch.mmr) {
+    // [vector channel] nearest memories by embedding, inside the viewer's keys
+    const vec = this.vectors && !q.wordsOnly ? await this.vectorHits(q, keys, depth) : [];
+    // [semantic channel] the scope's own word associations expand the query
+    const sem = ch.semantic && !q.wordsOnly && keys ? this.semanticHits(q, keys, depth) : [];
+    if (tri.length === 0 && prf.length === 0 && session.length === 0 && vec.length === 0 && sem.length === 0 && !ch.proximity && !ch.mmr) {
       const top = lexical.slice(0, q.limit);
       const recs = this.hydrateAll(top.map((h) => h.row));
       return top.map((h, i) => ({ record: recs[i]!, score: -h.rank, channel: "lexical" }));
@@ -486,16 +577,88 @@ export class SqliteMemoryStore implements MemoryStore {
       { name: "trigram", weight: 1, hits: asList(tri) },
       { name: "prf", weight: PRF_WEIGHT, hits: asList(prf) },
       { name: "session", weight: SESSION_WEIGHT, hits: asList(session) },
+      { name: "vector", weight: this.vectors?.weight ?? 0, hits: asList(vec) },
+      { name: "semantic", weight: DEFAULT_ASSOCIATIONS.fusionWeight, hits: asList(sem) },
     ]).sort((a, b) => b.score - a.score || b.item.updated_at - a.item.updated_at);
     if (ch.proximity) fused = proximityRerank(fused, lex.terms);
     if (ch.mmr) fused = mmr(fused, q.limit);
     const top = fused.slice(0, q.limit);
     const recs = this.hydrateAll(top.map((h) => h.item));
     return top.map((h, i) => {
-      const lexicalHit = h.from.has("lexical") || h.from.has("prf") || h.from.has("session");
+      const lexicalHit = h.from.has("lexical") || h.from.has("prf") || h.from.has("session") || h.from.has("semantic");
       const triHit = h.from.has("trigram");
+      if (!lexicalHit && !triHit) return { record: recs[i]!, score: h.score, channel: "vector" };
       return { record: recs[i]!, score: h.score, channel: lexicalHit && triHit ? "both" : lexicalHit ? "lexical" : "trigram" };
     });
+  }
+
+  /**
+   * [vector channel] The nearest memories by embedding inside the viewer's keys (partition keys of
+   * the KNN), then the same status/expiry/flag/kind/level filters as the word channels.
+   */
+  private async vectorHits(q: SearchQuery, keys: string[] | null, depth: number): Promise<{ row: MemoryRow; rank: number }[]> {
+    const text = q.text ?? [...q.query.terms, ...q.query.cjk].join(" ");
+    // An owner's view over many keys reads the owner's partitions; the join below applies the project.
+    const byOwner = "owner" in q.visibility && (keys === null || keys.length > VECTOR_MAX_KEYS);
+    const scope = byOwner && "owner" in q.visibility ? { user: q.visibility.owner } : { keys: keys ?? [] };
+    // Extra depth: status, expiry, flags, kinds, levels (and an owner's project) are filtered after the KNN.
+    const near = await this.vectors!.nearest(text, scope, depth * (byOwner ? 4 : 2));
+    if (near.length === 0) return [];
+    const params: unknown[] = near.map((n) => n.rowid);
+    const where = this.filters(q, params, false, keys);
+    const rows = this.prepared(`SELECT m.* FROM memories m WHERE m.rowid IN (${near.map(() => "?").join(",")}) AND ${where}`).all(
+      ...params,
+    ) as MemoryRow[];
+    const byRowid = new Map(rows.map((r) => [r.rowid, r]));
+    return near.flatMap((n) => (byRowid.has(n.rowid) ? [{ row: byRowid.get(n.rowid)!, rank: n.distance }] : [])).slice(0, depth);
+  }
+
+  /** Semantic channel: the scope's memories scored against the association-expanded query. */
+  private semanticHits(q: SearchQuery, keys: string[], depth: number): { row: MemoryRow; rank: number }[] {
+    if (keys.length === 0 || q.query.terms.length === 0) return [];
+    const indexes = this.semantic.indexesFor(keys);
+    const scored = scoreExpanded(indexes, expandQuery(indexes, q.query.terms.join(" ")), depth * 2);
+    const rows = this.rowsWhere(scored.map((h) => h.rowid), q, keys);
+    const out: { row: MemoryRow; rank: number }[] = [];
+    for (const h of scored) {
+      const row = rows.get(h.rowid);
+      if (row) out.push({ row, rank: -h.score });
+    }
+    return out.slice(0, depth);
+  }
+
+  /** These memories, where they pass the search's filters. */
+  private rowsWhere(rowids: number[], q: SearchQuery, keys: string[] | null): Map<number, MemoryRow> {
+    const out = new Map<number, MemoryRow>();
+    if (rowids.length === 0) return out;
+    const params: unknown[] = [...rowids];
+    const where = this.filters(q, params, false, keys);
+    for (const r of this.prepared(`SELECT m.* FROM memories m WHERE m.rowid IN (${rowids.map(() => "?").join(",")}) AND ${where}`).all(
+      ...params,
+    ) as MemoryRow[]) {
+      out.set(r.rowid, r);
+    }
+    return out;
+  }
+
+  /** The word hits after neighbour spreading; neighbours pass the same filters as any hit. */
+  private spreadNeighbours(
+    hits: { row: MemoryRow; rank: number }[],
+    q: SearchQuery,
+    keys: string[] | null,
+    depth: number,
+  ): { row: MemoryRow; rank: number }[] {
+    if (hits.length === 0) return hits;
+    const spread = this.spread.spread(hits.map((h) => ({ rowid: h.row.rowid, score: -h.rank })));
+    const rows = new Map(hits.map((h) => [h.row.rowid, h.row]));
+    const missing = spread.slice(0, Math.max(hits.length, depth)).map((h) => h.rowid).filter((r) => !rows.has(r));
+    for (const [r, row] of this.rowsWhere(missing, q, keys)) rows.set(r, row);
+    const out: { row: MemoryRow; rank: number }[] = [];
+    for (const h of spread) {
+      const row = rows.get(h.rowid);
+      if (row) out.push({ row, rank: -h.score });
+    }
+    return out;
   }
 
   /** The first source conversation of each memory. */

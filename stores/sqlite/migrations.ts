@@ -642,4 +642,19 @@ CREATE TABLE skill_golden_tasks (
 CREATE INDEX skill_golden_tasks_skill ON skill_golden_tasks (skill_name);
 `,
   },
+  {
+    version: 11,
+    name: "vector channel metadata: which embedder filled memory_vec, at what dimension",
+    sql: `
+-- One row: the embedder whose vectors memory_vec holds. The vec0 table itself is created at run
+-- time for that dimension (stores/sqlite/vector-index.ts); another embedder id or dimension
+-- empties it, and \`memory reindex --vectors\` fills it again.
+CREATE TABLE memory_vector_meta (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  embedder_id TEXT NOT NULL,
+  dimensions INTEGER NOT NULL CHECK (dimensions > 0),
+  created_at INTEGER NOT NULL
+) STRICT;
+`,
+  },
 ];

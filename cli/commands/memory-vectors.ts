@@ -1,0 +1,35 @@
+// `infinity-memory memory reindex --vectors`: embeds every live memory that has no vector yet
+// (after the embedder was switched on or changed, or an embedding failed), with a progress bar.
+import cliProgress from "cli-progress";
+import type { MemoryContext } from "../context.js";
+
+export async function reindexVectors(ctx: MemoryContext, opts: { batch: number; json?: boolean }): Promise<void> {
+  const ch = ctx.store.vectors;
+  if (!ch || ctx.config.embedder.kind === "none") {
+    throw new Error(`no embedder configured: set "embedder": { "kind": "hashing" | "openai" | "onnx", … } in config.json`);
+  }
+  const ready = await ch.whenReady();
+  if (!ready) throw new Error(`the embedder could not be loaded: ${ch.lastError ?? "unknown error"}`);
+  const bar =
+    process.stderr.isTTY && !opts.json
+      ? new cliProgress.SingleBar({ format: `vectors [{bar}] {value}/{total} memories` }, cliProgress.Presets.shades_classic)
+      : null;
+  const t0 = performance.now();
+  let started = false;
+  let r: { embedded: number; total: number };
+  try {
+    r = await ch.backfill(opts.batch, (done, total) => {
+      if (!bar) return;
+      if (!started) {
+        bar.start(total, 0);
+        started = true;
+      }
+      bar.update(done);
+    });
+  } finally {
+    bar?.stop();
+  }
+  const ms = Math.round(performance.now() - t0);
+  const summary = { embedder: ready.embedder.id, dimensions: ready.embedder.dimensions, embedded: r.embedded, vectors: ch.count(), ms };
+  process.stdout.write(opts.json ? `${JSON.stringify(summary)}\n` : `embedded ${r.embedded} memories with ${summary.embedder} in ${ms} ms (${summary.vectors} vectors stored)\n`);
+}

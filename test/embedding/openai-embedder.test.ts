@@ -1,0 +1,123 @@
+// The OpenAI-compatible embeddings client against a real loopback HTTP server: request shape,
+// batching, answer order by index, and every failure named clearly.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterEach, describe, expect, it } from "vitest";
+import { EmbedderError } from "../../core/embedding/embedder.js";
+import { HashingEmbedder } from "../../core/embedding/hashing.js";
+import { norm } from "../../core/embedding/vector.js";
+import { OpenAiEmbedder } from "../../stores/embedding/openai-embedder.js";
+
+type Handler = (body: Record<string, unknown>, rq: IncomingMessage, rs: ServerResponse) => void;
+
+let server: Server | null = null;
+afterEach(async () => {
+  if (server) {
+    server.closeAllConnections();
+    await new Promise((r) => server!.close(r));
+  }
+  server = null;
+});
+
+async function serve(handler: Handler): Promise<string> {
+  server = createServer((rq, rs) => {
+    let raw = "";
+    rq.on("data", (c) => (raw += c));
+    rq.on("end", () => handler(raw ? (JSON.parse(raw) as Record<string, unknown>) : {}, rq, rs));
+  });
+  await new Promise<void>((r) => server!.listen(0, "127.0.0.1", r));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+}
+
+const DIMS = 12;
+const hashing = new HashingEmbedder({ dimensions: DIMS });
+const json = (rs: ServerResponse, status: number, body: unknown) =>
+  rs.writeHead(status, { "content-type": "application/json" }).end(typeof body === "string" ? body : JSON.stringify(body));
+
+describe("OpenAI-compatible embeddings endpoint", () => {
+  it("posts model and inputs, batches, restores input order from index, normalises", async () => {
+    const seen: { path: string; auth: string | undefined; body: Record<string, unknown> }[] = [];
+    const base = await serve((body, rq, rs) => {
+      seen.push({ path: rq.url ?? "", auth: rq.headers.authorization, body });
+      const input = body.input as string[];
+      // answer in reverse order, scaled ×3 (the client must re-order and normalise)
+      const data = input.map((t, index) => ({ object: "embedding", index, embedding: Array.from(hashing.embedOne(t)).map((x) => x * 3) })).reverse();
+      json(rs, 200, { object: "list", data, model: body.model, usage: { prompt_tokens: 1, total_tokens: 1 } });
+    });
+    const e = new OpenAiEmbedder({ baseUrl: `${base}/`, model: "text-embed-small", dimensions: DIMS, batchSize: 2, env: { MY_KEY: "sk-test" }, apiKeyEnv: "MY_KEY" });
+    expect(e.id).toBe(`openai:text-embed-small:${DIMS}`);
+    const texts = ["alpha beta", "gamma", "", "delta epsilon", "zeta"];
+    const out = await e.embed(texts);
+    expect(seen.map((s) => (s.body.input as string[]).length)).toEqual([2, 2, 1]);
+    expect(seen[0]).toMatchObject({ path: "/v1/embeddings", auth: "Bearer sk-test", body: { model: "text-embed-small", encoding_format: "float" } });
+    expect(seen[0]!.body.dimensions).toBeUndefined();
+    expect((seen[1]!.body.input as string[])[0]).toBe(" "); // empty text sent as a space
+    texts.forEach((t, i) => {
+      if (t === "") return;
+      const want = hashing.embedOne(t);
+      for (let j = 0; j < DIMS; j++) expect(out[i]![j]).toBeCloseTo(want[j]!, 5);
+      expect(norm(out[i]!)).toBeCloseTo(1, 5);
+    });
+  });
+
+  it("sends dimensions when asked and no Authorization header without a key", async () => {
+    const seen: { auth: string | undefined; body: Record<string, unknown> }[] = [];
+    const base = await serve((body, rq, rs) => {
+      seen.push({ auth: rq.headers.authorization, body });
+      json(rs, 200, { data: (body.input as string[]).map((t) => ({ embedding: Array.from(hashing.embedOne(t)) })) });
+    });
+    const e = new OpenAiEmbedder({ baseUrl: base, model: "m", dimensions: DIMS, requestDimensions: true, env: {} });
+    const [v] = await e.embed(["no index field: input order"]);
+    expect(v!.length).toBe(DIMS);
+    expect(seen[0]!.auth).toBeUndefined();
+    expect(seen[0]!.body.dimensions).toBe(DIMS);
+  });
+
+  const failures: [string, Handler, RegExp][] = [
+    ["an HTTP error with its body", (_b, _q, rs) => json(rs, 401, { error: { message: "Incorrect API key provided" } }), /answered HTTP 401: .*Incorrect API key/],
+    ["a non-JSON answer", (_b, _q, rs) => rs.writeHead(200).end("<html>gateway</html>"), /answered non-JSON: <html>gateway/],
+    ["an answer without data", (_b, _q, rs) => json(rs, 200, { result: [] }), /without data\[\]\.embedding/],
+    ["too few embeddings", (_b, _q, rs) => json(rs, 200, { data: [{ index: 0, embedding: new Array(DIMS).fill(0.1) }] }), /returned 1 embeddings for 2 inputs/],
+    [
+      "the wrong dimension",
+      (b, _q, rs) => json(rs, 200, { data: (b.input as string[]).map((_, index) => ({ index, embedding: [1, 2, 3] })) }),
+      /returned 3 dimensions, config says 12 \(embedder.openai.dimensions\)/,
+    ],
+    [
+      "a repeated index",
+      (b, _q, rs) => json(rs, 200, { data: (b.input as string[]).map(() => ({ index: 0, embedding: new Array(DIMS).fill(0.1) })) }),
+      /index 0 twice or out of range/,
+    ],
+  ];
+  for (const [what, handler, message] of failures) {
+    it(`names ${what}`, async () => {
+      const base = await serve(handler);
+      const err = await new OpenAiEmbedder({ baseUrl: base, model: "m", dimensions: DIMS, env: {} }).embed(["a", "b"]).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(EmbedderError);
+      expect((err as EmbedderError).code).toBe("upstream");
+      expect((err as Error).message).toMatch(message);
+    });
+  }
+
+  it("gives up after timeoutMs when the server never answers", async () => {
+    const base = await serve(() => undefined);
+    const t0 = Date.now();
+    const err = await new OpenAiEmbedder({ baseUrl: base, model: "m", dimensions: DIMS, timeoutMs: 200, env: {} }).embed(["x"]).catch((e: unknown) => e);
+    expect(Date.now() - t0).toBeLessThan(5000);
+    expect((err as EmbedderError).code).toBe("unavailable");
+    expect((err as Error).message).toMatch(/no answer within 200 ms \(embedder.timeoutMs\)/);
+  });
+
+  it("says when nothing listens", async () => {
+    const base = await serve(() => undefined);
+    server!.close();
+    server = null;
+    const err = await new OpenAiEmbedder({ baseUrl: base, model: "m", dimensions: DIMS, env: {} }).embed(["x"]).catch((e: unknown) => e);
+    expect((err as EmbedderError).code).toBe("unavailable");
+    expect((err as Error).message).toMatch(/127\.0\.0\.1:\d+\/v1\/embeddings: .*ECONNREFUSED/);
+  });
+
+  it("refuses a nonsensical dimension up front", () => {
+    expect(() => new OpenAiEmbedder({ baseUrl: "http://127.0.0.1:1/v1", model: "m", dimensions: 0 })).toThrow(/dimensions must be a positive integer/);
+  });
+});

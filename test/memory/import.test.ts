@@ -1,0 +1,154 @@
+// `infinity-memory memory import`: the real CLI in a child process on a real SQLite file.
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { openMemory } from "../../cli/context.js";
+import { defaultConfig } from "../../core/config.js";
+import { runCli } from "../helpers/cli.js";
+import { tempDir } from "../helpers/tmp.js";
+
+function setup() {
+  const dir = tempDir("imem-import-");
+  const db = join(dir, "memory.db");
+  const env = { INFINITY_MEMORY_HOME: dir, INFINITY_MEMORY_USER: "alice" };
+  const cli = (...args: string[]) => runCli(["memory", ...args, "--db", db], env);
+  const file = (name: string, lines: unknown[]) => {
+    const p = join(dir, name);
+    writeFileSync(p, lines.map((l) => (typeof l === "string" ? l : JSON.stringify(l))).join("\n") + "\n");
+    return p;
+  };
+  /** Read the database directly, the way another process would. */
+  const rows = <T>(sql: string, ...params: unknown[]): T[] => {
+    const ctx = openMemory({ dbPath: db, config: defaultConfig({ localUser: "alice" }), env: {} });
+    try {
+      return ctx.db.prepare(sql).all(...params) as T[];
+    } finally {
+      ctx.close();
+    }
+  };
+  return { dir, db, cli, file, rows };
+}
+
+/** The JSON summary on stdout; a crash shows its stderr instead of a bare parse error. */
+function summary(r: { status: number | null; stdout: string; stderr: string }): Record<string, unknown> {
+  try {
+    return JSON.parse(r.stdout) as Record<string, unknown>;
+  } catch {
+    throw new Error(`no JSON summary (exit ${r.status}); stderr: ${r.stderr.slice(-2000)}`);
+  }
+}
+
+const GOOD = [
+  { content: "Alice prefers green tea over coffee in the morning", kind: "preference" },
+  { content: "The billing service deploys with the zephyrine pipeline", kind: "project", project: "/work/billing" },
+  { content: "Met Priya Raman in Lisbon on 12 March 2024 to plan the offsite", kind: "fact", valid_from: "2024-03-12" },
+];
+
+describe("memory import", () => {
+  it("imports the good lines, names line and field of each bad one, and exits 1", { timeout: 60_000 }, () => {
+    const s = setup();
+    const p = s.file("mixed.jsonl", [
+      GOOD[0],
+      "{not json",
+      { content: "", kind: "fact" },
+      GOOD[1],
+      { content: "kind is wrong", kind: "opinion" },
+      "",
+      { content: "The staging api key is sk-live-4f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c", kind: "fact" },
+      { content: "Bob likes vim", user: "bob" },
+      { content: "needs a project", scope: "project" },
+      { content: "tags must be strings", tags: [1, 2] },
+      { content: "bad date", valid_from: "next tuesday-ish" },
+      GOOD[2],
+    ]);
+    const r = s.cli("import", p);
+    expect(r.status).toBe(1);
+    expect(r.stdout).toContain("imported 3 memories from 11 lines");
+    expect(r.stdout).toContain("8 failed");
+    const err = r.stderr.trim().split("\n");
+    expect(err).toEqual([
+      expect.stringMatching(/^line 2: "\(line\)": not valid JSON/),
+      expect.stringMatching(/^line 3: "content": "content" is empty/),
+      expect.stringMatching(/^line 5: "kind": .*expected one of/),
+      expect.stringMatching(/^line 7: "content": nothing was stored: the content looks like a credential/),
+      expect.stringMatching(/^line 8: "user": belongs to user "bob" but the import runs as "alice"; pass --user bob/),
+      expect.stringMatching(/^line 9: "scope.project": a project-scope memory needs a project/),
+      expect.stringMatching(/^line 10: "tags.0": /),
+      expect.stringMatching(/^line 11: "valid_from": must be an ISO 8601 date/),
+    ]);
+    // The credential never reached the file.
+    expect(s.rows<{ n: number }>(`SELECT count(*) AS n FROM memories WHERE content LIKE '%sk-live%'`)[0]!.n).toBe(0);
+    const stored = s.rows<{ content: string; level: string; project: string | null; trust: string; valid_from: number | null }>(
+      `SELECT content, level, project, trust, valid_from FROM memories ORDER BY rowid`,
+    );
+    expect(stored.map((x) => x.content)).toEqual(GOOD.map((g) => g.content));
+    expect(stored[1]).toMatchObject({ level: "project", project: "/work/billing", trust: "imported" });
+    expect(stored[2]!.valid_from).toBe(Date.parse("2024-03-12"));
+    // Findable at once through every channel: words, and a partial word via trigrams.
+    expect(s.cli("search", "zephyrine", "--project", "/work/billing", "--json").stdout).toContain("zephyrine pipeline");
+    expect(s.cli("search", "zephyr", "--project", "/work/billing", "--json").stdout).toContain("zephyrine pipeline");
+    expect(s.cli("search", "Priya", "--json").stdout).toContain("Priya Raman");
+  });
+
+  it("is idempotent: a second run adds no memory, source or audit row", () => {
+    const s = setup();
+    const p = s.file("good.jsonl", [...GOOD, GOOD[0]]);
+    const first = s.cli("import", p, "--json");
+    expect(first.status).toBe(0);
+    expect(summary(first)).toMatchObject({ lines: 4, imported: 3, duplicates: 1, failed: 0 });
+    const count = () =>
+      s.rows<{ m: number; s: number; a: number }>(
+        `SELECT (SELECT count(*) FROM memories) AS m, (SELECT count(*) FROM memory_sources) AS s, (SELECT count(*) FROM audit_log) AS a`,
+      )[0]!;
+    const before = count();
+    const second = s.cli("import", p, "--json");
+    expect(second.status).toBe(0);
+    expect(summary(second)).toMatchObject({ lines: 4, imported: 0, duplicates: 4, failed: 0 });
+    expect(count()).toEqual(before);
+  });
+
+  it("keeps scopes apart: another user's lines need --user, and each user sees only their own", { timeout: 60_000 }, () => {
+    const s = setup();
+    const p = s.file("bob.jsonl", [
+      { content: "Bob keeps the quokka checklist in the wiki", user: "bob" },
+      { content: "Bob's team meets on Thursdays about quokka releases", scope: { level: "user", user: "bob" } },
+      { content: "Quokka release notes live in docs/releases", kind: "project", project: "/work/quokka", user: "bob" },
+    ]);
+    const asAlice = s.cli("import", p);
+    expect(asAlice.status).toBe(1);
+    expect(asAlice.stderr).toMatch(/^line 2: "scope.user": belongs to user "bob"/m);
+    expect(asAlice.stdout).toContain("imported 0 memories");
+    const asBob = s.cli("import", p, "--user", "bob");
+    expect(asBob.status).toBe(0);
+    expect(asBob.stdout).toContain("imported 3 memories");
+    expect(s.cli("search", "quokka", "--json").stdout.trim()).toBe("");
+    const bobs = s.cli("search", "quokka", "--user", "bob", "--project", "/work/quokka", "--json").stdout.trim().split("\n");
+    expect(bobs).toHaveLength(3);
+    for (const l of bobs) expect((JSON.parse(l) as { scope: { user: string } }).scope.user).toBe("bob");
+    // Outside that project, bob's project memory stays out of his results.
+    expect(s.cli("search", "quokka", "--user", "bob", "--project", "/work/other", "--json").stdout.trim().split("\n")).toHaveLength(2);
+  });
+
+  it("takes `memory export` output back, and many batches keep line numbers right", () => {
+    const s = setup();
+    const lines: unknown[] = [];
+    for (let i = 0; i < 1200; i++) {
+      lines.push(i === 777 ? { content: "no kind like this", kind: "rumour" } : { content: `Session ${i % 40} turn ${i}: we compared plan number ${i * 7} with ${i % 13} options`, session: `s-${i % 40}` });
+    }
+    const p = s.file("many.jsonl", lines);
+    const r = s.cli("import", p, "--batch", "300", "--json");
+    expect(r.status).toBe(1);
+    expect(summary(r)).toMatchObject({ lines: 1200, imported: 1199, failed: 1 });
+    expect(r.stderr.trim()).toMatch(/^line 778: "kind": /);
+    const out = join(s.dir, "export.jsonl");
+    expect(s.cli("export", "--out", out).status).toBe(0);
+    // A fresh database from the export: the same memories, and nothing twice.
+    const other = join(s.dir, "other.db");
+    const env = { INFINITY_MEMORY_HOME: s.dir, INFINITY_MEMORY_USER: "alice" };
+    const again = runCli(["memory", "import", out, "--db", other, "--json"], env);
+    expect(again.status).toBe(0);
+    expect(summary(again)).toMatchObject({ lines: 1199, imported: 1199, duplicates: 0, failed: 0 });
+    const hit = runCli(["memory", "search", "plan number 7000", "--db", other, "--json"], env).stdout;
+    expect(hit).toContain("plan number 7000");
+  }, 90_000);
+});

@@ -1,0 +1,177 @@
+import { describe, expect, it } from "vitest";
+import { join } from "node:path";
+import { fixedClock } from "../../core/clock.js";
+import { defaultConfig } from "../../core/config.js";
+import { visibilityKey, type RequestScope } from "../../core/memory/scope.js";
+import { MemoryService } from "../../core/memory/service.js";
+import { AssociationIndex, expandQuery, scoreExpanded, textKeys, wordKey } from "../../core/retrieval/associations.js";
+import { parseChannels } from "../../core/retrieval/channels.js";
+import { openDatabase } from "../../stores/sqlite/database.js";
+import { SqliteMemoryStore } from "../../stores/sqlite/memory-store.js";
+import { SemanticIndexes } from "../../stores/sqlite/semantic-index.js";
+import { tempDir } from "../helpers/tmp.js";
+
+// Alice's pottery talk goes with clay and glaze; Bob's with kilns and vases. Filler turns give
+// the frequencies something to be measured against.
+const FILLER = [
+  "the weather was grey and windy all day",
+  "my brother called about the football match",
+  "we watched a long movie about space travel",
+  "the train was late again this morning",
+  "I bought new running shoes at the mall",
+  "our neighbour is repainting the fence",
+];
+const ALICE = [
+  "I signed up for a pottery course downtown",
+  "we shaped wet clay and painted a glaze on every bowl",
+  "the clay bowls need a second glaze coat",
+  ...FILLER,
+  "pottery again tonight, more clay on my jeans",
+  "the glaze came out a deep blue",
+];
+const BOB = [
+  "my pottery teacher fired the kiln overnight",
+  "the kiln cracked two vases",
+  ...FILLER,
+  "pottery vases from the kiln look great",
+  "I gave one of the vases to my aunt",
+];
+
+async function setup(channels = parseChannels("lexical,context,trigram,semantic")) {
+  const dir = tempDir();
+  const db = openDatabase(join(dir, "memory.db"));
+  const clock = fixedClock(Date.UTC(2024, 0, 1));
+  const config = defaultConfig({ localUser: "alice" });
+  const store = new SqliteMemoryStore(db, channels);
+  const svc = new MemoryService(store, clock, config);
+  const req = (user: string): RequestScope => ({ user, project: null, session: `${user}-t`, thread: `${user}-t`, ancestors: [] });
+  const write = async (user: string, content: string, i: number) => {
+    clock.advance(1000);
+    return (
+      await svc.remember(req(user), { content, kind: "note", scope: "user", userStated: true }, {
+        actor: "user",
+        threadId: `${user}-t`,
+        toolCallId: null,
+        messageIds: [`${user}-${i}`],
+      })
+    ).record;
+  };
+  const key = (user: string) => visibilityKey({ level: "user", user, project: null, session: null, thread: null });
+  return { db, store, svc, req, write, key, clock };
+}
+
+describe("association index (pure)", () => {
+  it("stems plurals and -ing forms alike and drops stop words and numbers", () => {
+    expect(wordKey("paintings")).toBe(wordKey("painting"));
+    expect(wordKey("glass")).toBe("glass");
+    expect(textKeys("What are the 3 paintings about?")).toEqual(["painting"].map(wordKey));
+  });
+
+  it("expands a query with words that share its windows, deterministically", () => {
+    const ix = new AssociationIndex();
+    [...ALICE].forEach((t, i) => ix.add(i + 1, "t", t));
+    const a = expandQuery([ix], "pottery");
+    expect([...a]).toEqual([...expandQuery([ix], "pottery")]);
+    expect(a.get("pottery")).toBe(1);
+    expect(a.has(wordKey("clay"))).toBe(true);
+    expect(a.get(wordKey("clay"))!).toBeLessThan(1);
+    expect(a.has(wordKey("football"))).toBe(false);
+    // a clay memory without the word "pottery" scores through the expansion
+    const top = scoreExpanded([ix], a, 5).map((h) => h.rowid);
+    expect(top).toContain(3);
+  });
+});
+
+describe("semantic channel in the store", () => {
+  it("one user's text never shapes another user's expansions or results", async () => {
+    const { db, store, svc, req, write, key } = await setup();
+    const owner = new Map<string, string>();
+    for (const [i, t] of ALICE.entries()) owner.set((await write("alice", t, i)).id, "alice");
+    for (const [i, t] of BOB.entries()) owner.set((await write("bob", t, i)).id, "bob");
+    const sem = new SemanticIndexes(db);
+    const forAlice = expandQuery(sem.indexesFor([key("alice")]), "pottery");
+    const forBob = expandQuery(sem.indexesFor([key("bob")]), "pottery");
+    expect(forAlice.has(wordKey("clay"))).toBe(true);
+    expect(forAlice.has(wordKey("kiln"))).toBe(false);
+    expect(forAlice.has(wordKey("vases"))).toBe(false);
+    expect(forBob.has(wordKey("kiln"))).toBe(true);
+    expect(forBob.has(wordKey("clay"))).toBe(false);
+    for (const user of ["alice", "bob"]) {
+      const hits = await svc.search({ thread: req(user) }, { query: "pottery kiln clay vases glaze", limit: 20 });
+      expect(hits.length).toBeGreaterThan(0);
+      for (const h of hits) expect(owner.get(h.record.id)).toBe(user);
+    }
+    store.close();
+  });
+
+  it("a new memory joins the loaded index; a forgotten one leaves nothing behind", async () => {
+    const { db, store, svc, req, write, key } = await setup();
+    for (const [i, t] of ALICE.entries()) await write("alice", t, i);
+    // Load alice's index inside the store through a search, then add to it.
+    await svc.search({ thread: req("alice") }, { query: "pottery", limit: 5 });
+    const secret = await write("alice", "pottery night: zanzibar quokka clay figurines", 99);
+    await write("alice", "more zanzibar quokka pottery tomorrow", 100);
+    const before = await svc.search({ thread: req("alice") }, { query: "zanzibar", limit: 20 });
+    expect(before.map((h) => h.record.id)).toContain(secret.id);
+    const forgotten = await svc.forget({ thread: req("alice") }, [secret.id], { actor: "user", threadId: "alice-t", toolCallId: null });
+    expect(forgotten).toEqual([secret.id]);
+    // The store's own index was dropped and rebuilds from the table; a fresh one agrees.
+    const ix = new SemanticIndexes(db).indexesFor([key("alice")])[0]!;
+    const keys = new Set<string>();
+    for (let r = 1; r < 1000; r++) for (const k of ix.keysOf(r)) keys.add(k);
+    expect(keys.has(wordKey("figurines"))).toBe(false);
+    const after = await svc.search({ thread: req("alice") }, { query: "figurines zanzibar pottery", limit: 50 });
+    expect(after.map((h) => h.record.id)).not.toContain(secret.id);
+    for (const h of after) expect(h.record.content).not.toContain("figurines");
+    store.close();
+  });
+});
+
+describe("semantic index upkeep", () => {
+  it("grows in place on insert, rebuilds after a change, and notices another connection's writes", async () => {
+    const { db, store, write, key } = await setup();
+    for (const [i, t] of ALICE.entries()) await write("alice", t, i);
+    const sem = new SemanticIndexes(db);
+    const ix = sem.indexesFor([key("alice")])[0]!;
+    expect(ix.size).toBe(ALICE.length);
+    sem.added(key("alice"), 10_000, "alice-t", "a brand new kumquat memory");
+    expect(sem.indexesFor([key("alice")])[0]).toBe(ix);
+    expect(ix.df(wordKey("kumquat"))).toBe(1);
+    sem.changed(key("alice"));
+    const rebuilt = sem.indexesFor([key("alice")])[0]!;
+    expect(rebuilt).not.toBe(ix);
+    expect(rebuilt.df(wordKey("kumquat"))).toBe(0);
+    // a second connection to the same file writes: the first one's indexes are dropped
+    const other = new SqliteMemoryStore(openDatabase(db.name));
+    const svc2 = new MemoryService(other, fixedClock(Date.UTC(2024, 1, 1)), defaultConfig({ localUser: "alice" }));
+    await svc2.remember({ user: "alice", project: null, session: "alice-t", thread: "alice-t", ancestors: [] },
+      { content: "persimmon pottery with clay", kind: "note", scope: "user", userStated: true },
+      { actor: "user", threadId: "alice-t", toolCallId: null, messageIds: ["x"] });
+    other.close();
+    const fresh = sem.indexesFor([key("alice")])[0]!;
+    expect(fresh).not.toBe(rebuilt);
+    expect(fresh.df(wordKey("persimmon"))).toBe(1);
+    store.close();
+  });
+});
+
+describe("neighbour spreading", () => {
+  it("the answer after a matching question rises even when it shares no word with the query", async () => {
+    const turns = [
+      "Alice: what did you cook on sunday for the family dinner?",
+      "Bob: lasagna with my grandmother, from her old recipe",
+      ...FILLER.map((f) => `Bob: ${f}`),
+    ];
+    for (const [channels, expectAnswer] of [
+      [parseChannels("neighbours"), true],
+      [parseChannels(""), false],
+    ] as const) {
+      const { store, svc, req, write } = await setup(channels);
+      const ids: string[] = [];
+      for (const [i, t] of turns.entries()) ids.push((await write("alice", t, i)).id);
+      const hits = await svc.search({ thread: req("alice") }, { query: "cook sunday family dinner", limit: 5 });
+      expect(hits.map((h) => h.record.id).includes(ids[1]!)).toBe(expectAnswer);
+      store.close();
+    }
+  });
+});
