@@ -5,6 +5,7 @@ import { registerBackup } from "./commands/backup.js";
 import { registerBench } from "./commands/bench.js";
 import { registerConfig } from "./commands/config.js";
 import { registerManifests } from "./commands/manifests.js";
+import { registerMigrate } from "./commands/migrate.js";
 import { registerMemory } from "./commands/memory.js";
 import { registerServe } from "./commands/serve.js";
 import { registerSessions } from "./commands/sessions.js";
@@ -29,6 +30,7 @@ registerBench(program);
 registerBackup(program);
 registerProviderProxy(program);
 registerSkills(program);
+registerMigrate(program);
 
 program.parseAsync(process.argv).catch((e: unknown) => {
   process.stderr.write(`infinity-memory: ${e instanceof Error ? e.message : String(e)}\n`);

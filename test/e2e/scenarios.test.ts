@@ -19,6 +19,18 @@ import type { ModelRound } from "../harness/model.js";
 import type { MockInfinityOptions } from "../harness/runtime.js";
 import { lastText, spawnedChildId, startHarness, writeRapJson } from "../harness-tests/setup.js";
 
+/**
+ * Where the command servers keep memory: a SQLite file in the scenario's data home (default), or
+ * what test/postgres/e2e.test.ts installs on globalThis before importing this file (a fresh
+ * PostgreSQL database per scenario) — the same scenarios then run against PostgreSQL.
+ */
+export interface E2eDatabase {
+  name: string;
+  fresh: ((dataHome: string) => Promise<string>) | null;
+  skip: string | null;
+}
+export const e2eDatabase: E2eDatabase = (globalThis as { __imemE2eDatabase?: E2eDatabase }).__imemE2eDatabase ?? { name: "sqlite", fresh: null, skip: null };
+
 interface World {
   inf: Awaited<ReturnType<typeof startHarness>>["inf"];
   home: string;
@@ -33,7 +45,7 @@ interface World {
 async function world(extra: Partial<MockInfinityOptions> = {}, opts: { brokenServer?: boolean } = {}): Promise<World> {
   if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run the build first`);
   const dataHome = tempDir("e2e-data-");
-  const memDb = join(dataHome, "memory.db");
+  const memDb = e2eDatabase.fresh ? await e2eDatabase.fresh(dataHome) : join(dataHome, "memory.db");
   const convDb = join(dataHome, "conversations.db");
   const db = openDatabase(convDb);
   const h = await startHarness({
@@ -62,7 +74,7 @@ async function endTurn(w: World, thread: string, r: ModelRound, text = "Done."):
   await w.inf.waitIdle(thread);
 }
 
-describe("end-to-end through the mock runtime and real command servers", () => {
+describe.skipIf(e2eDatabase.skip !== null)(`end-to-end through the mock runtime and real command servers (${e2eDatabase.name})${e2eDatabase.skip ? ` [skipped: ${e2eDatabase.skip}]` : ""}`, () => {
   it("1+2+7: a preference from session A is found in session B with its source; forgotten, session C finds it nowhere; session search finds A's words", async () => {
     const w = await world();
     const a = await w.inf.createSession({ cwd: w.projectA, userId: "u1" });
@@ -211,7 +223,8 @@ describe("end-to-end through the mock runtime and real command servers", () => {
   }, 60_000);
 });
 
-describe("context hook through the runtime's prompt-prefix seam", () => {
+// (SQLite only: the in-process builder opens the database file itself)
+describe.skipIf(e2eDatabase.fresh !== null || e2eDatabase.skip !== null)("context hook through the runtime's prompt-prefix seam", () => {
   it("session B's first model request already carries A's preference; an unrelated session and another user get none", async () => {
     const dataHome = tempDir("e2e-hook-");
     const memDb = join(dataHome, "memory.db");

@@ -1,0 +1,135 @@
+// Memory store on PostgreSQL (postgres and dsql profiles) next to SQLite, at the store level:
+// bulk insert throughput and search latency (p50/p95) over the same synthetic corpus, with the
+// scope predicate of one user among several. Prints one JSON object on the last stdout line.
+//
+//   node dist/bench/pg-memory.js [--size 5000] [--queries 300] [--users 4] [--pg-url postgres://…]
+// Without --pg-url (or INFINITY_MEMORY_PG_URL) a throwaway PostgreSQL 15 cluster is started (as
+// the tests do) and removed afterwards.
+import { createHash } from "node:crypto";
+import { performance } from "node:perf_hooks";
+import pg from "pg";
+import { newId } from "../core/ids.js";
+import type { NewMemory, RecordScope } from "../core/memory/record.js";
+import { visibilityKey } from "../core/memory/scope.js";
+import { analyzeQuery } from "../core/retrieval/analyze.js";
+import { PgMemoryStore } from "../stores/postgres/memory-store.js";
+import { MEMORY_MIGRATIONS } from "../stores/postgres/schema-memory.js";
+import { openPg } from "../stores/postgres/setup.js";
+import { openDatabase } from "../stores/sqlite/database.js";
+import { SqliteMemoryStore } from "../stores/sqlite/memory-store.js";
+import type { MemoryStore } from "../stores/traits.js";
+import { startPgCluster } from "../test/helpers/pg-cluster.js";
+import { memoryText, queryText, rng } from "./corpus.js";
+import { summary } from "./stats.js";
+
+const args = new Map<string, string>();
+for (let i = 2; i < process.argv.length; i++) {
+  const a = process.argv[i]!;
+  if (a.startsWith("--")) args.set(a.slice(2), process.argv[i + 1]?.startsWith("--") ? "1" : (process.argv[++i] ?? "1"));
+}
+const SIZE = Number(args.get("size") ?? 5000);
+const QUERIES = Number(args.get("queries") ?? 300);
+const USERS = Number(args.get("users") ?? 4);
+const BATCH = 400;
+
+const scopeOf = (u: number): RecordScope => ({ level: "user", user: `user-${u}`, project: null, session: null, thread: null });
+
+function corpus(): NewMemory[] {
+  const r = rng(7);
+  const T0 = Date.UTC(2026, 0, 1);
+  return Array.from({ length: SIZE }, (_, i) => {
+    const at = T0 + i * 1000;
+    const id = newId("mem", at);
+    const content = memoryText(i, r);
+    return {
+      id,
+      lineageId: id,
+      scope: scopeOf(i % USERS),
+      kind: "fact",
+      content,
+      tags: [],
+      trust: "user_stated",
+      confidence: 0.9,
+      status: "active",
+      flags: [],
+      version: 1,
+      supersedes: null,
+      validFrom: null,
+      validTo: null,
+      createdAt: at,
+      expiresAt: null,
+      contentHash: createHash("sha256").update(content).digest("hex"),
+      source: { threadId: `t-${i % USERS}-${Math.floor(i / 20)}`, messageIds: [], toolCallId: `c${i}`, actor: "model", at },
+    } satisfies NewMemory;
+  });
+}
+
+async function measure(store: MemoryStore, recs: NewMemory[]) {
+  const t0 = performance.now();
+  for (let i = 0; i < recs.length; i += BATCH) {
+    await store.insertMany(recs.slice(i, i + BATCH).map((rec) => ({ rec, audit: { at: rec.createdAt, actor: "bench", action: "create", targetKind: "memory", targetId: rec.id, detail: {} } })));
+  }
+  const insertMs = performance.now() - t0;
+  const r = rng(11);
+  const lat: number[] = [];
+  let hits = 0;
+  for (let i = 0; i < QUERIES; i++) {
+    const text = queryText(r);
+    const s = performance.now();
+    const res = await store.search({
+      visibility: { keys: [visibilityKey(scopeOf(0))] },
+      query: analyzeQuery(text),
+      text,
+      statuses: ["active"],
+      includeFlagged: false,
+      now: Date.UTC(2027, 0, 1),
+      limit: 10,
+    });
+    lat.push(performance.now() - s);
+    hits += res.length;
+  }
+  return { insertPerSec: Math.round((recs.length / insertMs) * 1000), search: summary(lat), meanHits: Math.round((hits / QUERIES) * 10) / 10 };
+}
+
+async function main(): Promise<void> {
+  let url = args.get("pg-url") ?? process.env.INFINITY_MEMORY_PG_URL ?? null;
+  let stop: (() => void) | undefined;
+  if (!url) {
+    const c = await startPgCluster();
+    if ("skip" in c) throw new Error(`no PostgreSQL: ${c.skip}`);
+    url = c.url;
+    stop = c.stop;
+  }
+  const recs = corpus();
+  const out: Record<string, unknown> = { bench: "pg-memory", size: SIZE, users: USERS, queries: QUERIES };
+  try {
+    const sqlite = new SqliteMemoryStore(openDatabase(":memory:"));
+    out.sqlite = await measure(sqlite, recs);
+    sqlite.close();
+    for (const profile of ["postgres", "dsql"] as const) {
+      const name = `bench_${profile}_${process.pid}`;
+      const admin = new pg.Client({ connectionString: url });
+      await admin.connect();
+      await admin.query(`DROP DATABASE IF EXISTS ${name}`);
+      await admin.query(`CREATE DATABASE ${name}`);
+      const u = new URL(url);
+      u.pathname = `/${name}`;
+      const db = await openPg(u.toString(), { profile, max: 4, migrations: MEMORY_MIGRATIONS });
+      try {
+        out[`postgres_${profile}`] = await measure(new PgMemoryStore(db), recs);
+      } finally {
+        await db.close();
+        await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+        await admin.end();
+      }
+    }
+  } finally {
+    stop?.();
+  }
+  console.log(JSON.stringify(out));
+}
+
+main().catch((e: unknown) => {
+  console.error(e);
+  process.exit(1);
+});

@@ -1,0 +1,911 @@
+// PostgreSQL implementation of MemoryStore, with the semantics of stores/sqlite/memory-store.ts:
+// records, provenance, tags, edges, audit, the word index (tsvector + GIN, weighted fields) and
+// the trigram channel (pg_trgm, when the server has it). Every multi-row change is one
+// transaction; the scope predicate sits inside every search and list query.
+// Under the DSQL profile (no tsvector columns, GIN or extensions) the word channel is a
+// substring scan over the rows of the requesting scope; see README.md for the trade-offs.
+import type pg from "pg";
+import { visibilityKey } from "../../core/memory/scope.js";
+import type {
+  Actor,
+  MemoryKind,
+  MemoryRecord,
+  MemorySource,
+  MemoryStatus,
+  NewMemory,
+  RecordScope,
+  SafetyFlag,
+  ScopeLevel,
+  Trust,
+} from "../../core/memory/record.js";
+import { cjkBigrams } from "../../core/retrieval/analyze.js";
+import { DEFAULT_CHANNELS, type RetrievalChannels } from "../../core/retrieval/channels.js";
+import { rrf } from "../../core/retrieval/fusion.js";
+import { mmr, proximityRerank } from "../../core/retrieval/rerank.js";
+import {
+  StoreError,
+  type AuditEntry,
+  type BatchInsertItem,
+  type BatchInsertOutcome,
+  type Edge,
+  type ListPage,
+  type ListQuery,
+  type MemoryStore,
+  type SearchHit,
+  type SearchQuery,
+  type StoredAuditEntry,
+  type Visibility,
+} from "../traits.js";
+import type { Embedder } from "../../core/embedding/embedder.js";
+import { asPgSystem, type PgDb, type Q } from "./pool.js";
+
+interface MemoryRow {
+  rowid: number;
+  id: string;
+  lineage_id: string;
+  vis_key: string;
+  level: string;
+  user_id: string;
+  project: string | null;
+  session_id: string | null;
+  thread_id: string | null;
+  kind: string;
+  content: string;
+  trust: string;
+  confidence: number;
+  status: string;
+  flags: string;
+  version: number;
+  supersedes: string | null;
+  valid_from: number | null;
+  valid_to: number | null;
+  created_at: number;
+  updated_at: number;
+  expires_at: number | null;
+  content_hash: string | null;
+}
+
+/** memories on each side of a memory, in each of its conversations, that join its context */
+export const CONTEXT_NEIGHBOURS = 2;
+// ts_rank weights {D, C, B, A}: context 0.15, CJK 0.5, content 0.5, tags 1.0 — the ratios of the
+// SQLite bm25 column weights (0.3 : 1 : 1 : 2).
+const RANK_WEIGHTS = "{0.15,0.5,0.5,1.0}";
+const TRIGRAM_WHEN_FEWER = 10;
+/** memories per insertMany under the DSQL profile (3,000 modified rows per transaction) */
+export const DSQL_MAX_BATCH = 400;
+const SESSION_DEPTH = 200;
+const SESSION_TOP = 3;
+const MONTHS = ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december"];
+const CURRENT = `('active','pending')`;
+
+function dateWords(ms: number | null): string {
+  if (ms === null) return "";
+  const d = new Date(ms);
+  return `${d.getUTCDate()} ${MONTHS[d.getUTCMonth()]} ${d.getUTCFullYear()}`;
+}
+
+/** Positional parameters built up alongside the SQL text. */
+class Params {
+  readonly values: unknown[] = [];
+  add(v: unknown): string {
+    this.values.push(v);
+    return `$${this.values.length}`;
+  }
+}
+
+const likePattern = (s: string) => `%${s.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
+export interface PgMemoryStoreOptions {
+  channels?: Partial<RetrievalChannels>;
+  /** turns on the vector channel when the server has pgvector (detected); see vectorStatus() */
+  embedder?: Embedder | null;
+  /** RRF weight of the vector channel relative to the word channel; default 1 */
+  vectorWeight?: number;
+  /** cosine similarity below which a neighbour is dropped; default none */
+  minSimilarity?: number;
+}
+
+/** pgvector's text form of a vector */
+export const vectorLiteral = (v: Float32Array): string => `[${Array.from(v, (x) => (Number.isFinite(x) ? x : 0)).join(",")}]`;
+
+export class PgMemoryStore implements MemoryStore {
+  private readonly channels: RetrievalChannels;
+  private readonly fts: boolean;
+  private readonly embedder: Embedder | null;
+  private readonly vectorWeight: number;
+  private readonly minSimilarity: number | null;
+  /** the last embedding failure, for status output */
+  lastVectorError: string | null = null;
+
+  constructor(
+    private readonly db: PgDb,
+    opts: PgMemoryStoreOptions = {},
+  ) {
+    this.channels = { ...DEFAULT_CHANNELS, ...opts.channels, lexical: true };
+    this.fts = db.profile === "postgres";
+    this.embedder = opts.embedder ?? null;
+    this.vectorWeight = opts.vectorWeight ?? 1;
+    this.minSimilarity = opts.minSimilarity ?? null;
+    if (this.embedder && !db.features.vector) {
+      db.log.warn(`postgres: ${this.vectorStatus().reason}`);
+    }
+  }
+
+  // ---- vector channel (pgvector) ----------------------------------------------------------------
+
+  /** Whether the vector channel runs, and why not when it does not. */
+  vectorStatus(): { enabled: boolean; reason: string } {
+    if (!this.embedder) return { enabled: false, reason: "vector channel off: no embedder configured" };
+    if (!this.db.features.vector) {
+      const why = this.db.features.reasons.find((r) => r.startsWith("vector channel off")) ?? "vector channel off: the pgvector extension is not available";
+      return { enabled: false, reason: why };
+    }
+    return { enabled: true, reason: `vector channel on (${this.embedder.id}, pgvector)` };
+  }
+
+  private get vectorsOn(): boolean {
+    return this.embedder !== null && this.db.features.vector;
+  }
+
+  /** Vectors for texts about to be written; nulls where embedding failed (a write never fails for it). */
+  private async vectorsFor(texts: string[]): Promise<(Float32Array | null)[]> {
+    if (!this.vectorsOn || texts.length === 0) return texts.map(() => null);
+    try {
+      return await this.embedder!.embed(texts);
+    } catch (e) {
+      this.lastVectorError = `embedding failed, memory stored without a vector: ${(e as Error).message}`;
+      this.db.log.warn(`postgres: ${this.lastVectorError}`);
+      return texts.map(() => null);
+    }
+  }
+
+  private async putVector(c: Q, rowid: number, rec: NewMemory, v: Float32Array | null | undefined): Promise<void> {
+    if (!v || !this.vectorsOn) return;
+    await c.query(
+      `INSERT INTO memory_vectors (rowid, user_id, vis_key, embedder, embedding) VALUES ($1, $2, $3, $4, $5::vector)
+       ON CONFLICT (rowid) DO UPDATE SET embedder = excluded.embedder, embedding = excluded.embedding`,
+      [rowid, rec.scope.user, visibilityKey(rec.scope), this.embedder!.id, vectorLiteral(v)],
+    );
+  }
+
+  /**
+   * KNN by cosine distance with the scope predicate and the record filters in the same query
+   * (exact scan of the viewer's rows; pgvector's HNSW index is not used with these filters).
+   */
+  private async vectorChannel(c: Q, q: SearchQuery, limit: number): Promise<{ row: MemoryRow; rank: number }[]> {
+    if (!this.vectorsOn || q.wordsOnly) return [];
+    const text = q.text ?? [...q.query.terms, ...q.query.cjk].join(" ");
+    if (text.trim() === "") return [];
+    let v: Float32Array | undefined;
+    try {
+      [v] = await this.embedder!.embed([text]);
+    } catch (e) {
+      this.lastVectorError = `query embedding failed, vector channel skipped: ${(e as Error).message}`;
+      return [];
+    }
+    if (!v) return [];
+    const p = new Params();
+    const qv = p.add(vectorLiteral(v));
+    const maxDist = this.minSimilarity === null ? "" : ` AND (v.embedding <=> ${qv}::vector) <= ${p.add(1 - this.minSimilarity)}`;
+    const sql = `SELECT m.*, (v.embedding <=> ${qv}::vector) AS rank FROM memory_vectors v JOIN memories m ON m.rowid = v.rowid
+      WHERE v.embedder = ${p.add(this.embedder!.id)} AND ${this.scope(q.visibility, p, "v")} AND ${this.filters(q, p)}${maxDist}
+      ORDER BY v.embedding <=> ${qv}::vector LIMIT ${Math.max(1, Math.floor(limit))}`;
+    return (await c.query<MemoryRow & { rank: number }>(sql, p.values)).rows.map((r) => ({ row: r, rank: r.rank }));
+  }
+
+  /** Embed every live memory without a vector of the current embedder, `batch` per transaction. */
+  async backfillVectors(batch = 64): Promise<{ embedded: number }> {
+    return asPgSystem(() => this.backfill(batch));
+  }
+
+  private async backfill(batch: number): Promise<{ embedded: number }> {
+    const st = this.vectorStatus();
+    if (!st.enabled) throw new StoreError("schema", st.reason);
+    let embedded = 0;
+    let after = 0;
+    for (;;) {
+      const rows = await this.db.query<MemoryRow>(
+        `SELECT m.* FROM memories m WHERE m.rowid > $1 AND m.status <> 'deleted'
+           AND NOT EXISTS (SELECT 1 FROM memory_vectors v WHERE v.rowid = m.rowid AND v.embedder = $2)
+         ORDER BY m.rowid LIMIT $3`,
+        [after, this.embedder!.id, batch],
+      );
+      if (rows.length === 0) return { embedded };
+      const vecs = await this.embedder!.embed(rows.map((r) => r.content));
+      await this.db.tx(async (c) => {
+        for (const [i, r] of rows.entries()) {
+          // the row may have been forgotten while the batch was embedding
+          const cur = (await c.query<{ status: string }>(`SELECT status FROM memories WHERE rowid = $1 FOR UPDATE`, [r.rowid])).rows[0];
+          if (!cur || cur.status === "deleted") continue;
+          await c.query(
+            `INSERT INTO memory_vectors (rowid, user_id, vis_key, embedder, embedding) VALUES ($1, $2, $3, $4, $5::vector)
+             ON CONFLICT (rowid) DO UPDATE SET embedder = excluded.embedder, embedding = excluded.embedding`,
+            [r.rowid, r.user_id, r.vis_key, this.embedder!.id, vectorLiteral(vecs[i]!)],
+          );
+          embedded++;
+        }
+      });
+      after = rows.at(-1)!.rowid;
+    }
+  }
+
+  // ---- writes ---------------------------------------------------------------------------------
+
+  private async insertBaseRow(c: Q, rec: NewMemory, key: string): Promise<number> {
+    return (await this.insertBaseRows(c, [{ rec, key }]))[0]!;
+  }
+
+  private async insertSourceRow(c: Q, rowid: number, user: string, s: MemorySource): Promise<void> {
+    const dsql = this.db.profile === "dsql";
+    const r = await c.query<{ id: number }>(
+      `INSERT INTO memory_sources (${dsql ? "id, " : ""}memory_rowid, user_id, thread_id, tool_call_id, actor, at)
+       VALUES (${dsql ? "$7, " : ""}$1, $2, $3, $4, $5, $6) RETURNING id`,
+      [rowid, user, s.threadId, s.toolCallId, s.actor, s.at, ...(dsql ? [this.db.rowIds.next()] : [])],
+    );
+    if (s.messageIds.length > 0) {
+      await c.query(
+        `INSERT INTO memory_source_messages (source_id, ord, message_id)
+         SELECT $1, o - 1, m FROM unnest($2::text[]) WITH ORDINALITY AS u(m, o)`,
+        [r.rows[0]!.id, s.messageIds],
+      );
+    }
+  }
+
+  private async writeAudit(c: Q, a: AuditEntry): Promise<void> {
+    await this.writeAudits(c, [a]);
+  }
+
+  /** Many records with their tags, sources and message ids in five statements; rowids in input order. */
+  private async insertBaseRows(c: Q, rows: { rec: NewMemory; key: string }[]): Promise<number[]> {
+    const dsql = this.db.profile === "dsql";
+    const col = <T>(f: (r: NewMemory, key: string) => T) => rows.map(({ rec, key }) => f(rec, key));
+    const arrays: [string, unknown[]][] = [
+      ["id text", col((r) => r.id)],
+      ["lineage_id text", col((r) => r.lineageId)],
+      ["vis_key text", col((_r, k) => k)],
+      ["level text", col((r) => r.scope.level)],
+      ["user_id text", col((r) => r.scope.user)],
+      ["project text", col((r) => r.scope.project)],
+      ["session_id text", col((r) => r.scope.session)],
+      ["thread_id text", col((r) => r.scope.thread)],
+      ["kind text", col((r) => r.kind)],
+      ["content text", col((r) => r.content)],
+      ["trust text", col((r) => r.trust)],
+      ["confidence float8", col((r) => r.confidence)],
+      ["status text", col((r) => r.status)],
+      ["flags text", col((r) => r.flags.join(","))],
+      ["version int", col((r) => r.version)],
+      ["supersedes text", col((r) => r.supersedes)],
+      ["valid_from bigint", col((r) => r.validFrom)],
+      ["valid_to bigint", col((r) => r.validTo)],
+      ["created_at bigint", col((r) => r.createdAt)],
+      ["updated_at bigint", col((r) => r.createdAt)],
+      ["expires_at bigint", col((r) => r.expiresAt)],
+      ["content_hash text", col((r) => r.contentHash)],
+    ];
+    if (dsql) arrays.unshift(["rowid bigint", rows.map(() => this.db.rowIds.next())]);
+    const names = arrays.map(([d]) => d.split(" ")[0]!);
+    const ins = await c.query<{ rowid: number; id: string }>(
+      `INSERT INTO memories (${names.join(", ")})
+       SELECT * FROM unnest(${arrays.map(([d], i) => `$${i + 1}::${d.split(" ")[1]}[]`).join(", ")})
+       RETURNING rowid, id`,
+      arrays.map(([, v]) => v),
+    );
+    const byId = new Map(ins.rows.map((r) => [r.id, r.rowid]));
+    const rowids = rows.map(({ rec }) => byId.get(rec.id)!);
+    const tags = rows.flatMap(({ rec }, i) => rec.tags.map((t) => [rowids[i]!, rec.scope.user, t] as const));
+    if (tags.length > 0) {
+      await c.query(
+        `INSERT INTO memory_tags (memory_rowid, user_id, tag) SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[]) ON CONFLICT DO NOTHING`,
+        [tags.map((t) => t[0]), tags.map((t) => t[1]), tags.map((t) => t[2])],
+      );
+    }
+    const src = rows.map(({ rec }) => rec.source);
+    const srcIds = dsql ? rows.map(() => this.db.rowIds.next()) : null;
+    const sres = await c.query<{ id: number; memory_rowid: number }>(
+      `INSERT INTO memory_sources (${dsql ? "id, " : ""}memory_rowid, user_id, thread_id, tool_call_id, actor, at)
+       SELECT * FROM unnest(${dsql ? "$7::bigint[], " : ""}$1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[])
+       RETURNING id, memory_rowid`,
+      [rowids, rows.map(({ rec }) => rec.scope.user), src.map((s) => s.threadId), src.map((s) => s.toolCallId), src.map((s) => s.actor), src.map((s) => s.at), ...(srcIds ? [srcIds] : [])],
+    );
+    const sourceOf = new Map(sres.rows.map((r) => [r.memory_rowid, r.id]));
+    const msgs = rows.flatMap(({ rec }, i) => rec.source.messageIds.map((m, ord) => [sourceOf.get(rowids[i]!)!, ord, m] as const));
+    if (msgs.length > 0) {
+      await c.query(`INSERT INTO memory_source_messages (source_id, ord, message_id) SELECT * FROM unnest($1::bigint[], $2::int[], $3::text[])`, [
+        msgs.map((m) => m[0]),
+        msgs.map((m) => m[1]),
+        msgs.map((m) => m[2]),
+      ]);
+    }
+    return rowids;
+  }
+
+  private async writeAudits(c: Q, entries: AuditEntry[]): Promise<void> {
+    if (entries.length === 0) return;
+    const dsql = this.db.profile === "dsql";
+    await c.query(
+      `INSERT INTO audit_log (${dsql ? "seq, " : ""}at, actor, action, target_kind, target_id, detail)
+       SELECT * FROM unnest(${dsql ? "$7::bigint[], " : ""}$1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[])`,
+      [
+        entries.map((a) => a.at),
+        entries.map((a) => a.actor),
+        entries.map((a) => a.action),
+        entries.map((a) => a.targetKind),
+        entries.map((a) => a.targetId),
+        entries.map((a) => JSON.stringify(a.detail)),
+        ...(dsql ? [entries.map(() => this.db.rowIds.next())] : []),
+      ],
+    );
+  }
+
+  private async addEdgeIn(c: Q, e: Edge): Promise<void> {
+    await c.query(`INSERT INTO edges (src, dst, relation, at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`, [e.src, e.dst, e.relation, e.at]);
+  }
+
+  // ---- word index (neighbour context, as memory-fts.ts does for SQLite) ----------------------
+
+  /**
+   * The neighbours of each memory in each conversation it came from (current versions, same
+   * scope), CONTEXT_NEIGHBOURS on each side per conversation: one query for any number of memories.
+   */
+  private async neighboursOf(c: Q, rowids: number[]): Promise<Map<number, { rowid: number; content: string }[]>> {
+    const out = new Map<number, { rowid: number; content: string }[]>();
+    if (!this.fts || !this.channels.context || rowids.length === 0) return out;
+    const r = await c.query<{ of: number; rowid: number; content: string }>(
+      `SELECT DISTINCT me.rowid AS of, x.rowid, x.content
+       FROM memories me
+       JOIN LATERAL (SELECT DISTINCT thread_id FROM memory_sources WHERE memory_rowid = me.rowid AND thread_id IS NOT NULL) th ON true
+       JOIN LATERAL (
+         (SELECT m.rowid, m.content FROM memory_sources s JOIN memories m ON m.rowid = s.memory_rowid
+          WHERE s.thread_id = th.thread_id AND s.memory_rowid < me.rowid AND m.vis_key = me.vis_key AND m.status IN ${CURRENT}
+          GROUP BY m.rowid, m.content ORDER BY m.rowid DESC LIMIT ${CONTEXT_NEIGHBOURS})
+         UNION ALL
+         (SELECT m.rowid, m.content FROM memory_sources s JOIN memories m ON m.rowid = s.memory_rowid
+          WHERE s.thread_id = th.thread_id AND s.memory_rowid > me.rowid AND m.vis_key = me.vis_key AND m.status IN ${CURRENT}
+          GROUP BY m.rowid, m.content ORDER BY m.rowid ASC LIMIT ${CONTEXT_NEIGHBOURS})) x ON true
+       WHERE me.rowid = ANY($1::bigint[])
+       ORDER BY 1, 2`,
+      [rowids],
+    );
+    for (const n of r.rows) (out.get(n.of) ?? out.set(n.of, []).get(n.of)!).push({ rowid: n.rowid, content: n.content });
+    return out;
+  }
+
+  private async neighbours(c: Q, rowid: number): Promise<{ rowid: number; content: string }[]> {
+    return (await this.neighboursOf(c, [rowid])).get(rowid) ?? [];
+  }
+
+  /**
+   * (Re)write the word rows of these memories in three statements; deleted memories get none.
+   * Returns every neighbour whose context holds one of them.
+   */
+  private async writeWordRows(c: Q, rowids: number[]): Promise<number[]> {
+    if (!this.fts || rowids.length === 0) return [];
+    const ids = [...new Set(rowids)];
+    const bases = (
+      await c.query<{ rowid: number; content: string; vis_key: string; user_id: string; status: string; valid_from: number | null; tags: string | null }>(
+        `SELECT rowid, content, vis_key, user_id, status, valid_from,
+           (SELECT string_agg(tag, ' ' ORDER BY tag) FROM memory_tags WHERE memory_rowid = m.rowid) AS tags
+         FROM memories m WHERE rowid = ANY($1::bigint[])`,
+        [ids],
+      )
+    ).rows;
+    // rowid order: concurrent writers lock shared neighbours' rows in the same order
+    const live = bases.filter((b) => b.status !== "deleted").sort((a, b) => a.rowid - b.rowid);
+    const gone = ids.filter((id) => !live.some((b) => b.rowid === id));
+    if (gone.length > 0) await c.query(`DELETE FROM memory_words WHERE rowid = ANY($1::bigint[])`, [gone.sort((a, b) => a - b)]);
+    if (live.length === 0) return [];
+    const near = await this.neighboursOf(c, live.map((b) => b.rowid));
+    await c.query(
+      `INSERT INTO memory_words (rowid, user_id, vis_key, tsv)
+       SELECT r, u, k, setweight(to_tsvector('english', t), 'B') || setweight(to_tsvector('english', g), 'A')
+         || setweight(to_tsvector('simple', j), 'C') || setweight(to_tsvector('english', x), 'D')
+       FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[]) AS u(r, u, k, t, g, j, x)
+       ON CONFLICT (rowid) DO UPDATE SET vis_key = excluded.vis_key, user_id = excluded.user_id, tsv = excluded.tsv`,
+      [
+        live.map((b) => b.rowid),
+        live.map((b) => b.user_id),
+        live.map((b) => b.vis_key),
+        live.map((b) => b.content),
+        live.map((b) => b.tags ?? ""),
+        live.map((b) => cjkBigrams(b.content).join(" ")),
+        live.map((b) => [...(near.get(b.rowid) ?? []).map((n) => n.content), dateWords(b.valid_from)].join(" ")),
+      ],
+    );
+    return [...new Set([...near.values()].flat().map((n) => n.rowid))];
+  }
+
+  private async writeWordRow(c: Q, rowid: number): Promise<number[]> {
+    return this.writeWordRows(c, [rowid]);
+  }
+
+  private async refresh(c: Q, rowids: Iterable<number>): Promise<void> {
+    await this.writeWordRows(c, [...rowids]);
+  }
+
+  private async insertRow(c: Q, rec: NewMemory, vector?: Float32Array | null): Promise<number> {
+    const rowid = await this.insertBaseRow(c, rec, visibilityKey(rec.scope));
+    // The neighbours' context now includes this memory.
+    await this.refresh(c, await this.writeWordRow(c, rowid));
+    await this.putVector(c, rowid, rec, vector);
+    return rowid;
+  }
+
+  async insert(rec: NewMemory, audit: AuditEntry, edges: Edge[] = []): Promise<MemoryRecord> {
+    const [vec] = await this.vectorsFor([rec.content]);
+    return this.db.tx(async (c) => {
+      await this.insertRow(c, rec, vec);
+      for (const e of edges) await this.addEdgeIn(c, e);
+      await this.writeAudit(c, audit);
+      return this.mustGet(c, rec.id);
+    }, rec.scope.user);
+  }
+
+  async insertMany(items: BatchInsertItem[]): Promise<BatchInsertOutcome[]> {
+    if (items.length === 0) return [];
+    if (this.db.profile === "dsql" && items.length > DSQL_MAX_BATCH) {
+      // a DSQL transaction may modify at most 3,000 rows; each memory writes about six
+      throw new StoreError("constraint", `insertMany: ${items.length} memories in one transaction exceed Aurora DSQL's row limit; send at most ${DSQL_MAX_BATCH} per batch`);
+    }
+    const users = new Set(items.map((i) => i.rec.scope.user));
+    // one owner: its RLS setting; a mixed batch is an import across users (system maintenance)
+    const user = users.size === 1 ? [...users][0]! : null;
+    const vecs = await this.vectorsFor(items.map((i) => i.rec.content));
+    const run = async (c: pg.PoolClient) => {
+      const keys = items.map((i) => visibilityKey(i.rec.scope));
+      // (vis_key, content hash) → id of a record in the store or written earlier in this batch
+      const seen = new Map<string, string>();
+      const existing = await c.query<{ vis_key: string; content_hash: string; id: string }>(
+        `SELECT DISTINCT ON (vis_key, content_hash) vis_key, content_hash, id FROM memories
+         WHERE status <> 'deleted' AND (vis_key, content_hash) IN (SELECT * FROM unnest($1::text[], $2::text[]))
+         ORDER BY vis_key, content_hash, rowid`,
+        [keys, items.map((i) => i.rec.contentHash)],
+      );
+      for (const r of existing.rows) seen.set(`${r.vis_key}\u0000${r.content_hash}`, r.id);
+      const out: BatchInsertOutcome[] = [];
+      const fresh: number[] = [];
+      for (const [i, { rec }] of items.entries()) {
+        const k = `${keys[i]}\u0000${rec.contentHash}`;
+        const prior = seen.get(k);
+        if (prior !== undefined) {
+          out.push({ status: "duplicate", id: prior });
+          continue;
+        }
+        seen.set(k, rec.id);
+        fresh.push(i);
+        out.push({ status: "created", id: rec.id });
+      }
+      if (fresh.length === 0) return out;
+      const rowids = await this.insertBaseRows(c, fresh.map((i) => ({ rec: items[i]!.rec, key: keys[i]! })));
+      for (const [j, i] of fresh.entries()) await this.putVector(c, rowids[j]!, items[i]!.rec, vecs[i]);
+      await this.writeAudits(c, fresh.map((i) => items[i]!.audit));
+      // word rows once every row and source exists; each older neighbour is rewritten once
+      const freshSet = new Set(rowids);
+      await this.refresh(c, (await this.writeWordRows(c, rowids)).filter((n) => !freshSet.has(n)));
+      return out;
+    };
+    return user !== null ? this.db.tx(run, user) : this.db.tx(run);
+  }
+
+  async supersede(previousId: string, next: NewMemory, audit: AuditEntry): Promise<MemoryRecord> {
+    const [vec] = await this.vectorsFor([next.content]);
+    return this.db.tx(async (c) => {
+      const prev = (await c.query<MemoryRow>(`SELECT * FROM memories WHERE id = $1 FOR UPDATE`, [previousId])).rows[0];
+      if (!prev || (prev.status !== "active" && prev.status !== "pending")) {
+        throw new StoreError("constraint", `memory ${previousId} is not current (status ${prev?.status ?? "missing"})`);
+      }
+      const around = (await this.neighbours(c, prev.rowid)).map((n) => n.rowid);
+      await c.query(`UPDATE memories SET status = 'superseded', updated_at = $1 WHERE rowid = $2`, [next.createdAt, prev.rowid]);
+      await this.refresh(c, around);
+      await this.insertRow(c, next, vec);
+      await this.addEdgeIn(c, { src: next.id, dst: previousId, relation: "supersedes", at: next.createdAt });
+      await this.writeAudit(c, audit);
+      return this.mustGet(c, next.id);
+    }, next.scope.user);
+  }
+
+  async addSource(id: string, source: MemorySource, audit: AuditEntry): Promise<void> {
+    await this.db.tx(async (c) => {
+      const row = (await c.query<MemoryRow>(`SELECT * FROM memories WHERE id = $1 FOR UPDATE`, [id])).rows[0];
+      if (!row) throw new StoreError("not_found", `memory ${id} not found`);
+      await this.insertSourceRow(c, row.rowid, row.user_id, source);
+      await c.query(`UPDATE memories SET updated_at = $1 WHERE rowid = $2`, [source.at, row.rowid]);
+      // A source in another conversation gives it neighbours there too.
+      await this.refresh(c, await this.writeWordRow(c, row.rowid));
+      await this.writeAudit(c, audit);
+    });
+  }
+
+  async setStatus(id: string, status: MemoryStatus, trust: Trust | null, audit: AuditEntry): Promise<MemoryRecord> {
+    if (status === "deleted") throw new StoreError("constraint", "use forget() to delete a memory");
+    return this.db.tx(async (c) => {
+      const row = (await c.query<MemoryRow>(`SELECT * FROM memories WHERE id = $1 FOR UPDATE`, [id])).rows[0];
+      if (!row) throw new StoreError("not_found", `memory ${id} not found`);
+      const around = (await this.neighbours(c, row.rowid)).map((n) => n.rowid);
+      await c.query(`UPDATE memories SET status = $1, trust = COALESCE($2, trust), updated_at = $3 WHERE rowid = $4`, [status, trust, audit.at, row.rowid]);
+      const after = await this.writeWordRow(c, row.rowid);
+      await this.refresh(c, new Set([...around, ...after]));
+      await this.writeAudit(c, audit);
+      return this.mustGet(c, id);
+    });
+  }
+
+  async forget(ids: string[], audit: AuditEntry): Promise<string[]> {
+    return this.db.tx(async (c) => {
+      const purged: string[] = [];
+      const around = new Set<number>();
+      for (const id of ids) {
+        const row = (await c.query<MemoryRow>(`SELECT * FROM memories WHERE id = $1 FOR UPDATE`, [id])).rows[0];
+        if (!row || row.status === "deleted") continue;
+        // Neighbours carry this memory's text in their context: collected before the sources go.
+        for (const n of await this.neighbours(c, row.rowid)) around.add(n.rowid);
+        if (this.fts) await c.query(`DELETE FROM memory_words WHERE rowid = $1`, [row.rowid]);
+        if (this.db.features.vector) await c.query(`DELETE FROM memory_vectors WHERE rowid = $1`, [row.rowid]);
+        await c.query(`DELETE FROM memory_tags WHERE memory_rowid = $1`, [row.rowid]);
+        await c.query(`DELETE FROM memory_source_messages WHERE source_id IN (SELECT id FROM memory_sources WHERE memory_rowid = $1)`, [row.rowid]);
+        await c.query(`DELETE FROM memory_sources WHERE memory_rowid = $1`, [row.rowid]);
+        await c.query(
+          `UPDATE memories SET content = '', content_hash = NULL, flags = '', status = 'deleted', updated_at = $1 WHERE rowid = $2`,
+          [audit.at, row.rowid],
+        );
+        around.delete(row.rowid);
+        purged.push(id);
+      }
+      await this.refresh(c, around);
+      await this.writeAudit(c, { ...audit, detail: { ...audit.detail, ids: purged } });
+      return purged;
+    });
+  }
+
+  /** a sweep across every user's records: runs as system maintenance under RLS */
+  async expireDue(now: number, actor: string): Promise<number> {
+    return asPgSystem(() => this.db.tx(async (c) => {
+      const due = await c.query<{ rowid: number; id: string }>(
+        `SELECT rowid, id FROM memories WHERE expires_at IS NOT NULL AND expires_at <= $1 AND status IN ${CURRENT}
+         ORDER BY rowid LIMIT 500 FOR UPDATE${this.db.profile === "dsql" ? "" : " SKIP LOCKED"}`,
+        [now],
+      );
+      for (const r of due.rows) {
+        await c.query(`UPDATE memories SET status = 'expired', updated_at = $1 WHERE rowid = $2`, [now, r.rowid]);
+        await this.writeAudit(c, { at: now, actor, action: "expire", targetKind: "memory", targetId: r.id, detail: {} });
+      }
+      return due.rows.length;
+    }));
+  }
+
+  async addEdge(edge: Edge): Promise<void> {
+    await this.db.tx((c) => this.addEdgeIn(c, edge));
+  }
+
+  async edgesOf(id: string): Promise<Edge[]> {
+    return this.db.query<Edge>(
+      `SELECT src, dst, relation, at FROM (
+         SELECT src, dst, relation, at FROM edges WHERE src = $1
+         UNION ALL SELECT src, dst, relation, at FROM edges WHERE dst = $1 AND src <> dst) e ORDER BY at`,
+      [id],
+    );
+  }
+
+  async audit(targetId: string, limit: number): Promise<StoredAuditEntry[]> {
+    type Row = { seq: number; at: number; actor: string; action: string; target_kind: string; target_id: string; detail: string };
+    const rows = await this.db.query<Row>(`SELECT * FROM audit_log WHERE target_id = $1 ORDER BY seq DESC LIMIT $2`, [targetId, Math.max(0, Math.floor(limit))]);
+    return rows.map((r) => ({
+      seq: r.seq,
+      at: r.at,
+      actor: r.actor,
+      action: r.action as StoredAuditEntry["action"],
+      targetKind: r.target_kind as StoredAuditEntry["targetKind"],
+      targetId: r.target_id,
+      detail: JSON.parse(r.detail) as Record<string, unknown>,
+    }));
+  }
+
+  // ---- reads ----------------------------------------------------------------------------------
+
+  async get(id: string): Promise<MemoryRecord | null> {
+    return this.db.read(async (c) => {
+      const row = (await c.query<MemoryRow>(`SELECT * FROM memories WHERE id = $1`, [id])).rows[0];
+      return row ? (await this.hydrateAll(c, [row]))[0]! : null;
+    });
+  }
+
+  private async mustGet(c: Q, id: string): Promise<MemoryRecord> {
+    const row = (await c.query<MemoryRow>(`SELECT * FROM memories WHERE id = $1`, [id])).rows[0];
+    if (!row) throw new StoreError("not_found", `memory ${id} not found`);
+    return (await this.hydrateAll(c, [row]))[0]!;
+  }
+
+  private async one(sql: string, params: unknown[]): Promise<MemoryRecord | null> {
+    return this.db.read(async (c) => {
+      const row = (await c.query<MemoryRow>(sql, params)).rows[0];
+      return row ? (await this.hydrateAll(c, [row]))[0]! : null;
+    });
+  }
+
+  async findDuplicate(key: string, contentHash: string): Promise<MemoryRecord | null> {
+    return this.one(
+      `SELECT * FROM memories WHERE vis_key = $1 AND content_hash = $2 AND status <> 'deleted'
+       ORDER BY (status = 'active') DESC, version DESC LIMIT 1`,
+      [key, contentHash],
+    );
+  }
+
+  async findByToolCall(threadId: string, toolCallId: string): Promise<MemoryRecord | null> {
+    return this.one(
+      `SELECT m.* FROM memory_sources s JOIN memories m ON m.rowid = s.memory_rowid
+       WHERE s.thread_id = $1 AND s.tool_call_id = $2 ORDER BY m.version DESC LIMIT 1`,
+      [threadId, toolCallId],
+    );
+  }
+
+  async lineage(lineageId: string): Promise<MemoryRecord[]> {
+    return this.db.read(async (c) =>
+      this.hydrateAll(c, (await c.query<MemoryRow>(`SELECT * FROM memories WHERE lineage_id = $1 ORDER BY version`, [lineageId])).rows),
+    );
+  }
+
+  /** the user a visibility belongs to, when it names one (the RLS setting of the query) */
+  private userOf(v: Visibility): string | undefined {
+    return "owner" in v ? v.owner : undefined;
+  }
+
+  /** Scope predicate over alias `a` (memories or memory_words: both carry vis_key and user_id). */
+  private scope(v: Visibility, p: Params, a: string): string {
+    if ("keys" in v) return v.keys.length === 0 ? "FALSE" : `${a}.vis_key = ANY(${p.add(v.keys)}::text[])`;
+    return `${a}.user_id = ${p.add(v.owner)}`;
+  }
+
+  /** Status, kinds, levels, flags, expiry and project filters over `m`. */
+  private filters(q: Pick<SearchQuery, "kinds" | "levels" | "statuses" | "includeFlagged" | "now" | "visibility">, p: Params): string {
+    const where: string[] = [];
+    const wantExpired = q.statuses.includes("expired");
+    where.push(`m.status = ANY(${p.add(q.statuses)}::text[])`);
+    if (!wantExpired) where.push(`(m.expires_at IS NULL OR m.expires_at > ${p.add(q.now)})`);
+    // A flagged record reaches results only once a person confirmed it.
+    if (!q.includeFlagged) where.push(`(m.flags = '' OR m.trust = 'user_confirmed')`);
+    if (q.kinds && q.kinds.length > 0) where.push(`m.kind = ANY(${p.add(q.kinds)}::text[])`);
+    if (q.levels && q.levels.length > 0) where.push(`m.level = ANY(${p.add(q.levels)}::text[])`);
+    if (!("keys" in q.visibility) && q.visibility.project) where.push(`(m.project = ${p.add(q.visibility.project)} OR m.level = 'user')`);
+    return where.join(" AND ");
+  }
+
+  /** tsquery OR-ing each word (english stemming) and CJK bigram ('simple'), all parameterised */
+  private tsquery(terms: string[], cjk: string[], p: Params): string | null {
+    const parts = [...terms.map((t) => `plainto_tsquery('english', ${p.add(t)})`), ...cjk.map((t) => `plainto_tsquery('simple', ${p.add(t)})`)];
+    return parts.length === 0 ? null : `(${parts.join(" || ")})`;
+  }
+
+  private async wordChannel(c: Q, q: SearchQuery, terms: string[], cjk: string[], limit: number): Promise<{ row: MemoryRow; rank: number }[]> {
+    const p = new Params();
+    const tq = this.tsquery(terms, cjk, p);
+    if (tq === null) return [];
+    const noContext = q.wordsOnly || !this.channels.context;
+    const doc = noContext ? `ts_filter(w.tsv, '{a,b,c}')` : "w.tsv";
+    const sql = `SELECT m.*, ts_rank('${RANK_WEIGHTS}', ${doc}, qq.q, 1) AS rank
+      FROM (SELECT ${tq} AS q) qq, memory_words w JOIN memories m ON m.rowid = w.rowid
+      WHERE w.tsv @@ qq.q${noContext ? ` AND ${doc} @@ qq.q` : ""} AND ${this.scope(q.visibility, p, "w")} AND ${this.filters(q, p)}
+      ORDER BY rank DESC, m.rowid DESC LIMIT ${Math.max(1, Math.floor(limit))}`;
+    const rows = (await c.query<MemoryRow & { rank: number }>(sql, p.values)).rows;
+    return rows.map((r) => ({ row: r, rank: r.rank }));
+  }
+
+  private async trigramChannel(c: Q, q: SearchQuery, subs: string[], limit: number): Promise<{ row: MemoryRow; rank: number }[]> {
+    const p = new Params();
+    const pats = subs.slice(0, 16).map((s) => ({ pat: p.add(likePattern(s)), len: s.length }));
+    if (pats.length === 0) return [];
+    const any = pats.map((x) => `m.content ILIKE ${x.pat}`).join(" OR ");
+    const score = pats.map((x) => `(CASE WHEN m.content ILIKE ${x.pat} THEN ${x.len} ELSE 0 END)`).join(" + ");
+    const sql = `SELECT m.*, (${score})::float8 / (1 + ln(1 + length(m.content))) AS rank FROM memories m
+      WHERE (${any}) AND ${this.scope(q.visibility, p, "m")} AND ${this.filters(q, p)}
+      ORDER BY rank DESC, m.rowid DESC LIMIT ${Math.max(1, Math.floor(limit))}`;
+    const rows = (await c.query<MemoryRow & { rank: number }>(sql, p.values)).rows;
+    return rows.map((r) => ({ row: r, rank: r.rank }));
+  }
+
+  /**
+   * DSQL word channel: no stored index, so it scans the requesting scope (vis_key/user_id are
+   * indexed) and counts the query words found in content (1) and tags (2). No stemming.
+   */
+  private async scanChannel(c: Q, q: SearchQuery, limit: number): Promise<{ row: MemoryRow; rank: number }[]> {
+    const words = [...new Set([...q.query.terms, ...q.query.cjk])].slice(0, 32);
+    if (words.length === 0) return [];
+    const p = new Params();
+    const pats = words.map((w) => p.add(likePattern(w)));
+    const tags = `coalesce((SELECT string_agg(tag, ' ') FROM memory_tags t WHERE t.memory_rowid = m.rowid), '')`;
+    const score = pats.map((x) => `(CASE WHEN lower(m.content) LIKE ${x} THEN 1 ELSE 0 END) + (CASE WHEN lower(${tags}) LIKE ${x} THEN 2 ELSE 0 END)`).join(" + ");
+    const sql = `SELECT * FROM (SELECT m.*, (${score})::float8 AS rank FROM memories m
+      WHERE ${this.scope(q.visibility, p, "m")} AND ${this.filters(q, p)}) s
+      WHERE s.rank > 0 ORDER BY s.rank DESC, s.rowid DESC LIMIT ${Math.max(1, Math.floor(limit))}`;
+    const rows = (await c.query<MemoryRow & { rank: number }>(sql, p.values)).rows;
+    return rows.map((r) => ({ row: r, rank: r.rank }));
+  }
+
+  async search(q: SearchQuery): Promise<SearchHit[]> {
+    return this.db.read(async (c) => {
+      const ch = this.channels;
+      const lex = q.query;
+      const depth = Math.max(q.limit, 10);
+      const deep = ch.session && !q.wordsOnly ? Math.max(depth, SESSION_DEPTH) : depth;
+      const lexicalDeep = this.fts ? await this.wordChannel(c, q, lex.terms, lex.cjk, deep) : await this.scanChannel(c, q, deep);
+      const lexical = lexicalDeep.slice(0, depth);
+      const session = ch.session && !q.wordsOnly ? await this.sessionChannel(c, lexicalDeep, depth) : [];
+      const needTri =
+        this.db.features.trigram && ch.trigram && !q.wordsOnly && lex.trigrams.length > 0 && lexical.length < Math.min(q.limit, TRIGRAM_WHEN_FEWER);
+      const tri = needTri ? await this.trigramChannel(c, q, lex.trigrams, depth) : [];
+      const vec = await this.vectorChannel(c, q, depth);
+      if (tri.length === 0 && session.length === 0 && vec.length === 0 && !ch.proximity && !ch.mmr) {
+        const top = lexical.slice(0, q.limit);
+        const recs = await this.hydrateAll(c, top.map((h) => h.row));
+        return top.map((h, i) => ({ record: recs[i]!, score: h.rank, channel: "lexical" as const }));
+      }
+      const asList = (hs: { row: MemoryRow }[]) => hs.map((h) => ({ key: h.row.rowid, item: h.row }));
+      let fused = rrf([
+        { name: "lexical", weight: 1, hits: asList(lexical) },
+        { name: "trigram", weight: 1, hits: asList(tri) },
+        { name: "session", weight: 1, hits: asList(session) },
+        { name: "vector", weight: this.vectorWeight, hits: asList(vec) },
+      ]).sort((a, b) => b.score - a.score || b.item.updated_at - a.item.updated_at);
+      if (ch.proximity) fused = proximityRerank(fused, lex.terms);
+      if (ch.mmr) fused = mmr(fused, q.limit);
+      const top = fused.slice(0, q.limit);
+      const recs = await this.hydrateAll(c, top.map((h) => h.item));
+      return top.map((h, i) => {
+        const lexicalHit = h.from.has("lexical") || h.from.has("session");
+        const triHit = h.from.has("trigram");
+        if (!lexicalHit && !triHit) return { record: recs[i]!, score: h.score, channel: "vector" as const };
+        return { record: recs[i]!, score: h.score, channel: lexicalHit && triHit ? ("both" as const) : lexicalHit ? ("lexical" as const) : ("trigram" as const) };
+      });
+    }, this.userOf(q.visibility));
+  }
+
+  /** Conversation channel: threads scored by their best few word hits, best conversation first. */
+  private async sessionChannel<T extends { row: MemoryRow; rank: number }>(c: Q, hits: T[], limit: number): Promise<T[]> {
+    if (hits.length === 0) return [];
+    const rows = await c.query<{ memory_rowid: number; thread_id: string }>(
+      `SELECT DISTINCT ON (memory_rowid) memory_rowid, thread_id FROM memory_sources
+       WHERE memory_rowid = ANY($1::bigint[]) AND thread_id IS NOT NULL ORDER BY memory_rowid, id`,
+      [hits.map((h) => h.row.rowid)],
+    );
+    const threads = new Map(rows.rows.map((r) => [r.memory_rowid, r.thread_id]));
+    const byThread = new Map<string, T[]>();
+    for (const h of hits) {
+      const t = threads.get(h.row.rowid) ?? `#${h.row.rowid}`;
+      (byThread.get(t) ?? byThread.set(t, []).get(t)!).push(h);
+    }
+    const score = (hs: T[]) => hs.slice(0, SESSION_TOP).reduce((s, h) => s + h.rank, 0);
+    return [...byThread.values()].sort((a, b) => score(b) - score(a)).flat().slice(0, limit);
+  }
+
+  async list(q: ListQuery): Promise<ListPage> {
+    return this.db.read(async (c) => {
+      const p = new Params();
+      const where = `${this.scope(q.visibility, p, "m")} AND ${this.filters(q, p)}`;
+      const total = (await c.query<{ n: number }>(`SELECT count(*) AS n FROM memories m WHERE ${where}`, p.values)).rows[0]!.n;
+      let cursorSql = "";
+      if (q.cursor) {
+        const cur = decodeCursor(q.cursor);
+        cursorSql = ` AND (m.updated_at, m.rowid) ${q.order === "newest" ? "<" : ">"} (${p.add(cur.t)}, ${p.add(cur.r)})`;
+      }
+      const dir = q.order === "newest" ? "DESC" : "ASC";
+      const limit = Math.max(1, Math.floor(q.limit));
+      const rows = (
+        await c.query<MemoryRow>(`SELECT m.* FROM memories m WHERE ${where}${cursorSql} ORDER BY m.updated_at ${dir}, m.rowid ${dir} LIMIT ${limit + 1}`, p.values)
+      ).rows;
+      const more = rows.length > limit;
+      const page = rows.slice(0, limit);
+      const last = page.at(-1);
+      return {
+        items: await this.hydrateAll(c, page),
+        nextCursor: more && last ? encodeCursor(last.updated_at, last.rowid) : null,
+        total,
+      };
+    }, this.userOf(q.visibility));
+  }
+
+  async *exportAll(visibility: Visibility): AsyncIterable<MemoryRecord> {
+    let cursor: string | undefined;
+    for (;;) {
+      const page = await this.list({
+        visibility,
+        statuses: ["pending", "active", "superseded", "expired"],
+        includeFlagged: true,
+        now: 0,
+        limit: 500,
+        cursor,
+        order: "oldest",
+      });
+      for (const r of page.items) yield r;
+      if (!page.nextCursor) return;
+      cursor = page.nextCursor;
+    }
+  }
+
+  /** Rebuild every word row from the memories table (after a bulk copy, e.g. `migrate --from`). */
+  async rebuildWordIndex(): Promise<number> {
+    if (!this.fts) return 0;
+    return asPgSystem(() => this.db.tx(async (c) => {
+      await c.query(`DELETE FROM memory_words`);
+      const rows = (await c.query<{ rowid: number }>(`SELECT rowid FROM memories WHERE status <> 'deleted' ORDER BY rowid`)).rows;
+      for (const r of rows) await this.writeWordRow(c, r.rowid);
+      return rows.length;
+    }));
+  }
+
+  /** The pool belongs to the backend, which ends it once for every store. */
+  close(): void {}
+
+  /** Rows → records with tags and sources, in three queries however many rows there are. */
+  private async hydrateAll(c: Q, rows: MemoryRow[]): Promise<MemoryRecord[]> {
+    if (rows.length === 0) return [];
+    const rowids = rows.map((r) => r.rowid);
+    const tags = new Map<number, string[]>();
+    for (const t of (await c.query<{ memory_rowid: number; tag: string }>(
+      `SELECT memory_rowid, tag FROM memory_tags WHERE memory_rowid = ANY($1::bigint[]) ORDER BY tag COLLATE "C"`,
+      [rowids],
+    )).rows) {
+      (tags.get(t.memory_rowid) ?? tags.set(t.memory_rowid, []).get(t.memory_rowid)!).push(t.tag);
+    }
+    const sourceRows = (
+      await c.query<{ id: number; memory_rowid: number; thread_id: string | null; tool_call_id: string | null; actor: string; at: number }>(
+        `SELECT * FROM memory_sources WHERE memory_rowid = ANY($1::bigint[]) ORDER BY id`,
+        [rowids],
+      )
+    ).rows;
+    const msgs = new Map<number, string[]>();
+    if (sourceRows.length > 0) {
+      for (const m of (await c.query<{ source_id: number; message_id: string }>(
+        `SELECT source_id, message_id FROM memory_source_messages WHERE source_id = ANY($1::bigint[]) ORDER BY source_id, ord`,
+        [sourceRows.map((s) => s.id)],
+      )).rows) {
+        (msgs.get(m.source_id) ?? msgs.set(m.source_id, []).get(m.source_id)!).push(m.message_id);
+      }
+    }
+    const sources = new Map<number, MemorySource[]>();
+    for (const s of sourceRows) {
+      (sources.get(s.memory_rowid) ?? sources.set(s.memory_rowid, []).get(s.memory_rowid)!).push({
+        threadId: s.thread_id,
+        toolCallId: s.tool_call_id,
+        actor: s.actor as Actor,
+        at: s.at,
+        messageIds: msgs.get(s.id) ?? [],
+      });
+    }
+    return rows.map((row) => ({
+      id: row.id,
+      lineageId: row.lineage_id,
+      scope: {
+        level: row.level as ScopeLevel,
+        user: row.user_id,
+        project: row.project,
+        session: row.session_id,
+        thread: row.thread_id,
+      } satisfies RecordScope,
+      kind: row.kind as MemoryKind,
+      content: row.content,
+      tags: tags.get(row.rowid) ?? [],
+      trust: row.trust as Trust,
+      confidence: row.confidence,
+      status: row.status as MemoryStatus,
+      flags: row.flags ? (row.flags.split(",") as SafetyFlag[]) : [],
+      version: row.version,
+      supersedes: row.supersedes,
+      validFrom: row.valid_from,
+      validTo: row.valid_to,
+      createdAt: row.created_at,
+      updatedAt: row.updated_at,
+      expiresAt: row.expires_at,
+      contentHash: row.content_hash ?? "",
+      sources: sources.get(row.rowid) ?? [],
+    }));
+  }
+}
+
+function encodeCursor(t: number, r: number): string {
+  return Buffer.from(`${t}:${r}`).toString("base64url");
+}
+
+function decodeCursor(c: string): { t: number; r: number } {
+  const [t, r] = Buffer.from(c, "base64url").toString().split(":").map(Number);
+  if (!Number.isFinite(t) || !Number.isFinite(r)) throw new StoreError("constraint", "invalid cursor");
+  return { t: t!, r: r! };
+}

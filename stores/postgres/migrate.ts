@@ -1,0 +1,153 @@
+// Versioned schema migrations for PostgreSQL. Applied versions are rows of schema_migrations;
+// the whole run holds a session advisory lock, so several servers starting at once migrate once
+// (the others wait, then find nothing left to do). Under the DSQL profile, which has neither
+// advisory locks nor multi-statement DDL transactions, every statement is its own idempotent
+// transaction (IF NOT EXISTS) retried on optimistic-concurrency conflicts.
+import type pg from "pg";
+import { StoreError } from "../traits.js";
+import { isRetryable, toStoreError, type PgDb } from "./pool.js";
+
+export interface PgMigration {
+  version: number;
+  name: string;
+  /** the step for the "postgres" profile: one transaction, may hold several statements */
+  sql: string;
+  /** the step under the "dsql" profile, statements separated by `;` at line ends; none: the step cannot run there */
+  dsql?: string;
+}
+
+/** any constant: the advisory lock key of migration runs ("imem" in ASCII) */
+const LOCK_KEY = 0x696d656d;
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export async function schemaVersionPg(q: Pick<pg.PoolClient, "query">): Promise<number> {
+  const r = await q.query<{ v: number | null }>(
+    `SELECT max(version)::int AS v FROM schema_migrations`,
+  );
+  return r.rows[0]?.v ?? 0;
+}
+
+/** Apply every step above the stored version (up to `target`); returns the versions applied. */
+export async function migratePg(db: PgDb, steps: PgMigration[], opts: { target?: number } = {}): Promise<number[]> {
+  const sorted = [...steps].sort((a, b) => a.version - b.version);
+  const seen = new Set<number>();
+  for (const s of sorted) {
+    if (seen.has(s.version)) throw new StoreError("schema", `two PostgreSQL migrations share version ${s.version}`);
+    seen.add(s.version);
+  }
+  const latest = sorted.at(-1)?.version ?? 0;
+  const goal = opts.target ?? latest;
+  try {
+    return db.profile === "dsql" ? await migrateDsql(db, sorted, latest, goal) : await migrateLocked(db, sorted, latest, goal);
+  } catch (e) {
+    throw toStoreError(e);
+  }
+}
+
+function tooNew(current: number, latest: number): StoreError {
+  return new StoreError(
+    "schema",
+    `database schema version ${current} is newer than this build understands (${latest}); upgrade infinity-memory`,
+  );
+}
+
+async function migrateLocked(db: PgDb, steps: PgMigration[], latest: number, goal: number): Promise<number[]> {
+  const c = await db.pool.connect();
+  const applied: number[] = [];
+  try {
+    await c.query(`SELECT pg_advisory_lock($1)`, [LOCK_KEY]);
+    try {
+      await c.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
+        version integer PRIMARY KEY, name text NOT NULL, applied_at bigint NOT NULL)`);
+      const current = await schemaVersionPg(c);
+      // Versions are sparse (memory 1–99, catalog 100–199): compare with the highest known.
+      if (current > latest) throw tooNew(current, latest);
+      const done = new Set((await c.query<{ version: number }>(`SELECT version FROM schema_migrations`)).rows.map((r) => r.version));
+      for (const s of steps) {
+        if (done.has(s.version) || s.version > goal) continue;
+        await c.query("BEGIN");
+        try {
+          await c.query(s.sql);
+          await c.query(`INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)`, [s.version, s.name, Date.now()]);
+          await c.query("COMMIT");
+        } catch (e) {
+          await c.query("ROLLBACK").catch(() => {});
+          throw new StoreError("schema", `migration ${s.version} (${s.name}) failed: ${(e as Error).message}`);
+        }
+        applied.push(s.version);
+        db.log.info(`postgres: applied migration ${s.version} (${s.name})`);
+      }
+    } finally {
+      await c.query(`SELECT pg_advisory_unlock($1)`, [LOCK_KEY]).catch(() => {});
+    }
+  } finally {
+    c.release();
+  }
+  return applied;
+}
+
+/** Statements of a DSQL step, each made idempotent so a rerun after a partial run converges. */
+export function dsqlStatements(sql: string): string[] {
+  return sql
+    .split(/;\s*(?:\n|$)/)
+    .map((s) => s.replace(/^\s*--.*$/gm, "").trim())
+    .filter((s) => s.length > 0)
+    .map((s) =>
+      s
+        .replace(/^CREATE TABLE (?!IF NOT EXISTS)/i, "CREATE TABLE IF NOT EXISTS ")
+        .replace(/^CREATE (UNIQUE )?INDEX (ASYNC )?(?!IF NOT EXISTS)/i, (_m, u: string | undefined, a: string | undefined) => `CREATE ${u ?? ""}INDEX ${a ?? ""}IF NOT EXISTS `),
+    );
+}
+
+async function runRetrying(db: PgDb, sql: string, params: unknown[] = []): Promise<void> {
+  for (let i = 1; ; i++) {
+    try {
+      await db.pool.query(sql, params);
+      return;
+    } catch (e) {
+      if (!isRetryable(e) || i >= 8) throw e;
+      await sleep(20 * 2 ** i * Math.random());
+    }
+  }
+}
+
+async function migrateDsql(db: PgDb, steps: PgMigration[], latest: number, goal: number): Promise<number[]> {
+  await runRetrying(db, `CREATE TABLE IF NOT EXISTS schema_migrations (
+    version integer PRIMARY KEY, name text NOT NULL, applied_at bigint NOT NULL)`);
+  const done = new Set((await db.pool.query<{ version: number }>(`SELECT version FROM schema_migrations`)).rows.map((r) => r.version));
+  const current = Math.max(0, ...done);
+  if (current > latest) throw tooNew(current, latest);
+  const applied: number[] = [];
+  let asyncIndexes = true;
+  for (const s of steps) {
+    if (done.has(s.version) || s.version > goal) continue;
+    if (s.dsql === undefined) {
+      throw new StoreError("schema", `migration ${s.version} (${s.name}) has no Aurora DSQL variant; this part of the schema cannot run under profile=dsql yet`);
+    }
+    for (const st of dsqlStatements(s.dsql)) {
+      let stmt = asyncIndexes ? st : st.replace(/^CREATE (UNIQUE )?INDEX ASYNC /i, "CREATE $1INDEX ");
+      try {
+        await runRetrying(db, stmt);
+      } catch (e) {
+        // Plain PostgreSQL (the profile's local test target) has no CREATE INDEX ASYNC.
+        if ((e as { code?: string }).code === "42601" && /INDEX ASYNC/i.test(stmt)) {
+          asyncIndexes = false;
+          db.log.info("postgres: server has no CREATE INDEX ASYNC (not Aurora DSQL); building DSQL-profile indexes synchronously");
+          stmt = stmt.replace(/^CREATE (UNIQUE )?INDEX ASYNC /i, "CREATE $1INDEX ");
+          await runRetrying(db, stmt);
+        } else {
+          throw new StoreError("schema", `migration ${s.version} (${s.name}) failed at: ${stmt.slice(0, 120)}: ${(e as Error).message}`);
+        }
+      }
+    }
+    await runRetrying(db, `INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3) ON CONFLICT (version) DO NOTHING`, [
+      s.version,
+      s.name,
+      Date.now(),
+    ]);
+    applied.push(s.version);
+    db.log.info(`postgres: applied migration ${s.version} (${s.name}) [dsql profile]`);
+  }
+  return applied;
+}

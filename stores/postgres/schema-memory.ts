@@ -1,0 +1,273 @@
+// PostgreSQL schema of the memory side: records, provenance, tags, edges, audit, the word index,
+// toolset toggles, root contexts, the LLM budget, the session index and the Infinity
+// conversation/state stores (versions 1–99; the catalog side owns 100–199 in schema-catalog.ts).
+// Append only: a released step is never edited. Table and column names mirror
+// stores/sqlite/migrations.ts so `infinity-memory migrate` copies rows by name; times are epoch
+// milliseconds (bigint), flags 0/1 integers, JSON documents text, as in SQLite.
+//
+// Each step has a "postgres" text and a "dsql" text (Aurora DSQL: no sequences, foreign keys,
+// triggers, extensions, GIN or tsvector columns; indexes built with CREATE INDEX ASYNC).
+import type { PgMigration } from "./migrate.js";
+
+type P = "postgres" | "dsql";
+
+const id = (p: P) => (p === "postgres" ? "bigserial" : "bigint");
+const fk = (p: P, ref: string) => (p === "postgres" ? ` REFERENCES ${ref} ON DELETE CASCADE` : "");
+const idx = (p: P) => (p === "postgres" ? "CREATE INDEX" : "CREATE INDEX ASYNC");
+/** partial indexes stay on PostgreSQL; DSQL gets the plain index */
+const where = (p: P, cond: string) => (p === "postgres" ? ` WHERE ${cond}` : "");
+
+function memoryCore(p: P): string {
+  return `
+CREATE TABLE memories (
+  rowid ${id(p)} PRIMARY KEY,
+  id text NOT NULL UNIQUE,
+  lineage_id text NOT NULL,
+  vis_key text NOT NULL,
+  level text NOT NULL CHECK (level IN ('user','project','session','thread')),
+  user_id text NOT NULL,
+  project text,
+  session_id text,
+  thread_id text,
+  kind text NOT NULL CHECK (kind IN ('fact','preference','project','lesson','procedure','note')),
+  content text NOT NULL,
+  trust text NOT NULL CHECK (trust IN ('user_confirmed','user_stated','model_inferred','tool_output','imported')),
+  confidence double precision NOT NULL CHECK (confidence >= 0 AND confidence <= 1),
+  status text NOT NULL CHECK (status IN ('pending','active','superseded','expired','deleted')),
+  flags text NOT NULL DEFAULT '',
+  version integer NOT NULL,
+  supersedes text,
+  valid_from bigint,
+  valid_to bigint,
+  created_at bigint NOT NULL,
+  updated_at bigint NOT NULL,
+  expires_at bigint,
+  content_hash text
+);
+${idx(p)} memories_dup ON memories (vis_key, content_hash)${where(p, "status <> 'deleted'")};
+${idx(p)} memories_user_time ON memories (user_id, updated_at);
+${idx(p)} memories_vis_time ON memories (vis_key, updated_at);
+${idx(p)} memories_lineage ON memories (lineage_id, version);
+${idx(p)} memories_expiry ON memories (expires_at)${where(p, "expires_at IS NOT NULL AND status IN ('active','pending')")};
+
+-- user_id is repeated on the child tables so row-level security can key on it without a join
+-- (default '' only for bulk copies from SQLite, which rebuildDerivedData() then fills in).
+CREATE TABLE memory_tags (
+  memory_rowid bigint NOT NULL${fk(p, "memories(rowid)")},
+  user_id text NOT NULL DEFAULT '',
+  tag text NOT NULL,
+  PRIMARY KEY (memory_rowid, tag)
+);
+
+CREATE TABLE memory_sources (
+  id ${id(p)} PRIMARY KEY,
+  memory_rowid bigint NOT NULL${fk(p, "memories(rowid)")},
+  user_id text NOT NULL DEFAULT '',
+  thread_id text,
+  tool_call_id text,
+  actor text NOT NULL CHECK (actor IN ('user','model','tool','import')),
+  at bigint NOT NULL
+);
+${idx(p)} memory_sources_memory ON memory_sources (memory_rowid);
+${idx(p)} memory_sources_call ON memory_sources (thread_id, tool_call_id)${where(p, "tool_call_id IS NOT NULL")};
+${idx(p)} memory_sources_thread ON memory_sources (thread_id, memory_rowid)${where(p, "thread_id IS NOT NULL")};
+
+CREATE TABLE memory_source_messages (
+  source_id bigint NOT NULL${fk(p, "memory_sources(id)")},
+  ord integer NOT NULL,
+  message_id text NOT NULL,
+  PRIMARY KEY (source_id, ord)
+);
+
+CREATE TABLE edges (
+  src text NOT NULL,
+  dst text NOT NULL,
+  relation text NOT NULL CHECK (relation IN ('supersedes','conflicts_with','derived_from')),
+  at bigint NOT NULL,
+  PRIMARY KEY (src, dst, relation)
+);
+${idx(p)} edges_dst ON edges (dst);
+
+CREATE TABLE audit_log (
+  seq ${id(p)} PRIMARY KEY,
+  at bigint NOT NULL,
+  actor text NOT NULL,
+  action text NOT NULL,
+  target_kind text NOT NULL,
+  target_id text NOT NULL,
+  detail text NOT NULL
+);
+${idx(p)} audit_target ON audit_log (target_id, seq);
+${
+  p === "postgres"
+    ? `
+CREATE FUNCTION audit_log_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN RAISE EXCEPTION 'audit_log is append-only'; END $$;
+CREATE TRIGGER audit_no_update BEFORE UPDATE OR DELETE ON audit_log
+  FOR EACH ROW EXECUTE FUNCTION audit_log_append_only();
+
+-- Word channel: content (weight B), tags (A), CJK bigrams (C, 'simple' parser), neighbour context
+-- and date words (D). Rebuilt by the store whenever a neighbour changes (see pg memory-store.ts).
+CREATE TABLE memory_words (
+  rowid bigint PRIMARY KEY${fk(p, "memories(rowid)")},
+  user_id text NOT NULL,
+  vis_key text NOT NULL,
+  tsv tsvector NOT NULL
+);
+CREATE INDEX memory_words_tsv ON memory_words USING gin (tsv);
+CREATE INDEX memory_words_vis ON memory_words (vis_key);`
+    : ""
+}`;
+}
+
+function small(p: P): string {
+  return `
+CREATE TABLE toolset_toggles (
+  toolset text NOT NULL,
+  thread_id text NOT NULL,
+  enabled integer NOT NULL CHECK (enabled IN (0,1)),
+  updated_at bigint NOT NULL,
+  PRIMARY KEY (toolset, thread_id)
+);
+
+CREATE TABLE root_contexts (
+  root_thread_id text PRIMARY KEY,
+  user_id text NOT NULL,
+  project text,
+  updated_at bigint NOT NULL
+);
+
+CREATE TABLE llm_budget (
+  day text PRIMARY KEY,
+  calls integer NOT NULL
+);
+${p === "dsql" ? "" : ""}`;
+}
+
+function sessions(p: P): string {
+  return `
+CREATE TABLE session_sources (
+  id ${id(p)} PRIMARY KEY,
+  kind text NOT NULL CHECK (kind IN ('infinity-files','sqlite')),
+  location text NOT NULL,
+  UNIQUE (kind, location)
+);
+
+CREATE TABLE session_threads (
+  source_id bigint NOT NULL${fk(p, "session_sources(id)")},
+  thread_id text NOT NULL,
+  root_thread_id text NOT NULL,
+  user_id text NOT NULL,
+  cwd text,
+  indexed_count integer NOT NULL DEFAULT 0,
+  fingerprint text,
+  updated_at bigint NOT NULL,
+  PRIMARY KEY (source_id, thread_id)
+);
+${idx(p)} session_threads_root ON session_threads (source_id, root_thread_id);
+
+CREATE TABLE session_messages (
+  rowid ${id(p)} PRIMARY KEY,
+  source_id bigint NOT NULL${fk(p, "session_sources(id)")},
+  thread_id text NOT NULL,
+  root_thread_id text NOT NULL,
+  ord integer NOT NULL,
+  message_id text NOT NULL,
+  role text NOT NULL,
+  text text NOT NULL,
+  vis_key text NOT NULL,
+  user_id text NOT NULL DEFAULT '',
+  at bigint NOT NULL,${p === "postgres" ? "\n  tsv tsvector NOT NULL DEFAULT ''::tsvector," : ""}
+  UNIQUE (source_id, thread_id, ord)
+);
+${idx(p)} session_messages_vis ON session_messages (vis_key, rowid);
+${p === "postgres" ? "CREATE INDEX session_messages_tsv ON session_messages USING gin (tsv);" : ""}
+
+CREATE TABLE session_suppressed (
+  source_id bigint NOT NULL,
+  thread_id text NOT NULL,
+  message_id text NOT NULL,
+  PRIMARY KEY (source_id, thread_id, message_id)
+);`;
+}
+
+const conversations = (p: P) => `
+CREATE TABLE conv_threads (
+  thread_id text PRIMARY KEY,
+  parent_thread_id text,
+  root_thread_id text NOT NULL,
+  spawn_message_order integer CHECK (spawn_message_order >= 0),
+  spawn_tool_call_id text,
+  closed integer NOT NULL DEFAULT 0 CHECK (closed IN (0,1)),
+  is_subscription_event integer NOT NULL DEFAULT 0 CHECK (is_subscription_event IN (0,1)),
+  is_compaction integer NOT NULL DEFAULT 0 CHECK (is_compaction IN (0,1))
+);
+${idx(p)} conv_threads_root ON conv_threads (root_thread_id);
+
+CREATE TABLE conv_messages (
+  thread_id text NOT NULL,
+  ord integer NOT NULL CHECK (ord >= 0),
+  message_id text NOT NULL,
+  kind text NOT NULL CHECK (kind IN ('user','assistant','tool_call','tool_result','subscription_event')),
+  body text NOT NULL,
+  PRIMARY KEY (thread_id, ord)
+);
+${idx(p)} conv_messages_message_id ON conv_messages (thread_id, message_id);
+
+CREATE TABLE conv_compactions (
+  thread_id text NOT NULL,
+  seq integer NOT NULL,
+  summary text NOT NULL,
+  up_to_order integer NOT NULL CHECK (up_to_order >= 0),
+  PRIMARY KEY (thread_id, seq)
+);
+
+CREATE TABLE state_processed_ids (
+  thread_id text NOT NULL,
+  kind text NOT NULL CHECK (kind IN ('message','tool_call')),
+  id text NOT NULL,
+  PRIMARY KEY (thread_id, kind, id)
+);
+
+CREATE TABLE state_metadata (
+  root_thread_id text PRIMARY KEY,
+  value text NOT NULL
+);
+
+CREATE TABLE state_subscriptions (
+  thread_id text NOT NULL,
+  tool_call_id text NOT NULL,
+  seq integer NOT NULL,
+  PRIMARY KEY (thread_id, tool_call_id)
+);
+
+CREATE TABLE state_user_choices (
+  thread_id text NOT NULL,
+  choice_id text NOT NULL,
+  seq integer NOT NULL,
+  body text NOT NULL,
+  PRIMARY KEY (thread_id, choice_id)
+);`;
+
+function step(version: number, name: string, ddl: (p: P) => string): PgMigration {
+  return { version, name, sql: ddl("postgres"), dsql: ddl("dsql") };
+}
+
+export const MEMORY_MIGRATIONS: PgMigration[] = [
+  step(1, "memory records, sources, tags, edges, audit, word index", memoryCore),
+  step(2, "toolset toggles, root contexts, LLM budget", small),
+  step(3, "session search index", sessions),
+  step(4, "Infinity conversation and state stores", conversations),
+];
+
+/** Tables whose rows belong to one user (column user_id): the row-level security set. */
+export const USER_SCOPED_TABLES = [
+  "memories",
+  "memory_tags",
+  "memory_sources",
+  "memory_words",
+  "memory_vectors",
+  "session_threads",
+  "session_messages",
+  "root_contexts",
+] as const;

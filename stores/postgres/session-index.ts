@@ -1,0 +1,269 @@
+// PostgreSQL session index: conversation messages copied from an Infinity store, searchable by
+// the user who owns the session (the user's key is part of every lookup), with the semantics of
+// stores/sqlite/session-index.ts. Full text: a tsvector column with a GIN index; under the DSQL
+// profile a substring scan over the user's messages.
+import { visibilityKey } from "../../core/memory/scope.js";
+import { cjkBigrams } from "../../core/retrieval/analyze.js";
+import type { IndexedMessage, LexicalQuery, SessionHit, SessionIndexStore, SessionThreadState } from "../traits.js";
+import type { PgDb, Q } from "./pool.js";
+
+interface Row {
+  rowid: number;
+  source_id: number;
+  thread_id: string;
+  root_thread_id: string;
+  ord: number;
+  message_id: string;
+  role: string;
+  text: string;
+  at: number;
+  rank?: number;
+}
+
+function userKeyOf(user: string): string {
+  return visibilityKey({ level: "user", user, project: null, session: null, thread: null });
+}
+
+/** A message counts as quoted when this much of its (normalised) start appears elsewhere. */
+const QUOTE_CHARS = 120;
+const MIN_QUOTE_CHARS = 24;
+const TSV = `setweight(to_tsvector('english', $TEXT), 'A') || setweight(to_tsvector('simple', $CJK), 'B')`;
+const likePattern = (s: string) => `%${s.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+const norm = (t: string) => t.normalize("NFKC").toLowerCase().replace(/\s+/g, " ").trim();
+
+function toHit(r: Row): SessionHit {
+  return {
+    sourceId: r.source_id,
+    threadId: r.thread_id,
+    rootThreadId: r.root_thread_id,
+    ord: r.ord,
+    messageId: r.message_id,
+    role: r.role,
+    text: r.text,
+    at: r.at,
+    score: r.rank ?? 0,
+  };
+}
+
+export class PgSessionIndex implements SessionIndexStore {
+  private readonly fts: boolean;
+
+  constructor(private readonly db: PgDb) {
+    this.fts = db.profile === "postgres";
+  }
+
+  async sourceId(kind: "infinity-files" | "sqlite", location: string): Promise<number> {
+    const dsql = this.db.profile === "dsql";
+    const rows = await this.db.query<{ id: number }>(
+      `INSERT INTO session_sources (${dsql ? "id, " : ""}kind, location) VALUES (${dsql ? "$3, " : ""}$1, $2)
+       ON CONFLICT (kind, location) DO UPDATE SET kind = excluded.kind RETURNING id`,
+      [kind, location, ...(dsql ? [this.db.rowIds.next()] : [])],
+    );
+    return rows[0]!.id;
+  }
+
+  async threadState(sourceId: number, threadId: string): Promise<SessionThreadState | null> {
+    const r = (
+      await this.db.query<{ indexed_count: number; fingerprint: string | null }>(
+        `SELECT indexed_count, fingerprint FROM session_threads WHERE source_id = $1 AND thread_id = $2`,
+        [sourceId, threadId],
+      )
+    )[0];
+    return r ? { indexedCount: r.indexed_count, fingerprint: r.fingerprint } : null;
+  }
+
+  async append(
+    sourceId: number,
+    thread: { threadId: string; rootThreadId: string; user: string; cwd: string | null },
+    messages: IndexedMessage[],
+    indexedCount: number,
+    fingerprint: string | null,
+    at: number,
+  ): Promise<number> {
+    const key = userKeyOf(thread.user);
+    const dsql = this.db.profile === "dsql";
+    return this.db.tx(async (c) => {
+      const suppressed = new Set(
+        (
+          await c.query<{ message_id: string }>(`SELECT message_id FROM session_suppressed WHERE source_id = $1 AND thread_id = $2`, [sourceId, thread.threadId])
+        ).rows.map((r) => r.message_id),
+      );
+      let added = 0;
+      for (const m of messages) {
+        if (suppressed.has(m.messageId) || m.text.trim().length === 0) continue;
+        const cols = ["source_id", "thread_id", "root_thread_id", "ord", "message_id", "role", "text", "vis_key", "user_id", "at"];
+        const vals: unknown[] = [sourceId, thread.threadId, thread.rootThreadId, m.ord, m.messageId, m.role, m.text, key, thread.user, at];
+        const exprs = vals.map((_, i) => `$${i + 1}`);
+        if (this.fts) {
+          vals.push(cjkBigrams(m.text).join(" "));
+          cols.push("tsv");
+          exprs.push(TSV.replace("$TEXT", "$7").replace("$CJK", `$${vals.length}`));
+        }
+        if (dsql) {
+          vals.push(this.db.rowIds.next());
+          cols.push("rowid");
+          exprs.push(`$${vals.length}`);
+        }
+        const r = await c.query(
+          `INSERT INTO session_messages (${cols.join(", ")}) VALUES (${exprs.join(", ")})
+           ON CONFLICT (source_id, thread_id, ord) DO NOTHING`,
+          vals,
+        );
+        added += r.rowCount ?? 0;
+      }
+      await c.query(
+        `INSERT INTO session_threads (source_id, thread_id, root_thread_id, user_id, cwd, indexed_count, fingerprint, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+         ON CONFLICT (source_id, thread_id) DO UPDATE SET root_thread_id = excluded.root_thread_id, user_id = excluded.user_id,
+           cwd = excluded.cwd, indexed_count = excluded.indexed_count, fingerprint = excluded.fingerprint, updated_at = excluded.updated_at`,
+        [sourceId, thread.threadId, thread.rootThreadId, thread.user, thread.cwd, indexedCount, fingerprint, at],
+      );
+      return added;
+    }, thread.user);
+  }
+
+  async resetThread(sourceId: number, threadId: string): Promise<void> {
+    await this.db.tx(async (c) => {
+      await c.query(`DELETE FROM session_messages WHERE source_id = $1 AND thread_id = $2`, [sourceId, threadId]);
+      await c.query(`DELETE FROM session_threads WHERE source_id = $1 AND thread_id = $2`, [sourceId, threadId]);
+    });
+  }
+
+  async search(q: { user: string; query: LexicalQuery; rootThreadId?: string | undefined; excludeRootThreadId?: string | undefined; limit: number }): Promise<SessionHit[]> {
+    const terms = q.query.terms;
+    const cjk = q.query.cjk;
+    if (terms.length === 0 && cjk.length === 0) return [];
+    const params: unknown[] = [userKeyOf(q.user)];
+    const add = (v: unknown) => {
+      params.push(v);
+      return `$${params.length}`;
+    };
+    let extra = "";
+    if (q.rootThreadId) extra += ` AND m.root_thread_id = ${add(q.rootThreadId)}`;
+    if (q.excludeRootThreadId) extra += ` AND m.root_thread_id <> ${add(q.excludeRootThreadId)}`;
+    const limit = Math.max(1, Math.floor(q.limit));
+    let sql: string;
+    if (this.fts) {
+      const tq = [...terms.map((t) => `plainto_tsquery('english', ${add(t)})`), ...cjk.map((t) => `plainto_tsquery('simple', ${add(t)})`)].join(" || ");
+      sql = `SELECT m.*, ts_rank(m.tsv, qq.q, 1) AS rank FROM (SELECT (${tq}) AS q) qq, session_messages m
+        WHERE m.vis_key = $1 AND m.tsv @@ qq.q${extra} ORDER BY rank DESC, m.rowid LIMIT ${limit}`;
+    } else {
+      const score = [...terms, ...cjk].slice(0, 32).map((t) => `(CASE WHEN lower(m.text) LIKE ${add(likePattern(t))} THEN 1 ELSE 0 END)`).join(" + ");
+      sql = `SELECT * FROM (SELECT m.*, (${score})::float8 AS rank FROM session_messages m WHERE m.vis_key = $1${extra}) s
+        WHERE s.rank > 0 ORDER BY s.rank DESC, s.rowid LIMIT ${limit}`;
+    }
+    return (await this.db.query<Row>(sql, params, q.user)).map(toHit);
+  }
+
+  async window(sourceId: number, threadId: string, fromOrd: number, toOrd: number): Promise<SessionHit[]> {
+    return (
+      await this.db.query<Row>(
+        `SELECT * FROM session_messages WHERE source_id = $1 AND thread_id = $2 AND ord BETWEEN $3 AND $4 ORDER BY ord`,
+        [sourceId, threadId, fromOrd, toOrd],
+      )
+    ).map(toHit);
+  }
+
+  async find(sourceId: number | null, threadId: string, ref: { ord?: number; messageId?: string }, user: string): Promise<SessionHit | null> {
+    const byMid = ref.messageId !== undefined;
+    const r = (
+      await this.db.query<Row>(
+        `SELECT * FROM session_messages WHERE ($1::bigint IS NULL OR source_id = $1) AND thread_id = $2
+         AND ${byMid ? "message_id = $3" : "ord = $3"} AND vis_key = $4 ORDER BY rowid LIMIT 1`,
+        [sourceId, threadId, byMid ? ref.messageId : (ref.ord ?? 0), userKeyOf(user)],
+        user,
+      )
+    )[0];
+    return r ? toHit(r) : null;
+  }
+
+  /** Messages of the user holding every word (and CJK bigram) of `needle`: the exact check follows. */
+  private async candidates(c: Q, key: string, needle: string): Promise<Row[]> {
+    const words = [...new Set(needle.match(/[\p{L}\p{N}]{3,}/gu) ?? [])].slice(0, 8);
+    const cjk = cjkBigrams(needle).slice(0, 8);
+    if (words.length === 0 && cjk.length === 0) return [];
+    if (this.fts) {
+      const parts: string[] = [];
+      const params: unknown[] = [key];
+      if (words.length) {
+        params.push(words.join(" "));
+        parts.push(`m.tsv @@ plainto_tsquery('english', $${params.length})`);
+      }
+      if (cjk.length) {
+        params.push(cjk.join(" "));
+        parts.push(`m.tsv @@ plainto_tsquery('simple', $${params.length})`);
+      }
+      return (await c.query<Row>(`SELECT m.* FROM session_messages m WHERE m.vis_key = $1 AND (${parts.join(" OR ")})`, params)).rows;
+    }
+    const pats = [...words, ...cjk].map((w) => likePattern(w));
+    return (
+      await c.query<Row>(`SELECT m.* FROM session_messages m WHERE m.vis_key = $1 AND lower(m.text) LIKE ALL($2::text[])`, [key, pats])
+    ).rows;
+  }
+
+  async purgeContaining(user: string, texts: string[]): Promise<number> {
+    const key = userKeyOf(user);
+    return this.db.tx(async (c) => {
+      const purged: Row[] = [];
+      const purgeRow = async (r: Row) => {
+        await c.query(`DELETE FROM session_messages WHERE rowid = $1`, [r.rowid]);
+        await c.query(`INSERT INTO session_suppressed (source_id, thread_id, message_id) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, [
+          r.source_id,
+          r.thread_id,
+          r.message_id,
+        ]);
+        purged.push(r);
+      };
+      const round = async (needles: string[]): Promise<Row[]> => {
+        const found: Row[] = [];
+        for (const raw of needles) {
+          const needle = norm(raw);
+          if (needle.length === 0) continue;
+          for (const r of await this.candidates(c, key, needle)) {
+            if (purged.some((p) => p.rowid === r.rowid) || !norm(r.text).includes(needle)) continue;
+            await purgeRow(r);
+            found.push(r);
+          }
+        }
+        return found;
+      };
+      // 1. messages that carry the forgotten text (the remember call, results that echoed it)
+      const first = await round(texts);
+      // 2. the user turn that led to a remember call: what the memory was made from
+      for (const r of first.filter((x) => x.role === "tool_call")) {
+        const prev = (
+          await c.query<Row>(
+            `SELECT * FROM session_messages WHERE source_id = $1 AND thread_id = $2 AND ord < $3 AND role = 'user' ORDER BY ord DESC LIMIT 1`,
+            [r.source_id, r.thread_id, r.ord],
+          )
+        ).rows[0];
+        if (prev && !purged.some((p) => p.rowid === prev.rowid)) await purgeRow(prev);
+      }
+      // 3. messages that quote a purged message (e.g. an earlier session_search result)
+      await round(purged.map((r) => norm(r.text).slice(0, QUOTE_CHARS)).filter((t) => t.length >= MIN_QUOTE_CHARS));
+      return purged.length;
+    }, user);
+  }
+
+  async counts(): Promise<{ threads: number; messages: number }> {
+    return (await this.db.query<{ threads: number; messages: number }>(
+      `SELECT (SELECT count(*) FROM session_threads) AS threads, (SELECT count(*) FROM session_messages) AS messages`,
+    ))[0]!;
+  }
+
+  /** Recompute every message's tsvector (after a bulk copy, e.g. `migrate --from`). */
+  async rebuildIndex(): Promise<number> {
+    if (!this.fts) return 0;
+    return this.db.tx(async (c) => {
+      const rows = (await c.query<{ rowid: number; text: string }>(`SELECT rowid, text FROM session_messages`)).rows;
+      for (const r of rows) {
+        await c.query(`UPDATE session_messages SET tsv = ${TSV.replace("$TEXT", "$2").replace("$CJK", "$3")} WHERE rowid = $1`, [
+          r.rowid,
+          r.text,
+          cjkBigrams(r.text).join(" "),
+        ]);
+      }
+      return rows.length;
+    });
+  }
+}

@@ -1,0 +1,132 @@
+// MemoryStore conformance on PostgreSQL: the full profile (tsvector + GIN, pg_trgm) and the
+// Aurora DSQL profile (no extensions, no GIN: the scoped substring scan) on the same server.
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { DSQL_MAX_BATCH, PgMemoryStore } from "../../stores/postgres/memory-store.js";
+import type { PgDb } from "../../stores/postgres/pool.js";
+import { analyzeQuery } from "../../core/retrieval/analyze.js";
+import { MEMORY_MIGRATIONS } from "../../stores/postgres/schema-memory.js";
+import { openPg } from "../../stores/postgres/setup.js";
+import { createTestDatabase, describePg } from "../helpers/postgres.js";
+import { mem, memoryConformance } from "../stores/memory-conformance.js";
+
+for (const profile of ["postgres", "dsql"] as const) {
+  describePg(`postgres memory store (${profile} profile)`, (base) => {
+    let db: PgDb;
+    let drop: () => Promise<void>;
+    beforeAll(async () => {
+      const t = await createTestDatabase(base(), `mem_${profile}`);
+      drop = t.drop;
+      // the memory side only: the catalog steps (PG-B) carry no DSQL variant
+      db = await openPg(t.url, { profile, max: 4, migrations: MEMORY_MIGRATIONS });
+    });
+    afterAll(async () => {
+      await db?.close();
+      await drop?.();
+    });
+    // one database per file; each test starts from empty tables
+    memoryConformance(
+      `postgres/${profile}`,
+      async () => {
+        await db.pool.query(`TRUNCATE memories, memory_tags, memory_sources, memory_source_messages, edges RESTART IDENTITY CASCADE`);
+        await db.pool.query(`ALTER TABLE audit_log DISABLE TRIGGER USER`).catch(() => {});
+        await db.pool.query(`DELETE FROM audit_log`);
+        await db.pool.query(`ALTER TABLE audit_log ENABLE TRIGGER USER`).catch(() => {});
+        return { store: new PgMemoryStore(db), close: async () => {} };
+      },
+      profile === "dsql" ? { stemming: false, partialWords: true, context: false } : {},
+    );
+
+    if (profile === "dsql") {
+      it("refuses an insertMany larger than a DSQL transaction may write, naming the batch size", async () => {
+        const store = new PgMemoryStore(db);
+        const items = Array.from({ length: DSQL_MAX_BATCH + 1 }, (_, i) => {
+          const rec = mem(`bulk ${i}`);
+          return { rec, audit: { at: 1, actor: "import", action: "create" as const, targetKind: "memory" as const, targetId: rec.id, detail: {} } };
+        });
+        await expect(store.insertMany(items)).rejects.toMatchObject({ code: "constraint", message: expect.stringMatching(/at most 400 per batch/) });
+        expect((await store.insertMany(items.slice(0, 3))).map((o) => o.status)).toEqual(["created", "created", "created"]);
+      });
+    }
+  });
+}
+
+describePg("postgres memory store: forget leaves no trace in any table", (base) => {
+  let db: PgDb;
+  let drop: () => Promise<void>;
+  beforeAll(async () => {
+    const t = await createTestDatabase(base(), "purge");
+    drop = t.drop;
+    db = await openPg(t.url, { max: 2, migrations: MEMORY_MIGRATIONS });
+  });
+  afterAll(async () => {
+    await db?.close();
+    await drop?.();
+  });
+
+  /** every text-like column of every table in the schema, searched for `needle` */
+  async function tablesHolding(needle: string): Promise<string[]> {
+    const cols = (
+      await db.pool.query<{ table_name: string; column_name: string }>(
+        `SELECT table_name, column_name FROM information_schema.columns
+         WHERE table_schema = current_schema() AND data_type IN ('text', 'tsvector', 'character varying')`,
+      )
+    ).rows;
+    const hits: string[] = [];
+    for (const c of cols) {
+      const r = await db.pool.query(`SELECT 1 FROM ${c.table_name} WHERE ${c.column_name}::text ILIKE $1 LIMIT 1`, [`%${needle}%`]);
+      if (r.rowCount) hits.push(`${c.table_name}.${c.column_name}`);
+    }
+    return hits;
+  }
+
+  it("content, tags, word index (tsvector) and neighbours' context are purged", async () => {
+    const store = new PgMemoryStore(db);
+    const thread = { threadId: "conv-x", messageIds: ["m9"], toolCallId: null, actor: "user" as const, at: 1 };
+    const secret = mem("My passport number is quokkazebra77", { tags: ["quokkatag"], source: { ...thread, toolCallId: "a" } });
+    const next = mem("I travel next week", { source: { ...thread, toolCallId: "b" } });
+    await store.insert(secret, { at: 1, actor: "u", action: "create", targetKind: "memory", targetId: secret.id, detail: {} });
+    await store.insert(next, { at: 1, actor: "u", action: "create", targetKind: "memory", targetId: next.id, detail: {} });
+    expect((await tablesHolding("quokkazebra")).sort()).toEqual(["memories.content", "memory_words.tsv"]);
+    expect(await tablesHolding("quokkatag")).toEqual(["memory_tags.tag", "memory_words.tsv"]);
+    await store.forget([secret.id], { at: 2, actor: "u", action: "forget", targetKind: "memory", targetId: secret.id, detail: {} });
+    expect(await tablesHolding("quokkazebra")).toEqual([]);
+    expect(await tablesHolding("quokkatag")).toEqual([]);
+    // the neighbour's word row was rebuilt without the forgotten text, and is still searchable
+    const row = (await db.pool.query(`SELECT w.tsv::text AS t FROM memory_words w JOIN memories m ON m.rowid = w.rowid WHERE m.id = $1`, [next.id])).rows[0];
+    expect(row.t).toMatch(/travel/);
+  });
+});
+
+describePg("postgres memory store: several servers writing one conversation", (base) => {
+  let url = "";
+  let drop: () => Promise<void>;
+  let admin: PgDb;
+  beforeAll(async () => {
+    const t = await createTestDatabase(base(), "conc");
+    url = t.url;
+    drop = t.drop;
+    admin = await openPg(url, { max: 2, migrations: MEMORY_MIGRATIONS });
+  });
+  afterAll(async () => {
+    await admin?.close();
+    await drop?.();
+  });
+
+  it("4 pools × 10 concurrent writes into one thread: every write lands once, every word row is there", async () => {
+    const servers = await Promise.all(Array.from({ length: 4 }, () => openPg(url, { max: 5, migrations: MEMORY_MIGRATIONS })));
+    try {
+      const recs = Array.from({ length: 40 }, (_, i) => mem(`Turn ${i} about the pelican migration`, { source: { threadId: "shared", messageIds: [], toolCallId: `c${i}`, actor: "model", at: i } }));
+      await Promise.all(
+        recs.map((r, i) => new PgMemoryStore(servers[i % 4]!).insert(r, { at: 1, actor: "m", action: "create", targetKind: "memory", targetId: r.id, detail: {} })),
+      );
+      const n = await admin.query<{ m: number; w: number }>(`SELECT (SELECT count(*) FROM memories)::int AS m, (SELECT count(*) FROM memory_words)::int AS w`);
+      expect(n[0]).toEqual({ m: 40, w: 40 });
+      const store = new PgMemoryStore(admin);
+      const ids = new Set(recs.map((r) => r.id));
+      const hits = await store.search({ visibility: { owner: "alice" }, query: analyzeQuery("pelican"), statuses: ["active"], includeFlagged: false, now: 10, limit: 50 });
+      expect(hits.filter((h) => ids.has(h.record.id))).toHaveLength(40);
+    } finally {
+      for (const s of servers) await s.close();
+    }
+  });
+});

@@ -1,0 +1,118 @@
+// Migration runner: versioned steps under an advisory lock (servers starting together migrate
+// once), a clear refusal of a newer schema, the DSQL profile's DDL, and error mapping.
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { dsqlStatements, migratePg } from "../../stores/postgres/migrate.js";
+import { PG_MIGRATIONS } from "../../stores/postgres/migrations.js";
+import { PgDb, parsePgUrl, toStoreError } from "../../stores/postgres/pool.js";
+import { MEMORY_MIGRATIONS } from "../../stores/postgres/schema-memory.js";
+import { openPg } from "../../stores/postgres/setup.js";
+import { StoreError } from "../../stores/traits.js";
+import { createTestDatabase, describePg } from "../helpers/postgres.js";
+
+describe("postgres migration units", () => {
+  it("memory versions stay within 1–99 and every step has a DSQL variant", () => {
+    for (const m of MEMORY_MIGRATIONS) {
+      expect(m.version).toBeGreaterThanOrEqual(1);
+      expect(m.version).toBeLessThanOrEqual(99);
+      expect(m.dsql).toBeDefined();
+    }
+    expect(new Set(PG_MIGRATIONS.map((m) => m.version)).size).toBe(PG_MIGRATIONS.length);
+  });
+
+  it("the DSQL DDL uses only what Aurora DSQL supports", () => {
+    const all = MEMORY_MIGRATIONS.flatMap((m) => dsqlStatements(m.dsql!));
+    const text = all.join("\n");
+    for (const banned of [/serial/i, /REFERENCES/i, /USING gin/i, /TRIGGER/i, /plpgsql/i, /tsvector/i, /CREATE EXTENSION/i, /\bjsonb?\b/i]) {
+      expect(text).not.toMatch(banned);
+    }
+    for (const st of all) {
+      // one statement per transaction, idempotent; indexes built asynchronously, no partial ones
+      expect(st).toMatch(/^(CREATE TABLE IF NOT EXISTS|CREATE (UNIQUE )?INDEX ASYNC IF NOT EXISTS)/);
+      if (/INDEX/.test(st)) expect(st).not.toMatch(/\)\s*WHERE/);
+    }
+  });
+
+  it("URL settings are read and stripped; bad ones are refused with the fix", () => {
+    const p = parsePgUrl("postgres://u:pw@h:5432/db?rls=1&profile=dsql&pool_max=7&sslmode=require");
+    expect(p).toEqual({ connectionString: "postgres://u:pw@h:5432/db?sslmode=require", rls: true, profile: "dsql", max: 7 });
+    expect(() => parsePgUrl("postgres://h/db?profile=oracle")).toThrow(/profile=postgres or profile=dsql/);
+    expect(() => parsePgUrl("postgres://h/db?pool_max=0")).toThrow(/pool_max/);
+  });
+
+  it("maps server errors onto StoreError codes", () => {
+    expect(toStoreError(Object.assign(new Error("dup"), { code: "23505", constraint: "memories_id_key" }))).toMatchObject({ code: "constraint" });
+    expect(toStoreError(Object.assign(new Error("no table"), { code: "42P01" }))).toMatchObject({ code: "schema" });
+    expect(toStoreError(Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:1"), { code: "ECONNREFUSED" }))).toMatchObject({
+      code: "io",
+      message: expect.stringMatching(/unreachable/),
+    });
+    const se = new StoreError("not_found", "x");
+    expect(toStoreError(se)).toBe(se);
+  });
+
+  it("an unreachable server fails with an io StoreError, not a hang", async () => {
+    const db = PgDb.open("postgres://nobody@127.0.0.1:1/none", { max: 1 });
+    await expect(db.query("SELECT 1")).rejects.toMatchObject({ name: "StoreError", code: "io" });
+    await db.close();
+  });
+});
+
+describePg("postgres migrations on a cluster", (base) => {
+  let url = "";
+  let drop: () => Promise<void>;
+  beforeAll(async () => {
+    const t = await createTestDatabase(base(), "mig");
+    url = t.url;
+    drop = t.drop;
+  });
+  afterAll(async () => drop?.());
+
+  it("four servers starting at once migrate once (advisory lock), memory and catalog steps alike", async () => {
+    const dbs = await Promise.all(Array.from({ length: 4 }, () => openPg(url, { max: 2 })));
+    try {
+      const rows = (await dbs[0]!.pool.query<{ version: number }>(`SELECT version FROM schema_migrations ORDER BY version`)).rows.map((r) => r.version);
+      expect(rows).toEqual(PG_MIGRATIONS.map((m) => m.version).sort((a, b) => a - b));
+      // a restart applies nothing
+      expect(await migratePg(dbs[1]!, PG_MIGRATIONS)).toEqual([]);
+      expect(dbs.every((d) => d.features.trigram)).toBe(true);
+    } finally {
+      for (const d of dbs) await d.close();
+    }
+  });
+
+  it("refuses a database migrated by a newer build", async () => {
+    const c = new pg.Client({ connectionString: url });
+    await c.connect();
+    await c.query(`INSERT INTO schema_migrations (version, name, applied_at) VALUES (999, 'from the future', 0)`);
+    await c.end();
+    await expect(openPg(url, { max: 1 })).rejects.toMatchObject({ code: "schema", message: expect.stringMatching(/newer than this build/) });
+    const c2 = new pg.Client({ connectionString: url });
+    await c2.connect();
+    await c2.query(`DELETE FROM schema_migrations WHERE version = 999`);
+    await c2.end();
+  });
+
+  it("the DSQL profile migrates step by step and converges after a partial run", async () => {
+    const t = await createTestDatabase(base(), "migdsql");
+    try {
+      const first = await openPg(t.url, { profile: "dsql", max: 1, migrations: MEMORY_MIGRATIONS, targetVersion: 2 });
+      expect(first.features).toMatchObject({ trigram: false, vector: false });
+      expect(first.features.reasons.join(" ")).toMatch(/dsql profile has no extensions/);
+      await first.close();
+      // a crash after some statements of step 3: rerunning the step must not fail on what exists
+      const c = new pg.Client({ connectionString: t.url });
+      await c.connect();
+      await c.query(`CREATE TABLE session_sources (id bigint PRIMARY KEY, kind text NOT NULL, location text NOT NULL, UNIQUE (kind, location))`);
+      await c.end();
+      const again = await openPg(t.url, { profile: "dsql", max: 1, migrations: MEMORY_MIGRATIONS });
+      const v = (await again.pool.query<{ version: number }>(`SELECT version FROM schema_migrations ORDER BY version`)).rows.map((r) => r.version);
+      expect(v).toEqual(MEMORY_MIGRATIONS.map((m) => m.version));
+      const idx = (await again.pool.query(`SELECT indexdef FROM pg_indexes WHERE tablename = 'memories'`)).rows.map((r) => r.indexdef).join("\n");
+      expect(idx).not.toMatch(/ WHERE |gin/);
+      await again.close();
+    } finally {
+      await t.drop();
+    }
+  });
+});

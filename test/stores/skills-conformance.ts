@@ -1,0 +1,176 @@
+// Behaviour every SkillStore must have (stores/sqlite/skill-store.ts is the reference): immutable
+// versions, the publication stack, pointer moves that fail when someone else moved the pointer
+// (also when two servers race), grants, toggles, trials, search of published versions only.
+import { describe, expect, it } from "vitest";
+import type { NewSkillVersion } from "../../core/skills/version.js";
+import { StoreError, type SkillAuditEntry } from "../../stores/traits.js";
+import { useCatalog, type CatalogFactory, type CatalogHandle } from "./catalog-harness.js";
+
+export function newVersion(name: string, description: string, hash: string, extra: Partial<NewSkillVersion> = {}): NewSkillVersion {
+  return {
+    name,
+    contentHash: hash,
+    description,
+    frontmatter: { name, description, "allowed-tools": ["Read"] },
+    body: `# ${name}\n\nSteps for ${description}.\n`,
+    allowedTools: ["Read"],
+    author: "human",
+    authorRef: "alice",
+    parentId: null,
+    trust: "user_written",
+    status: "candidate",
+    flags: [],
+    eta: 0.5,
+    createdAt: 1000,
+    files: [
+      { path: "SKILL.md", content: `---\nname: ${name}\n---\nbody ${hash}` },
+      { path: "scripts/run.sh", content: "echo hi" },
+    ],
+    ...extra,
+  };
+}
+
+export const audit = (action: SkillAuditEntry["action"], name: string, at = 1000, detail: Record<string, unknown> = {}): SkillAuditEntry => ({
+  at,
+  actor: "alice",
+  action,
+  targetKind: "skill",
+  targetId: name,
+  detail,
+});
+
+async function publish(s: CatalogHandle, skillId: string, from: string | null, to: string, at = 2000) {
+  await s.skills.movePointer(skillId, { expectedFrom: from, to, toStatus: "active", fromStatus: "retired", kind: "publish" }, audit("publish", "deploy-check", at));
+}
+
+export function skillsConformance(name: string, factory: CatalogFactory): void {
+  describe(`${name}: skill store conformance`, () => {
+    const c = useCatalog(factory);
+
+    it("inserts a skill with numbered immutable versions and their files", async () => {
+      const s = await c.fresh();
+      const v1 = await s.skills.insertVersion(newVersion("deploy-check", "check a deployment", "h1"), { skillId: "s1", versionId: "v1" }, audit("propose", "deploy-check"));
+      expect(v1).toMatchObject({ id: "v1", skillId: "s1", name: "deploy-check", seq: 1, contentHash: "h1", status: "candidate", trials: 0, passes: 0, usage: { views: 0, uses: 0, successes: 0, failures: 0 }, publishedAt: null, liveOrder: null, parentId: null, flags: [], eta: 0.5 });
+      expect(v1.frontmatter).toEqual({ name: "deploy-check", description: "check a deployment", "allowed-tools": ["Read"] });
+      const v2 = await s.skills.insertVersion(newVersion("deploy-check", "check a deployment twice", "h2", { parentId: "v1", author: "agent", trust: "agent_proposed" }), { skillId: "s1", versionId: "v2" }, audit("propose", "deploy-check"));
+      expect(v2).toMatchObject({ seq: 2, parentId: "v1", author: "agent", trust: "agent_proposed" });
+      expect((await s.skills.versionsOf("s1")).map((v) => v.id)).toEqual(["v1", "v2"]);
+      expect((await s.skills.versionByHash("s1", "h2"))?.id).toBe("v2");
+      expect(await s.skills.versionByHash("s1", "zz")).toBeNull();
+      expect(await s.skills.filesOf("v1")).toEqual([
+        { path: "SKILL.md", content: "---\nname: deploy-check\n---\nbody h1" },
+        { path: "scripts/run.sh", content: "echo hi" },
+      ]);
+      expect(await s.skills.skillByName("deploy-check")).toMatchObject({ id: "s1", publishedVersionId: null, pinned: false, createdAt: 1000 });
+      expect(await s.skills.skillById("nope")).toBeNull();
+      await expect(s.skills.insertVersion(newVersion("deploy-check", "dup", "h1"), { skillId: "s1", versionId: "v3" }, audit("propose", "deploy-check"))).rejects.toThrow();
+      await expect(s.skills.insertVersion(newVersion("deploy-check", "x", "h9"), { skillId: "other", versionId: "v4" }, audit("propose", "deploy-check"))).rejects.toThrow(StoreError);
+      expect(await s.skills.version("v3")).toBeNull();
+      expect(await s.skills.version("v4")).toBeNull();
+      expect((await s.skills.listSkills()).map((k) => k.name)).toEqual(["deploy-check"]);
+    });
+
+    it("publishes onto the stack, rolls back off it, and refuses a stale expected pointer", async () => {
+      const s = await c.fresh();
+      for (const [v, h] of [["v1", "h1"], ["v2", "h2"]]) await s.skills.insertVersion(newVersion("deploy-check", `check ${h}`, h!), { skillId: "s1", versionId: v! }, audit("propose", "deploy-check"));
+      await publish(s, "s1", null, "v1", 2000);
+      expect(await s.skills.skillById("s1")).toMatchObject({ publishedVersionId: "v1", updatedAt: 2000 });
+      expect(await s.skills.version("v1")).toMatchObject({ status: "active", publishedAt: 2000, liveOrder: 1 });
+      await publish(s, "s1", "v1", "v2", 3000);
+      expect(await s.skills.version("v1")).toMatchObject({ status: "retired", liveOrder: 1 });
+      expect(await s.skills.version("v2")).toMatchObject({ status: "active", publishedAt: 3000, liveOrder: 2 });
+      const stale = publish(s, "s1", "v1", "v1", 4000);
+      await expect(stale).rejects.toThrow(StoreError);
+      await expect(publish(s, "s1", "v1", "v1", 4000)).rejects.toMatchObject({ code: "constraint" });
+      await s.skills.movePointer("s1", { expectedFrom: "v2", to: "v1", toStatus: "active", fromStatus: "rejected", kind: "rollback" }, audit("rollback", "deploy-check", 5000));
+      expect(await s.skills.skillById("s1")).toMatchObject({ publishedVersionId: "v1" });
+      expect(await s.skills.version("v2")).toMatchObject({ status: "rejected", liveOrder: null });
+      expect(await s.skills.version("v1")).toMatchObject({ status: "active", liveOrder: 1, publishedAt: 2000 });
+      await expect(publish(s, "s1", "v1", "nope")).rejects.toMatchObject({ code: "not_found" });
+      await expect(publish(s, "missing", null, "v1")).rejects.toMatchObject({ code: "not_found" });
+      expect((await s.skills.auditOf("deploy-check", 2)).map((a) => a.action)).toEqual(["rollback", "publish"]);
+    });
+
+    it("two servers publishing from the same pointer at once: exactly one wins", async () => {
+      const [a, b] = await c.freshPair(2);
+      for (const [v, h] of [["v1", "h1"], ["v2", "h2"], ["v3", "h3"]]) await a!.skills.insertVersion(newVersion("deploy-check", `check ${h}`, h!), { skillId: "s1", versionId: v! }, audit("propose", "deploy-check"));
+      await publish(a!, "s1", null, "v1");
+      for (let round = 0; round < 5; round++) {
+        const from = (await a!.skills.skillById("s1"))!.publishedVersionId!;
+        const [to1, to2] = from === "v2" ? ["v3", "v1"] : from === "v3" ? ["v1", "v2"] : ["v2", "v3"];
+        const results = await Promise.allSettled([publish(a!, "s1", from, to1!), publish(b!, "s1", from, to2!)]);
+        expect(results.filter((r) => r.status === "fulfilled")).toHaveLength(1);
+        const lost = results.find((r) => r.status === "rejected") as PromiseRejectedResult;
+        expect(lost.reason).toMatchObject({ code: "constraint" });
+        const now = (await b!.skills.skillById("s1"))!.publishedVersionId;
+        expect([to1, to2]).toContain(now);
+        const live = (await a!.skills.versionsOf("s1")).filter((v) => v.status === "active");
+        expect(live.map((v) => v.id)).toEqual([now]);
+      }
+    });
+
+    it("searches only published, unflagged versions above η, minus excluded skills", async () => {
+      const s = await c.fresh();
+      await s.skills.insertVersion(newVersion("deploy-check", "verify a kubernetes deployment rollout", "d1"), { skillId: "s1", versionId: "d1" }, audit("propose", "deploy-check"));
+      await s.skills.insertVersion(newVersion("release-notes", "write release notes from commits", "r1"), { skillId: "s2", versionId: "r1" }, audit("propose", "release-notes"));
+      await s.skills.insertVersion(newVersion("hidden", "deployment secrets", "x1"), { skillId: "s3", versionId: "x1" }, audit("propose", "hidden"));
+      expect(await s.skills.search({ match: `"deployment"`, minEta: 0.1, excludeSkillIds: [], limit: 5 })).toEqual([]);
+      await s.skills.movePointer("s1", { expectedFrom: null, to: "d1", toStatus: "active", fromStatus: "retired", kind: "publish" }, audit("publish", "deploy-check"));
+      await s.skills.movePointer("s2", { expectedFrom: null, to: "r1", toStatus: "active", fromStatus: "retired", kind: "publish" }, audit("publish", "release-notes"));
+      const hits = await s.skills.search({ match: `"deployment" OR "rollout"`, minEta: 0.1, excludeSkillIds: [], limit: 5 });
+      expect(hits.map((h) => h.skill.name)).toEqual(["deploy-check"]);
+      expect(hits[0]!.version.id).toBe("d1");
+      expect(hits[0]!.score).toBeGreaterThan(0);
+      expect((await s.skills.search({ match: `"deploy"`, minEta: 0.1, excludeSkillIds: [], limit: 5 })).map((h) => h.skill.name)).toEqual(["deploy-check"]);
+      expect((await s.skills.search({ match: `"notes" OR "deployment"`, minEta: 0.1, excludeSkillIds: [], limit: 5 })).map((h) => h.skill.name).sort()).toEqual(["deploy-check", "release-notes"]);
+      expect(await s.skills.search({ match: `"deployment"`, minEta: 0.1, excludeSkillIds: ["s1"], limit: 5 })).toEqual([]);
+      expect(await s.skills.search({ match: `"deployment"`, minEta: 0.5, excludeSkillIds: [], limit: 5 })).toEqual([]);
+      expect(await s.skills.search({ match: `"nothing"`, minEta: 0, excludeSkillIds: [], limit: 5 })).toEqual([]);
+    });
+
+    it("grants, toggles, pins, views and trials with η, each with an audit row", async () => {
+      const s = await c.fresh();
+      await s.skills.insertVersion(newVersion("deploy-check", "check", "h1"), { skillId: "s1", versionId: "v1" }, audit("propose", "deploy-check"));
+      await s.skills.grant("s1", ["Read", "Bash"], "alice", audit("grant", "deploy-check", 1100));
+      await s.skills.grant("s1", ["Read"], "bob", audit("grant", "deploy-check", 1200));
+      expect(await s.skills.grantsOf("s1")).toEqual([
+        { tool: "Bash", grantedBy: "alice", at: 1100 },
+        { tool: "Read", grantedBy: "alice", at: 1100 },
+      ]);
+      await s.skills.setToggle({ skillId: "s1", level: "project", key: "/repo", enabled: false }, false, audit("disable", "deploy-check"));
+      await s.skills.setToggle({ skillId: "s1", level: "user", key: "alice", enabled: true }, true, audit("enable", "deploy-check"));
+      const scopes = [{ level: "user" as const, key: "alice" }, { level: "project" as const, key: "/repo" }, { level: "thread" as const, key: "t" }];
+      expect((await s.skills.togglesFor(scopes)).sort((x, y) => x.level.localeCompare(y.level))).toEqual([
+        { skillId: "s1", level: "project", key: "/repo", enabled: false },
+        { skillId: "s1", level: "user", key: "alice", enabled: true },
+      ]);
+      await s.skills.setToggle({ skillId: "s1", level: "project", key: "/repo", enabled: true }, null, audit("enable", "deploy-check"));
+      expect(await s.skills.togglesFor(scopes)).toEqual([{ skillId: "s1", level: "user", key: "alice", enabled: true }]);
+      expect(await s.skills.togglesFor([])).toEqual([]);
+      await s.skills.setPinned("s1", true, audit("pin", "deploy-check", 1300));
+      expect(await s.skills.skillById("s1")).toMatchObject({ pinned: true, updatedAt: 1300 });
+      await s.skills.recordView("v1");
+      await s.skills.recordView("v1");
+      const eta = (p: number, t: number) => (p + 1) / (t + 2);
+      await s.skills.recordTrial("v1", { passed: true, note: null, threadId: "t", at: 1 }, eta, audit("feedback", "deploy-check"));
+      const v = await s.skills.recordTrial("v1", { passed: false, note: "broke", threadId: null, at: 2 }, eta, audit("feedback", "deploy-check"));
+      expect(v).toMatchObject({ trials: 2, passes: 1, eta: 0.5, usage: { views: 2, uses: 2, successes: 1, failures: 1 } });
+      await expect(s.skills.recordTrial("nope", { passed: true, note: null, threadId: null, at: 3 }, eta, audit("feedback", "deploy-check"))).rejects.toThrow();
+      await s.skills.setStatus("v1", "rejected", audit("reject", "deploy-check", 1400, { why: "test" }));
+      expect((await s.skills.version("v1"))!.status).toBe("rejected");
+      const log = await s.skills.auditOf("deploy-check", 100);
+      expect(log.map((a) => a.action)).toEqual(["reject", "feedback", "feedback", "pin", "enable", "enable", "disable", "grant", "grant", "propose"]);
+      expect(log[0]).toMatchObject({ actor: "alice", targetKind: "skill", targetId: "deploy-check", detail: { why: "test" }, at: 1400 });
+      expect(log[0]!.seq).toBeGreaterThan(log[1]!.seq);
+    });
+
+    it("concurrent trials on one version from two servers are all counted", async () => {
+      const [a, b] = await c.freshPair(2);
+      await a!.skills.insertVersion(newVersion("deploy-check", "check", "h1"), { skillId: "s1", versionId: "v1" }, audit("propose", "deploy-check"));
+      const eta = (p: number, t: number) => p / t;
+      const trial = (h: typeof a, i: number) => h!.skills.recordTrial("v1", { passed: i % 2 === 0, note: null, threadId: null, at: i }, eta, audit("feedback", "deploy-check"));
+      await Promise.all(Array.from({ length: 20 }, (_, i) => trial(i % 2 ? a : b, i)));
+      expect(await a!.skills.version("v1")).toMatchObject({ trials: 20, passes: 10, eta: 0.5 });
+    });
+  });
+}

@@ -1,0 +1,114 @@
+// Behaviour suites for the small stores every backend provides: toolset toggles, root contexts,
+// the LLM call budget and the session index. Run on SQLite (small-conformance.test.ts) and on
+// PostgreSQL (test/postgres/small.test.ts).
+import { describe, expect, it } from "vitest";
+import type { LlmBudgetStore } from "../../core/llm/budget.js";
+import { analyzeQuery } from "../../core/retrieval/analyze.js";
+import type { AuditEntry, MemoryStore, RootContextStore, SessionIndexStore, ToggleStore } from "../../stores/traits.js";
+
+export interface SmallStores {
+  toggles: ToggleStore;
+  roots: RootContextStore;
+  budget: LlmBudgetStore;
+  sessions: SessionIndexStore;
+  /** audit rows of the toggle store land in the memory store's audit log */
+  memory: MemoryStore;
+}
+
+const audit = (targetId: string): AuditEntry => ({ at: 1, actor: "tester", action: "toggle", targetKind: "toolset", targetId, detail: { on: true } });
+
+export function smallStoreConformance(name: string, make: () => Promise<SmallStores>, opts: { stemming?: boolean } = {}): void {
+  describe(`${name}: toggle, root context, budget and session index conformance`, () => {
+    it("toggles resolve to the nearest explicit setting along the chain, null clears, and each change is audited", async () => {
+      const { toggles, memory } = await make();
+      expect(await toggles.resolve("memory", [])).toBeNull();
+      expect(await toggles.resolve("memory", ["child", "root"])).toBeNull();
+      await toggles.set("memory", "root", false, audit("memory"));
+      expect(await toggles.resolve("memory", ["child", "root"])).toBe(false);
+      await toggles.set("memory", "child", true, audit("memory"));
+      expect(await toggles.resolve("memory", ["child", "root"])).toBe(true);
+      expect(await toggles.resolve("skills", ["child", "root"])).toBeNull();
+      await toggles.set("memory", "child", null, audit("memory"));
+      expect(await toggles.resolve("memory", ["child", "root"])).toBe(false);
+      const trail = await memory.audit("memory", 10);
+      expect(trail.map((a) => a.action)).toEqual(["toggle", "toggle", "toggle"]);
+      expect(trail[0]).toMatchObject({ targetKind: "toolset", detail: { on: true } });
+    });
+
+    it("root contexts keep the newest observation", async () => {
+      const { roots } = await make();
+      expect(await roots.get("r1")).toBeNull();
+      await roots.upsert("r1", "alice", "/p", 10);
+      await roots.upsert("r1", "alice", "/older", 5);
+      expect(await roots.get("r1")).toEqual({ rootThreadId: "r1", userId: "alice", project: "/p", updatedAt: 10 });
+      await roots.upsert("r1", "alice", null, 20);
+      expect(await roots.get("r1")).toEqual({ rootThreadId: "r1", userId: "alice", project: null, updatedAt: 20 });
+    });
+
+    it("the budget grants exactly `limit` calls a day, none with a zero limit, even when taken concurrently", async () => {
+      const { budget } = await make();
+      expect(await budget.tryTake("2026-11-01", 0)).toBe(false);
+      expect(await budget.used("2026-11-01")).toBe(0);
+      const grants = await Promise.all(Array.from({ length: 12 }, () => budget.tryTake("2026-11-01", 5)));
+      expect(grants.filter(Boolean)).toHaveLength(5);
+      expect(await budget.used("2026-11-01")).toBe(5);
+      expect(await budget.tryTake("2026-11-02", 5)).toBe(true);
+      expect(await budget.used("2026-11-02")).toBe(1);
+    });
+
+    it("the session index appends incrementally, searches one user's messages only, and purges what a forget names", async () => {
+      const { sessions } = await make();
+      const src = await sessions.sourceId("infinity-files", "/home/a/.infinity");
+      expect(await sessions.sourceId("infinity-files", "/home/a/.infinity")).toBe(src);
+      expect(await sessions.sourceId("sqlite", "/other.db")).not.toBe(src);
+      expect(await sessions.threadState(src, "t1")).toBeNull();
+      const t1 = { threadId: "t1", rootThreadId: "t1", user: "alice", cwd: "/p" };
+      const added = await sessions.append(
+        src,
+        t1,
+        [
+          { ord: 0, messageId: "m0", role: "user", text: "Remember that my locker code is 4417 and the harbour is north" },
+          { ord: 1, messageId: "m1", role: "tool_call", text: "remember: locker code is 4417" },
+          { ord: 2, messageId: "m2", role: "assistant", text: "Saved. The harbour trip is on Friday." },
+          { ord: 3, messageId: "m3", role: "assistant", text: "   " },
+        ],
+        4,
+        "fp1",
+        100,
+      );
+      expect(added).toBe(3);
+      expect(await sessions.threadState(src, "t1")).toEqual({ indexedCount: 4, fingerprint: "fp1" });
+      // appending the same messages again adds nothing
+      expect(await sessions.append(src, t1, [{ ord: 2, messageId: "m2", role: "assistant", text: "Saved. The harbour trip is on Friday." }], 4, "fp1", 101)).toBe(0);
+      await sessions.append(src, { threadId: "b1", rootThreadId: "b1", user: "bob", cwd: null }, [{ ord: 0, messageId: "x", role: "user", text: "Bob's harbour notes" }], 1, null, 100);
+
+      const hits = await sessions.search({ user: "alice", query: analyzeQuery("harbour"), limit: 10 });
+      expect(hits.map((h) => h.messageId).sort()).toEqual(["m0", "m2"]);
+      expect(hits.every((h) => h.threadId === "t1" && h.sourceId === src)).toBe(true);
+      expect((await sessions.search({ user: "bob", query: analyzeQuery("harbour"), limit: 10 })).map((h) => h.messageId)).toEqual(["x"]);
+      expect(await sessions.search({ user: "carol", query: analyzeQuery("harbour"), limit: 10 })).toEqual([]);
+      expect(await sessions.search({ user: "alice", query: analyzeQuery("harbour"), excludeRootThreadId: "t1", limit: 10 })).toEqual([]);
+      expect((await sessions.search({ user: "alice", query: analyzeQuery("harbour"), rootThreadId: "t1", limit: 1 }))).toHaveLength(1);
+      if (opts.stemming ?? true) {
+        expect((await sessions.search({ user: "alice", query: analyzeQuery("trips"), limit: 10 })).map((h) => h.messageId)).toEqual(["m2"]);
+      }
+
+      expect((await sessions.window(src, "t1", 1, 2)).map((h) => h.ord)).toEqual([1, 2]);
+      expect((await sessions.find(src, "t1", { ord: 2 }, "alice"))?.messageId).toBe("m2");
+      expect((await sessions.find(null, "t1", { messageId: "m0" }, "alice"))?.ord).toBe(0);
+      expect(await sessions.find(src, "t1", { ord: 2 }, "bob")).toBeNull();
+      expect(await sessions.counts()).toEqual({ threads: 2, messages: 4 });
+
+      // forgetting "locker code is 4417": the call, the user turn before it, never indexed again
+      expect(await sessions.purgeContaining("bob", ["locker code is 4417"])).toBe(0);
+      expect(await sessions.purgeContaining("alice", ["locker code is 4417"])).toBe(2);
+      expect(await sessions.search({ user: "alice", query: analyzeQuery("locker 4417"), limit: 10 })).toEqual([]);
+      await sessions.append(src, t1, [{ ord: 0, messageId: "m0", role: "user", text: "Remember that my locker code is 4417 and the harbour is north" }], 4, "fp2", 102);
+      expect(await sessions.search({ user: "alice", query: analyzeQuery("locker"), limit: 10 })).toEqual([]);
+
+      await sessions.resetThread(src, "t1");
+      expect(await sessions.threadState(src, "t1")).toBeNull();
+      expect(await sessions.counts()).toEqual({ threads: 1, messages: 1 });
+    });
+  });
+}
