@@ -6,24 +6,20 @@ import { basename, dirname, join, resolve } from "node:path";
 import { SessionsReader } from "../../stores/infinity-files/sessions.js";
 import { announcePort, fileLogger, installShutdown, isEmbedded } from "../../toolsets/rap/command-server.js";
 import { startRapServer } from "../../toolsets/rap/server.js";
-import { SqliteRootContexts } from "../../stores/sqlite/root-contexts.js";
-import { SqliteTraceStore } from "../../stores/sqlite/trace-store.js";
 import { startContextHookServer } from "../../context-hook/grpc/server.js";
 import { memoryPrefixBuilder } from "../../context-hook/provider-proxy/builder.js";
 import { memoryToolset } from "../../toolsets/memory/tools.js";
 import { EvolutionService } from "../../core/learning/evolution.js";
 import { startEvolution } from "../../core/learning/evolution-start.js";
 import { startLearning } from "../../core/learning/start.js";
-import { SqliteEvolutionStore } from "../../stores/sqlite/evolution-store.js";
-import { SqliteLearningStore } from "../../stores/sqlite/learning-store.js";
-import { SqliteTraceFeed } from "../../stores/sqlite/learning-trace-feed.js";
-import { SqliteLlmBudgetStore } from "../../stores/sqlite/llm-budget.js";
 import { llmFromConfig } from "../../context-hook/llm/from-config.js";
 import { SKILLS_TOOLSET, skillsToolset } from "../../toolsets/skills/tools.js";
 import { openSkills } from "../skills-context.js";
-import { dataHome, loadConfig, openMemory } from "../context.js";
+import { dataHome, loadConfig, openAnyMemory, type AnyMemoryContext, type MemoryContext } from "../context.js";
+import { maskLocation } from "../../stores/backend.js";
 import { rapJson, serverEntry, commandEntry } from "../rap-json.js";
 import { defaultInfinityHome, makeSessionSearch, openSources } from "../sessions.js";
+import { DEFAULT_ADMIN_GRPC_PORT, DEFAULT_UI_PORT, startAdmin } from "../../admin/api/start.js";
 
 export const DEFAULT_PORT = 7411;
 const EXPIRY_SWEEP_MS = 60_000;
@@ -39,6 +35,10 @@ interface ServeOptions {
   log?: string;
   sessionsFrom?: string[];
   grpc?: string;
+  ui?: boolean;
+  uiPort?: string;
+  adminGrpc?: boolean;
+  adminGrpcPort?: string;
 }
 
 export function registerServe(program: Command): void {
@@ -48,7 +48,7 @@ export function registerServe(program: Command): void {
     .option("--toolset <name>", "toolset to serve", "memory")
     .option("--host <host>", "address to bind (standalone)", "127.0.0.1")
     .option("--port <port>", `port to bind (standalone; default ${DEFAULT_PORT})`)
-    .option("--db <path>", "database file (default $INFINITY_MEMORY_HOME/memory.db or ~/.infinity/memory/memory.db)")
+    .option("--db <path|url>", "SQLite file or postgres:// URL (default $INFINITY_MEMORY_DB, else $INFINITY_MEMORY_HOME/memory.db or ~/.infinity/memory/memory.db)")
     .option("--project <dir>", "project directory for project-scoped memories (standalone)")
     .option("--infinity-home <dir>", "the daemon's state directory, to read each session's working directory from sessions.json")
     .option(
@@ -57,6 +57,10 @@ export function registerServe(program: Command): void {
     )
     .option("--user <id>", "user id for invocations that carry none")
     .option("--grpc <address>", "also serve the ContextHook gRPC service (for a patched daemon) on HOST:PORT or unix:/path.sock")
+    .option("--ui", "also serve the review page and its HTTP API on 127.0.0.1 (prints the page URL with the access token)")
+    .option("--ui-port <port>", `port of the review page (default ${DEFAULT_UI_PORT}; 0 picks a free one)`)
+    .option("--admin-grpc", "also serve the MemoryAdmin and SkillAdmin gRPC services on 127.0.0.1 (access token required)")
+    .option("--admin-grpc-port <port>", `port of the admin gRPC services (default ${DEFAULT_ADMIN_GRPC_PORT}; 0 picks a free one)`)
     .option("--log <file>", "log file")
     .action(async (o: ServeOptions) => {
       await serve(o);
@@ -75,13 +79,20 @@ async function serve(o: ServeOptions): Promise<void> {
   // Logs go to a file in both modes: the daemon discards a command server's stderr, and a person
   // running `npm start` wants the banner, not JSON lines.
   const logger = fileLogger(logFile);
-  let ctx: ReturnType<typeof openMemory>;
+  let ctx: AnyMemoryContext;
   try {
-    ctx = openMemory({ dbPath: o.db, config });
+    const location = o.db ?? process.env.INFINITY_MEMORY_DB;
+    // Row-level security needs every store call bound to its user (withPgUser); the server does not
+    // bind tool calls, background learning and session indexing that way yet, so it would see nothing.
+    if (location && /^postgres(ql)?:\/\//i.test(location) && /[?&]rls=(1|true|on)\b/i.test(location)) {
+      throw new Error("serve does not support rls=1 yet (the row-level security policies are a store-level defence for other clients); remove rls=1 from the URL");
+    }
+    ctx = await openAnyMemory({ location, config });
   } catch (e) {
-    logger.fatal({ err: e, db: o.db }, "cannot open the database; not starting");
+    logger.fatal({ err: e, db: o.db ? maskLocation(o.db) : undefined }, "cannot open the database; not starting");
     throw e;
   }
+  const stores = ctx.backend;
 
   // The daemon starts a command server in {session cwd}/.infinity: the project is its parent.
   const cwd = process.cwd();
@@ -94,10 +105,11 @@ async function serve(o: ServeOptions): Promise<void> {
   };
 
   const specs = o.sessionsFrom ?? (o.infinityHome ? [`infinity-home:${o.infinityHome}`] : existsSync(defaultInfinityHome()) ? [`infinity-home:${defaultInfinityHome()}`] : []);
-  const sources = openSources(specs, ctx.db, ctx.dbPath);
-  const sessions = makeSessionSearch(ctx.db, sources.sources, ctx.clock, config.localUser);
+  const own = "db" in ctx ? (ctx as MemoryContext).db : stores;
+  const sources = openSources(specs, own, ctx.location);
+  const sessions = makeSessionSearch("db" in ctx ? (ctx as MemoryContext).db : stores.sessionIndex, sources.sources, ctx.clock, config.localUser);
   if (sessions.configured) ctx.sessionForget.refresh = () => sessions.refresh(true);
-  const roots = new SqliteRootContexts(ctx.db);
+  const roots = stores.roots;
   const known = new Map<string, string>();
   const recordRoot = (root: string, user: string, project: string | null) => {
     // One write per session, not per call.
@@ -110,16 +122,16 @@ async function serve(o: ServeOptions): Promise<void> {
   // pending memory candidates, off the request path (queue on disk, resumes after a restart).
   // one model adapter (a spawned provider, maybe) shared by the learning worker and the evolution loop
   const learningLlm = config.learning.enabled && o.toolset === "memory" && config.llm.adapter !== "none"
-    ? llmFromConfig(config.llm, { budgetStore: new SqliteLlmBudgetStore(ctx.db), clock: ctx.clock, logger })
+    ? llmFromConfig(config.llm, { budgetStore: stores.llmBudget, clock: ctx.clock, logger })
     : null;
   const learning = config.learning.enabled && o.toolset === "memory"
     ? startLearning({
-        store: new SqliteLearningStore(ctx.db),
-        memory: ctx.store,
+        store: stores.learning,
+        memory: stores.memory,
         config,
         clock: ctx.clock,
         conversation: sources.sources[0]?.reader ?? null,
-        traces: { feed: new SqliteTraceFeed(ctx.db), store: new SqliteTraceStore(ctx.db) },
+        traces: { feed: stores.traceFeed, store: stores.traces },
         // the rubric signal only when a model is configured (llm.adapter); low weight either way
         llm: learningLlm,
         scope: { roots, userOf: sources.sources[0]?.userOf, cwdOf: sources.sources[0]?.cwdOf, projectOf, localUser: config.localUser },
@@ -129,7 +141,7 @@ async function serve(o: ServeOptions): Promise<void> {
   // Skills that evolve: policies → gated candidates → approval requests; curator proposals.
   const evolution = learning && config.evolution.enabled
     ? startEvolution(
-        { store: new SqliteEvolutionStore(ctx.db), learning: learning.service.store, skills: openSkills(ctx).service, config, clock: ctx.clock, llm: learningLlm },
+        { store: stores.evolution, learning: learning.service.store, skills: openSkills(ctx).service, config, clock: ctx.clock, llm: learningLlm },
         logger,
       )
     : null;
@@ -138,12 +150,12 @@ async function serve(o: ServeOptions): Promise<void> {
       ? (() => {
           const skills = openSkills(ctx).service;
           // the learning loop's approval requests are decided here too (skill_review, RAP user_choice)
-          const evo = new EvolutionService({ store: new SqliteEvolutionStore(ctx.db), learning: new SqliteLearningStore(ctx.db), skills, config, clock: ctx.clock, llm: null });
-          return skillsToolset({ service: skills, toggles: ctx.toggles, localUser: config.localUser, projectOf, evolution: config.evolution.enabled ? evo : null });
+          const evo = new EvolutionService({ store: stores.evolution, learning: stores.learning, skills, config, clock: ctx.clock, llm: null });
+          return skillsToolset({ service: skills, toggles: stores.toggles, localUser: config.localUser, projectOf, evolution: config.evolution.enabled ? evo : null });
         })()
       : memoryToolset({
           service: ctx.service,
-          toggles: ctx.toggles,
+          toggles: stores.toggles,
           clock: ctx.clock,
           localUser: config.localUser,
           projectOf,
@@ -154,7 +166,7 @@ async function serve(o: ServeOptions): Promise<void> {
         });
   const server = await startRapServer({
     toolset,
-    db: ctx.db,
+    db: stores,
     host: embedded ? "127.0.0.1" : (o.host ?? "127.0.0.1"),
     port: embedded ? 0 : Number(o.port ?? DEFAULT_PORT),
     logger,
@@ -163,12 +175,27 @@ async function serve(o: ServeOptions): Promise<void> {
   const grpc = o.grpc
     ? await startContextHookServer({
         builder: await memoryPrefixBuilder({ memory: ctx, logger }),
-        traces: new SqliteTraceStore(ctx.db),
+        traces: stores.traces,
         address: o.grpc,
         logger,
       })
     : null;
   if (grpc) logger.info({ address: grpc.address }, "ContextHook gRPC service listening");
+  // The review page and the admin API (admin/api): a person sees and steers what was learned.
+  const admin =
+    o.ui || o.adminGrpc
+      ? await startAdmin({
+          backend: stores,
+          config,
+          home,
+          logger,
+          clock: ctx.clock,
+          memory: ctx.service,
+          refreshMessages: sessions.configured ? () => sessions.refresh() : undefined,
+          http: o.ui ? { port: Number(o.uiPort ?? DEFAULT_UI_PORT) } : false,
+          grpc: o.adminGrpc ? { port: Number(o.adminGrpcPort ?? DEFAULT_ADMIN_GRPC_PORT) } : false,
+        })
+      : null;
   const sweep = setInterval(() => {
     ctx.service.expireDue("system").catch((e: unknown) => logger.warn({ err: e }, "expiry sweep failed"));
   }, EXPIRY_SWEEP_MS);
@@ -180,22 +207,25 @@ async function serve(o: ServeOptions): Promise<void> {
     await learning?.worker.stop();
     await learning?.service.close();
     await grpc?.close({ graceMs: 2000 });
+    await admin?.close();
     sources.close();
     await server.close({ graceMs: 5000 });
-    ctx.close();
+    await ctx.close();
     logger.info("stopped");
   });
 
   if (embedded) {
     announcePort(server.port);
-    logger.info({ port: server.port, db: ctx.dbPath, project: commandProject }, "command server ready");
+    logger.info({ port: server.port, db: ctx.location, project: commandProject }, "command server ready");
     return;
   }
-  logger.info({ url: server.url, db: ctx.dbPath }, "standalone server ready");
+  logger.info({ url: server.url, db: ctx.location }, "standalone server ready");
   process.stdout.write(
     `infinity-memory: "${o.toolset}" toolset listening on ${server.url}\n` +
-      `database: ${ctx.dbPath}\nlog: ${logFile}\n` +
+      `database: ${ctx.location}\nlog: ${logFile}\n` +
       (grpc ? `ContextHook gRPC: ${grpc.address}\n` : "") +
+      (admin?.http ? `Review page: ${admin.http.pageUrl}\n` : "") +
+      (admin?.grpc ? `Admin gRPC: ${admin.grpc.address} (metadata authorization: Bearer <the token in ${admin.tokenPath}>)\n` : "") +
       `\n` +
       `Add it to Infinity in ~/.infinity/rap.json (or {project}/.infinity/rap.json), either as this running server:\n` +
       `${rapJson([serverEntry(o.toolset, server.url)])}\n\n` +
