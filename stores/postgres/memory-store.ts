@@ -6,18 +6,7 @@
 // substring scan over the rows of the requesting scope; see README.md for the trade-offs.
 import type pg from "pg";
 import { visibilityKey } from "../../core/memory/scope.js";
-import type {
-  Actor,
-  MemoryKind,
-  MemoryRecord,
-  MemorySource,
-  MemoryStatus,
-  NewMemory,
-  RecordScope,
-  SafetyFlag,
-  ScopeLevel,
-  Trust,
-} from "../../core/memory/record.js";
+import type { MemoryRecord, MemorySource, MemoryStatus, NewMemory, Trust } from "../../core/memory/record.js";
 import { cjkBigrams } from "../../core/retrieval/analyze.js";
 import { DEFAULT_CHANNELS, type RetrievalChannels } from "../../core/retrieval/channels.js";
 import { rrf } from "../../core/retrieval/fusion.js";
@@ -38,32 +27,8 @@ import {
 } from "../traits.js";
 import type { Embedder } from "../../core/embedding/embedder.js";
 import { asPgSystem, type PgDb, type Q } from "./pool.js";
+import { decodeCursor, encodeCursor, pushTo, recordOf, sourcesByMemory, type MemoryRow } from "../memory-rows.js";
 
-interface MemoryRow {
-  rowid: number;
-  id: string;
-  lineage_id: string;
-  vis_key: string;
-  level: string;
-  user_id: string;
-  project: string | null;
-  session_id: string | null;
-  thread_id: string | null;
-  kind: string;
-  content: string;
-  trust: string;
-  confidence: number;
-  status: string;
-  flags: string;
-  version: number;
-  supersedes: string | null;
-  valid_from: number | null;
-  valid_to: number | null;
-  created_at: number;
-  updated_at: number;
-  expires_at: number | null;
-  content_hash: string | null;
-}
 
 /** memories on each side of a memory, in each of its conversations, that join its context */
 export const CONTEXT_NEIGHBOURS = 2;
@@ -843,7 +808,7 @@ export class PgMemoryStore implements MemoryStore {
       `SELECT memory_rowid, tag FROM memory_tags WHERE memory_rowid = ANY($1::bigint[]) ORDER BY tag COLLATE "C"`,
       [rowids],
     )).rows) {
-      (tags.get(t.memory_rowid) ?? tags.set(t.memory_rowid, []).get(t.memory_rowid)!).push(t.tag);
+      pushTo(tags, t.memory_rowid, t.tag);
     }
     const sourceRows = (
       await c.query<{ id: number; memory_rowid: number; thread_id: string | null; tool_call_id: string | null; actor: string; at: number }>(
@@ -857,55 +822,12 @@ export class PgMemoryStore implements MemoryStore {
         `SELECT source_id, message_id FROM memory_source_messages WHERE source_id = ANY($1::bigint[]) ORDER BY source_id, ord`,
         [sourceRows.map((s) => s.id)],
       )).rows) {
-        (msgs.get(m.source_id) ?? msgs.set(m.source_id, []).get(m.source_id)!).push(m.message_id);
+        pushTo(msgs, m.source_id, m.message_id);
       }
     }
-    const sources = new Map<number, MemorySource[]>();
-    for (const s of sourceRows) {
-      (sources.get(s.memory_rowid) ?? sources.set(s.memory_rowid, []).get(s.memory_rowid)!).push({
-        threadId: s.thread_id,
-        toolCallId: s.tool_call_id,
-        actor: s.actor as Actor,
-        at: s.at,
-        messageIds: msgs.get(s.id) ?? [],
-      });
-    }
-    return rows.map((row) => ({
-      id: row.id,
-      lineageId: row.lineage_id,
-      scope: {
-        level: row.level as ScopeLevel,
-        user: row.user_id,
-        project: row.project,
-        session: row.session_id,
-        thread: row.thread_id,
-      } satisfies RecordScope,
-      kind: row.kind as MemoryKind,
-      content: row.content,
-      tags: tags.get(row.rowid) ?? [],
-      trust: row.trust as Trust,
-      confidence: row.confidence,
-      status: row.status as MemoryStatus,
-      flags: row.flags ? (row.flags.split(",") as SafetyFlag[]) : [],
-      version: row.version,
-      supersedes: row.supersedes,
-      validFrom: row.valid_from,
-      validTo: row.valid_to,
-      createdAt: row.created_at,
-      updatedAt: row.updated_at,
-      expiresAt: row.expires_at,
-      contentHash: row.content_hash ?? "",
-      sources: sources.get(row.rowid) ?? [],
-    }));
+    const sources = sourcesByMemory(sourceRows, msgs);
+    return rows.map((row) => recordOf(row, tags.get(row.rowid) ?? [], sources.get(row.rowid) ?? []));
   }
 }
 
-function encodeCursor(t: number, r: number): string {
-  return Buffer.from(`${t}:${r}`).toString("base64url");
-}
 
-function decodeCursor(c: string): { t: number; r: number } {
-  const [t, r] = Buffer.from(c, "base64url").toString().split(":").map(Number);
-  if (!Number.isFinite(t) || !Number.isFinite(r)) throw new StoreError("constraint", "invalid cursor");
-  return { t: t!, r: r! };
-}

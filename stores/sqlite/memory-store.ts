@@ -2,18 +2,7 @@
 // full-text channels. Every multi-row change runs in one transaction; statements are prepared once.
 import type { Statement } from "better-sqlite3";
 import { visibilityKey } from "../../core/memory/scope.js";
-import type {
-  MemoryKind,
-  MemoryRecord,
-  MemorySource,
-  MemoryStatus,
-  NewMemory,
-  RecordScope,
-  SafetyFlag,
-  ScopeLevel,
-  Trust,
-  Actor,
-} from "../../core/memory/record.js";
+import type { MemoryRecord, MemorySource, MemoryStatus, NewMemory, Trust } from "../../core/memory/record.js";
 import {
   StoreError,
   type AuditEntry,
@@ -29,6 +18,7 @@ import {
   type Visibility,
 } from "../traits.js";
 import type { Db } from "./database.js";
+import { decodeCursor, encodeCursor, pushTo, recordOf, sourcesByMemory, type MemoryRow, type SourceRow } from "../memory-rows.js";
 import { FtsPlanner } from "./fts-planner.js";
 import { NeighbourSpread } from "./neighbour-spread.js";
 import { SemanticIndexes } from "./semantic-index.js";
@@ -41,40 +31,7 @@ import { mmr, proximityRerank } from "../../core/retrieval/rerank.js";
 // [vector channel] optional embedder + sqlite-vec index (issue 8 §2), kept in step with every write
 import { VectorChannel } from "./vector-channel.js";
 
-interface MemoryRow {
-  rowid: number;
-  id: string;
-  lineage_id: string;
-  vis_key: string;
-  level: string;
-  user_id: string;
-  project: string | null;
-  session_id: string | null;
-  thread_id: string | null;
-  kind: string;
-  content: string;
-  trust: string;
-  confidence: number;
-  status: string;
-  flags: string;
-  version: number;
-  supersedes: string | null;
-  valid_from: number | null;
-  valid_to: number | null;
-  created_at: number;
-  updated_at: number;
-  expires_at: number | null;
-  content_hash: string | null;
-}
 
-interface SourceRow {
-  id: number;
-  memory_rowid: number;
-  thread_id: string | null;
-  tool_call_id: string | null;
-  actor: string;
-  at: number;
-}
 
 // Column weights for bm25(memory_fts): content, tags, cjk, context (neighbours + date), vis_key.
 const FTS_WEIGHTS = "1.0, 2.0, 1.0, 0.3, 0.0";
@@ -771,7 +728,7 @@ export class SqliteMemoryStore implements MemoryStore {
     for (const t of this.prepared(`SELECT memory_rowid, tag FROM memory_tags WHERE memory_rowid IN (${marks}) ORDER BY tag`).all(
       ...rowids,
     ) as { memory_rowid: number; tag: string }[]) {
-      (tags.get(t.memory_rowid) ?? tags.set(t.memory_rowid, []).get(t.memory_rowid)!).push(t.tag);
+      pushTo(tags, t.memory_rowid, t.tag);
     }
     const sourceRows = this.prepared(`SELECT * FROM memory_sources WHERE memory_rowid IN (${marks}) ORDER BY id`).all(...rowids) as SourceRow[];
     const msgs = new Map<number, string[]>();
@@ -780,56 +737,13 @@ export class SqliteMemoryStore implements MemoryStore {
       for (const m of this.prepared(`SELECT source_id, message_id FROM memory_source_messages WHERE source_id IN (${sm}) ORDER BY source_id, ord`).all(
         ...sourceRows.map((x) => x.id),
       ) as { source_id: number; message_id: string }[]) {
-        (msgs.get(m.source_id) ?? msgs.set(m.source_id, []).get(m.source_id)!).push(m.message_id);
+        pushTo(msgs, m.source_id, m.message_id);
       }
     }
-    const sources = new Map<number, MemorySource[]>();
-    for (const s of sourceRows) {
-      (sources.get(s.memory_rowid) ?? sources.set(s.memory_rowid, []).get(s.memory_rowid)!).push({
-        threadId: s.thread_id,
-        toolCallId: s.tool_call_id,
-        actor: s.actor as Actor,
-        at: s.at,
-        messageIds: msgs.get(s.id) ?? [],
-      });
-    }
-    return rows.map((row) => ({
-      id: row.id,
-      lineageId: row.lineage_id,
-      scope: {
-        level: row.level as ScopeLevel,
-        user: row.user_id,
-        project: row.project,
-        session: row.session_id,
-        thread: row.thread_id,
-      } satisfies RecordScope,
-      kind: row.kind as MemoryKind,
-      content: row.content,
-      tags: tags.get(row.rowid) ?? [],
-      trust: row.trust as Trust,
-      confidence: row.confidence,
-      status: row.status as MemoryStatus,
-      flags: row.flags ? (row.flags.split(",") as SafetyFlag[]) : [],
-      version: row.version,
-      supersedes: row.supersedes,
-      validFrom: row.valid_from,
-      validTo: row.valid_to,
-      createdAt: row.created_at,
-      updatedAt: row.updated_at,
-      expiresAt: row.expires_at,
-      contentHash: row.content_hash ?? "",
-      sources: sources.get(row.rowid) ?? [],
-    }));
+    const sources = sourcesByMemory(sourceRows, msgs);
+    return rows.map((row) => recordOf(row, tags.get(row.rowid) ?? [], sources.get(row.rowid) ?? []));
   }
 }
 
-function encodeCursor(t: number, r: number): string {
-  return Buffer.from(`${t}:${r}`).toString("base64url");
-}
 
-function decodeCursor(c: string): { t: number; r: number } {
-  const [t, r] = Buffer.from(c, "base64url").toString().split(":").map(Number);
-  if (!Number.isFinite(t) || !Number.isFinite(r)) throw new StoreError("constraint", "invalid cursor");
-  return { t: t!, r: r! };
-}
 

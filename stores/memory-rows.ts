@@ -1,0 +1,103 @@
+// The memory tables' row shapes and their mapping to records, shared by the SQLite and PostgreSQL
+// stores: both engines keep the same columns (so `migrate` can copy by name), and one mapping keeps
+// what a record looks like identical on either.
+import type { Actor, MemoryKind, MemoryRecord, MemorySource, MemoryStatus, RecordScope, SafetyFlag, ScopeLevel, Trust } from "../core/memory/record.js";
+import { StoreError } from "./traits.js";
+
+export interface MemoryRow {
+  rowid: number;
+  id: string;
+  lineage_id: string;
+  vis_key: string;
+  level: string;
+  user_id: string;
+  project: string | null;
+  session_id: string | null;
+  thread_id: string | null;
+  kind: string;
+  content: string;
+  trust: string;
+  confidence: number;
+  status: string;
+  flags: string;
+  version: number;
+  supersedes: string | null;
+  valid_from: number | null;
+  valid_to: number | null;
+  created_at: number;
+  updated_at: number;
+  expires_at: number | null;
+  content_hash: string | null;
+}
+
+export interface SourceRow {
+  id: number;
+  memory_rowid: number;
+  thread_id: string | null;
+  tool_call_id: string | null;
+  actor: string;
+  at: number;
+}
+
+/** Push onto the list kept under `key`, creating it on first use. */
+export function pushTo<K, V>(m: Map<K, V[]>, key: K, v: V): void {
+  const list = m.get(key);
+  if (list) list.push(v);
+  else m.set(key, [v]);
+}
+
+/** Each memory's sources (by memory rowid), with the message ids of each source (by source id). */
+export function sourcesByMemory(sourceRows: SourceRow[], messageIds: Map<number, string[]>): Map<number, MemorySource[]> {
+  const out = new Map<number, MemorySource[]>();
+  for (const s of sourceRows) {
+    pushTo(out, s.memory_rowid, {
+      threadId: s.thread_id,
+      toolCallId: s.tool_call_id,
+      actor: s.actor as Actor,
+      at: s.at,
+      messageIds: messageIds.get(s.id) ?? [],
+    });
+  }
+  return out;
+}
+
+export function recordOf(row: MemoryRow, tags: string[], sources: MemorySource[]): MemoryRecord {
+  return {
+    id: row.id,
+    lineageId: row.lineage_id,
+    scope: {
+      level: row.level as ScopeLevel,
+      user: row.user_id,
+      project: row.project,
+      session: row.session_id,
+      thread: row.thread_id,
+    } satisfies RecordScope,
+    kind: row.kind as MemoryKind,
+    content: row.content,
+    tags,
+    trust: row.trust as Trust,
+    confidence: row.confidence,
+    status: row.status as MemoryStatus,
+    flags: row.flags ? (row.flags.split(",") as SafetyFlag[]) : [],
+    version: row.version,
+    supersedes: row.supersedes,
+    validFrom: row.valid_from,
+    validTo: row.valid_to,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    expiresAt: row.expires_at,
+    contentHash: row.content_hash ?? "",
+    sources,
+  };
+}
+
+/** List paging cursor: (time, rowid) of the last row returned. */
+export function encodeCursor(t: number, r: number): string {
+  return Buffer.from(`${t}:${r}`).toString("base64url");
+}
+
+export function decodeCursor(c: string): { t: number; r: number } {
+  const [t, r] = Buffer.from(c, "base64url").toString().split(":").map(Number);
+  if (!Number.isFinite(t) || !Number.isFinite(r)) throw new StoreError("constraint", "invalid cursor");
+  return { t: t!, r: r! };
+}
