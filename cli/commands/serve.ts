@@ -17,6 +17,8 @@ import { SKILLS_TOOLSET, skillsToolset } from "../../toolsets/skills/tools.js";
 import { openSkills } from "../skills-context.js";
 import { dataHome, loadConfig, openAnyMemory, type AnyMemoryContext, type MemoryContext } from "../context.js";
 import { maskLocation } from "../../stores/backend.js";
+import { deriveRequestScope } from "../../core/memory/scope.js";
+import { asSystemMethod, bindCallsToUser, NO_IDENTITY, pgIdentity } from "../pg-identity.js";
 import { rapJson, serverEntry, commandEntry } from "../rap-json.js";
 import { defaultInfinityHome, makeSessionSearch, openSources } from "../sessions.js";
 import { DEFAULT_ADMIN_GRPC_PORT, DEFAULT_UI_PORT, startAdmin } from "../../admin/api/start.js";
@@ -81,18 +83,15 @@ async function serve(o: ServeOptions): Promise<void> {
   const logger = fileLogger(logFile);
   let ctx: AnyMemoryContext;
   try {
-    const location = o.db ?? process.env.INFINITY_MEMORY_DB;
-    // Row-level security needs every store call bound to its user (withPgUser); the server does not
-    // bind tool calls, background learning and session indexing that way yet, so it would see nothing.
-    if (location && /^postgres(ql)?:\/\//i.test(location) && /[?&]rls=(1|true|on)\b/i.test(location)) {
-      throw new Error("serve does not support rls=1 yet (the row-level security policies are a store-level defence for other clients); remove rls=1 from the URL");
-    }
-    ctx = await openAnyMemory({ location, config });
+    ctx = await openAnyMemory({ location: o.db, config });
   } catch (e) {
     logger.fatal({ err: e, db: o.db ? maskLocation(o.db) : undefined }, "cannot open the database; not starting");
     throw e;
   }
   const stores = ctx.backend;
+  // With row-level security (postgres …?rls=1) every store call must run as a user or as system
+  // maintenance: tool calls as their user, the background and cross-user work as system.
+  const identity = (stores as { pg?: { rls?: boolean } }).pg?.rls ? await pgIdentity() : NO_IDENTITY;
 
   // The daemon starts a command server in {session cwd}/.infinity: the project is its parent.
   const cwd = process.cwd();
@@ -108,6 +107,7 @@ async function serve(o: ServeOptions): Promise<void> {
   const own = "db" in ctx ? (ctx as MemoryContext).db : stores;
   const sources = openSources(specs, own, ctx.location);
   const sessions = makeSessionSearch("db" in ctx ? (ctx as MemoryContext).db : stores.sessionIndex, sources.sources, ctx.clock, config.localUser);
+  asSystemMethod(sessions, "refresh", identity);
   if (sessions.configured) ctx.sessionForget.refresh = () => sessions.refresh(true);
   const roots = stores.roots;
   const known = new Map<string, string>();
@@ -125,7 +125,7 @@ async function serve(o: ServeOptions): Promise<void> {
     ? llmFromConfig(config.llm, { budgetStore: stores.llmBudget, clock: ctx.clock, logger })
     : null;
   const learning = config.learning.enabled && o.toolset === "memory"
-    ? startLearning({
+    ? identity.asSystem(() => startLearning({
         store: stores.learning,
         memory: stores.memory,
         config,
@@ -136,13 +136,15 @@ async function serve(o: ServeOptions): Promise<void> {
         llm: learningLlm,
         scope: { roots, userOf: sources.sources[0]?.userOf, cwdOf: sources.sources[0]?.cwdOf, projectOf, localUser: config.localUser },
         log: logger,
-      })
+      }))
     : null;
   // Skills that evolve: policies → gated candidates → approval requests; curator proposals.
   const evolution = learning && config.evolution.enabled
-    ? startEvolution(
-        { store: stores.evolution, learning: learning.service.store, skills: openSkills(ctx).service, config, clock: ctx.clock, llm: learningLlm },
-        logger,
+    ? identity.asSystem(() =>
+        startEvolution(
+          { store: stores.evolution, learning: learning.service.store, skills: openSkills(ctx).service, config, clock: ctx.clock, llm: learningLlm },
+          logger,
+        ),
       )
     : null;
   const toolset =
@@ -153,7 +155,7 @@ async function serve(o: ServeOptions): Promise<void> {
           const evo = new EvolutionService({ store: stores.evolution, learning: stores.learning, skills, config, clock: ctx.clock, llm: null });
           return skillsToolset({ service: skills, toggles: stores.toggles, localUser: config.localUser, projectOf, evolution: config.evolution.enabled ? evo : null });
         })()
-      : memoryToolset({
+      : bindCallsToUser(memoryToolset({
           service: ctx.service,
           toggles: stores.toggles,
           clock: ctx.clock,
@@ -163,7 +165,7 @@ async function serve(o: ServeOptions): Promise<void> {
           recordRoot,
           learning: learning?.service,
           askAboutCandidates: config.learning.candidates.askInConversation,
-        });
+        }), (inv) => deriveRequestScope(inv, { localUser: config.localUser, project: projectOf(inv.thread_ancestors?.[0] ?? inv.group_id) }).user, identity);
   const server = await startRapServer({
     toolset,
     db: stores,
@@ -173,18 +175,18 @@ async function serve(o: ServeOptions): Promise<void> {
   });
   // The gRPC ContextHook (for a daemon patched with ThreadConfigSource::prompt_prefix).
   const grpc = o.grpc
-    ? await startContextHookServer({
+    ? await identity.asSystem(async () => startContextHookServer({
         builder: await memoryPrefixBuilder({ memory: ctx, logger }),
         traces: stores.traces,
-        address: o.grpc,
+        address: o.grpc!,
         logger,
-      })
+      }))
     : null;
   if (grpc) logger.info({ address: grpc.address }, "ContextHook gRPC service listening");
   // The review page and the admin API (admin/api): a person sees and steers what was learned.
   const admin =
     o.ui || o.adminGrpc
-      ? await startAdmin({
+      ? await identity.asSystem(() => startAdmin({
           backend: stores,
           config,
           home,
@@ -194,7 +196,7 @@ async function serve(o: ServeOptions): Promise<void> {
           refreshMessages: sessions.configured ? () => sessions.refresh() : undefined,
           http: o.ui ? { port: Number(o.uiPort ?? DEFAULT_UI_PORT) } : false,
           grpc: o.adminGrpc ? { port: Number(o.adminGrpcPort ?? DEFAULT_ADMIN_GRPC_PORT) } : false,
-        })
+        }))
       : null;
   const sweep = setInterval(() => {
     ctx.service.expireDue("system").catch((e: unknown) => logger.warn({ err: e }, "expiry sweep failed"));
