@@ -136,6 +136,8 @@ export function registerMemory(program: Command): void {
         });
         if (o.json) {
           for (const r of page.items) process.stdout.write(`${JSON.stringify(jsonRecord(r))}\n`);
+          // stdout stays one record per line; where to continue goes to stderr
+          if (page.nextCursor) process.stderr.write(`next page: --cursor ${page.nextCursor}\n`);
           return;
         }
         process.stdout.write(`${page.items.length} of ${page.total}\n${recordList(page.items, ctx.clock.now())}\n`);

@@ -24,6 +24,15 @@ describe("infinity-memory CLI", () => {
     expect(rows.map((r) => r.id).sort()).toEqual([kept.record.id, gone.record.id].sort());
 
     expect(runCli(["memory", "list"], env).stdout).toMatch(/^2 of 2/);
+    // JSON pages: one record per line on stdout, where to continue on stderr
+    const page1 = runCli(["memory", "list", "--json", "--limit", "1"], env);
+    expect(page1.stdout.trim().split("\n")).toHaveLength(1);
+    const cursor = /--cursor (\S+)/.exec(page1.stderr)?.[1];
+    expect(cursor).toBeDefined();
+    const page2 = runCli(["memory", "list", "--json", "--limit", "1", "--cursor", cursor!], env);
+    const ids = [page1.stdout, page2.stdout].map((o) => (JSON.parse(o.trim()) as { id: string }).id);
+    expect(ids.sort()).toEqual([kept.record.id, gone.record.id].sort());
+    expect(page2.stderr).not.toMatch(/--cursor/);
     expect(runCli(["memory", "show", kept.record.id], env).stdout).toContain("create");
     expect(runCli(["memory", "search", "Miso"], { ...env, INFINITY_MEMORY_USER: "mallory" }).stdout).toMatch(/no memories match/);
 
