@@ -10,6 +10,7 @@ import type { MemoryRecord, MemorySource, MemoryStatus, NewMemory, Trust } from 
 import { cjkBigrams } from "../../core/retrieval/analyze.js";
 import { DEFAULT_CHANNELS, type RetrievalChannels } from "../../core/retrieval/channels.js";
 import { rrf } from "../../core/retrieval/fusion.js";
+import { applyCues, CUE_POOL, queryCues } from "../../core/retrieval/cues.js";
 import { mmr, proximityRerank } from "../../core/retrieval/rerank.js";
 import {
   StoreError,
@@ -691,7 +692,11 @@ export class PgMemoryStore implements MemoryStore {
       const lex = q.query;
       const depth = Math.max(q.limit, 10);
       const deep = ch.session && !q.wordsOnly ? Math.max(depth, SESSION_DEPTH) : depth;
-      const lexicalDeep = this.fts ? await this.wordChannel(c, q, lex.terms, lex.cjk, deep) : await this.scanChannel(c, q, deep);
+      // Question cues (speaker, dates, answer kind) re-order a deeper pool of word hits.
+      const cues = ch.cues && !q.wordsOnly && q.text ? queryCues(q.text, lex.terms, q.now) : null;
+      const pool = cues ? Math.max(deep, CUE_POOL) : deep;
+      const raw = this.fts ? await this.wordChannel(c, q, lex.terms, lex.cjk, pool) : await this.scanChannel(c, q, pool);
+      const lexicalDeep = cues ? applyCues(raw, cues, "higher") : raw;
       const lexical = lexicalDeep.slice(0, depth);
       const session = ch.session && !q.wordsOnly ? await this.sessionChannel(c, lexicalDeep, depth) : [];
       const needTri =

@@ -28,6 +28,7 @@ import { DEFAULT_CHANNELS, type RetrievalChannels } from "../../core/retrieval/c
 import { rrf } from "../../core/retrieval/fusion.js";
 import { DEFAULT_PRF, expansionTerms } from "../../core/retrieval/prf.js";
 import { mmr, proximityRerank } from "../../core/retrieval/rerank.js";
+import { applyCues, CUE_POOL, queryCues } from "../../core/retrieval/cues.js";
 // [vector channel] optional embedder + sqlite-vec index (issue 8 §2), kept in step with every write
 import { VectorChannel } from "./vector-channel.js";
 
@@ -508,7 +509,11 @@ export class SqliteMemoryStore implements MemoryStore {
     const depth = Math.max(q.limit, 10);
     const spreading = ch.neighbours && !q.wordsOnly;
     const deep = ch.session && !q.wordsOnly ? Math.max(depth, SESSION_DEPTH) : depth;
-    const lexicalDeep = wordParts.length > 0 ? this.channel("memory_fts", wordParts.join(" OR "), q, keys, deep, plan) : [];
+    // Question cues (speaker, dates, answer kind) re-order a deeper pool of word hits.
+    const cues = ch.cues && !q.wordsOnly && q.text ? queryCues(q.text, lex.terms, q.now) : null;
+    const pool = cues ? Math.max(deep, CUE_POOL) : deep;
+    const lexicalRaw = wordParts.length > 0 ? this.channel("memory_fts", wordParts.join(" OR "), q, keys, pool, plan) : [];
+    const lexicalDeep = cues ? applyCues(lexicalRaw, cues, "lower") : lexicalRaw;
     // Neighbour spreading re-scores the word channel: the turn after a matching question rises.
     const lexical = (spreading ? this.spreadNeighbours(lexicalDeep, q, keys, depth) : lexicalDeep).slice(0, depth);
     const session = ch.session && !q.wordsOnly ? sessionChannel(lexicalDeep, this.threadsOf(lexicalDeep.map((h) => h.row.rowid)), depth) : [];

@@ -181,6 +181,28 @@ export function memoryConformance(name: string, make: () => Promise<MemoryUnderT
       expect(page.items.map((r) => r.id)).toEqual([u.id, p2.id]);
     });
 
+    it("question cues (named speaker, named month, answer kind) re-order the word hits, inside the scope only", async () => {
+      const s = await fresh();
+      const feb = Date.UTC(2023, 1, 10);
+      const may = Date.UTC(2023, 4, 12);
+      // The same question words in fewer (so better-scoring) words, but the other speaker, another
+      // month and no time expression.
+      const addressing = mem("Gina: Jon, dance studio open?", { validFrom: feb });
+      const answer = mem("Jon: our dance studio open day was last week, finally", { validFrom: may });
+      // Bob's identical turn fits every cue and must never show up for Alice.
+      const bobs = mem("Jon: our dance studio open day was last week, finally", { validFrom: may, scope: scopeOf("bob") });
+      // Unrelated memories give the word statistics a realistic spread.
+      const filler = ["Gina: the store sells hoodies", "Gina: marketing takes time", "Jon: I lost my job as a banker", "Gina: TikTok helps reach people",
+        "Jon: contemporary is my favourite", "Gina: my team won at fifteen", "Jon: Paris was lovely", "Gina: never give up"].map((t) => mem(t));
+      for (const r of [addressing, answer, bobs, ...filler]) await s.insert(r, audit(r.id));
+      const question = "When did Jon open the dance studio in May 2023?";
+      const hits = await s.search(q(question, keysOf(scopeOf("alice")), { text: question }));
+      expect(hits.map((h) => h.record.id).slice(0, 2)).toEqual([answer.id, addressing.id]);
+      expect(hits.map((h) => h.record.id)).not.toContain(bobs.id);
+      const bob = await s.search(q(question, { owner: "bob" }, { text: question }));
+      expect(bob.map((h) => h.record.id)).toEqual([bobs.id]);
+    });
+
     it("search matches tags, honours kinds, statuses, flags and expiry", async () => {
       const s = await fresh();
       const tagged = mem("Use the blue theme", { tags: ["heron"], kind: "preference" });

@@ -1,0 +1,31 @@
+// What kind of answer a question wants, and whether a memory's text holds one. "When did she
+// start?" is answered by a turn that says when ("yesterday", "last June", "3 years ago"), which a
+// word match cannot prefer: on the LoCoMo dev questions starting with "when", 77% of evidence turns
+// hold a time expression against 17% of all turns. Counting questions ("how many", "how often")
+// likewise want a number or a frequency.
+
+export type AnswerKind = "time" | "amount";
+
+const WHEN_RE = /^\s*(?:when\b|what (?:year|month|date|day|time)\b|which (?:year|month|date|day)\b|since when\b|how long ago\b)/iu;
+const AMOUNT_RE = /^\s*(?:how (?:many|much|often|long|old|far)\b)/iu;
+
+/** The answer kind a question asks for; null for every other question. */
+export function answerKind(question: string): AnswerKind | null {
+  if (WHEN_RE.test(question)) return "time";
+  if (AMOUNT_RE.test(question)) return "amount";
+  return null;
+}
+
+const MONTH = "jan(?:uary)?|feb(?:ruary)?|march|apr(?:il)?|june?|july?|aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?";
+const WEEKDAY = "monday|tuesday|wednesday|thursday|friday|saturday|sunday";
+const TIME_RE = new RegExp(
+  `\\b(?:yesterday|today|tonight|tomorrow|recently|ago|weekend|(?:last|next|this|past) (?:week|month|year|night|summer|spring|fall|autumn|winter|${WEEKDAY})|${WEEKDAY}|${MONTH}|(?:19|20)\\d{2}|\\d+ (?:years?|months?|weeks?|days?))\\b`,
+  "iu",
+);
+const NUMBER_WORDS = "one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|hundred|dozen|once|twice|several|few|couple";
+const AMOUNT_RE_TEXT = new RegExp(`\\b(?:\\d+|${NUMBER_WORDS})\\b|\\b(?:daily|weekly|monthly|yearly|every)\\b`, "iu");
+
+/** Whether a memory's text holds an answer of this kind. */
+export function holdsAnswer(kind: AnswerKind, content: string): boolean {
+  return kind === "time" ? TIME_RE.test(content) : AMOUNT_RE_TEXT.test(content);
+}

@@ -1,0 +1,81 @@
+// Question cues: what a question says beyond its words. Who it asks about (speaker.ts), which
+// period (dates.ts) and what kind of answer (answer-type.ts). Each cue that a candidate memory
+// fits multiplies its word-channel score, so cues re-order what the words found and never bring in
+// a memory the words did not. Pure: the store adapters apply the factors to their own score scale.
+import { answerKind, holdsAnswer, type AnswerKind } from "./answer-type.js";
+import { inWindows, queryDateWindows, type DateWindow } from "./dates.js";
+import { askedSpeaker, speakerOf } from "./speaker.js";
+
+export interface CueWeights {
+  /** spoken by the one participant the question names */
+  speaker: number;
+  /** dated inside a period the question names */
+  date: number;
+  /** holds a time expression, for "when" questions */
+  time: number;
+  /** holds a number or frequency, for "how many/often/long" questions */
+  amount: number;
+}
+
+// Chosen on the LoCoMo tuning split (bench/locomo-ablation.ts --split tune); see the README's
+// retrieval table for the held-out figures.
+export const DEFAULT_CUES: CueWeights = { speaker: 0.3, date: 0.5, time: 0.3, amount: 0.5 };
+
+/** Word-channel candidates re-ordered by cues: at least this many are fetched. */
+export const CUE_POOL = 40;
+
+export interface QueryCues {
+  terms: readonly string[];
+  windows: DateWindow[];
+  kind: AnswerKind | null;
+}
+
+/** The cues of one query; `text` is the question as written, `terms` its analysed words. */
+export function queryCues(text: string, terms: readonly string[], now: number): QueryCues {
+  return { terms, windows: queryDateWindows(text, now), kind: answerKind(text) };
+}
+
+export interface CueCandidate {
+  content: string;
+  validFrom: number | null;
+}
+
+/**
+ * One factor (≥ 1) per candidate. The asked speaker is decided over the whole candidate list: a
+ * question naming both participants has no single one.
+ */
+export function cueFactors(cues: QueryCues, candidates: readonly CueCandidate[], w: CueWeights = DEFAULT_CUES): number[] {
+  const speakers = w.speaker > 0 ? candidates.map((c) => speakerOf(c.content)) : [];
+  const asked = w.speaker > 0 ? askedSpeaker(cues.terms, speakers) : null;
+  const kindWeight = cues.kind === "time" ? w.time : cues.kind === "amount" ? w.amount : 0;
+  return candidates.map((c, i) => {
+    let f = 1;
+    if (asked !== null && speakers[i] === asked) f += w.speaker;
+    // (PostgreSQL returns bigint columns as strings)
+    if (w.date > 0 && cues.windows.length > 0 && inWindows(c.validFrom === null ? null : Number(c.validFrom), cues.windows)) f += w.date;
+    if (kindWeight > 0 && cues.kind !== null && holdsAnswer(cues.kind, c.content)) f += kindWeight;
+    return f;
+  });
+}
+
+/** Whether any cue can change an order (saves the work when none applies). */
+export function hasCues(cues: QueryCues): boolean {
+  return cues.windows.length > 0 || cues.kind !== null || cues.terms.length > 0;
+}
+
+/**
+ * Hits with their scores multiplied by their cue factors, re-sorted. `better` says which way the
+ * store's scores point: bm25() ranks are negative and ascend, ts_rank() scores descend. Ties keep
+ * the smaller rowid first, so the order is deterministic.
+ */
+export function applyCues<T extends { rank: number; row: { rowid: number; content: string; valid_from: number | null } }>(
+  hits: T[],
+  cues: QueryCues,
+  better: "lower" | "higher",
+  w: CueWeights = DEFAULT_CUES,
+): T[] {
+  if (hits.length === 0) return hits;
+  const f = cueFactors(cues, hits.map((h) => ({ content: h.row.content, validFrom: h.row.valid_from })), w);
+  const dir = better === "lower" ? 1 : -1;
+  return hits.map((h, i) => ({ ...h, rank: h.rank * f[i]! })).sort((a, b) => dir * (a.rank - b.rank) || a.row.rowid - b.row.rowid);
+}

@@ -1,0 +1,168 @@
+// Question cues: the speaker a question names, the period it names and the kind of answer it
+// wants, each parsed purely and then applied by the SQLite store to the word hits.
+import { describe, expect, it } from "vitest";
+import { createHash } from "node:crypto";
+import { answerKind, holdsAnswer } from "../../core/retrieval/answer-type.js";
+import { analyzeQuery } from "../../core/retrieval/analyze.js";
+import { applyCues, cueFactors, DEFAULT_CUES, queryCues } from "../../core/retrieval/cues.js";
+import { DATE_GRACE_DAYS, inWindows, queryDateWindows } from "../../core/retrieval/dates.js";
+import { askedSpeaker, speakerOf } from "../../core/retrieval/speaker.js";
+import { visibilityKey } from "../../core/memory/scope.js";
+import type { NewMemory, RecordScope } from "../../core/memory/record.js";
+import { openDatabase } from "../../stores/sqlite/database.js";
+import { SqliteMemoryStore } from "../../stores/sqlite/memory-store.js";
+
+const DAY = 86_400_000;
+const NOW = Date.UTC(2026, 0, 20);
+
+describe("speaker cue", () => {
+  it("reads the speaker a transcript line opens with, and only there", () => {
+    expect(speakerOf("Jon: I lost my job")).toBe("jon");
+    expect(speakerOf("Mary Ann: hello")).toBe("mary");
+    expect(speakerOf("  Zoë: salut")).toBe("zoë");
+    expect(speakerOf("I told Jon: no")).toBeNull();
+    expect(speakerOf("jon: lower-case is not a name")).toBeNull();
+    expect(speakerOf("Note:missing space")).toBeNull();
+  });
+
+  it("asks about a speaker only when the question names exactly one of the candidates' speakers", () => {
+    const speakers = ["jon", "gina", null, "jon"];
+    expect(askedSpeaker(["jon", "studio"], speakers)).toBe("jon");
+    expect(askedSpeaker(["jon", "gina", "share"], speakers)).toBeNull();
+    expect(askedSpeaker(["paris"], speakers)).toBeNull();
+    // a name that is no candidate's speaker is just a word
+    expect(askedSpeaker(["maria"], speakers)).toBeNull();
+  });
+});
+
+describe("date cue", () => {
+  it("parses day, month-year and ISO dates into windows that reach past the period by the grace", () => {
+    const [d] = queryDateWindows("What did Maria do on 3 June, 2023?", NOW);
+    expect(d).toEqual({ from: Date.UTC(2023, 5, 3) - DAY, to: Date.UTC(2023, 5, 3) + (DATE_GRACE_DAYS + 1) * DAY });
+    expect(queryDateWindows("Who called on May 23, 2023?", NOW)[0]!.from).toBe(Date.UTC(2023, 4, 22));
+    expect(queryDateWindows("the 2023-10-13 meeting", NOW)[0]!.from).toBe(Date.UTC(2023, 9, 12));
+    const [m] = queryDateWindows("What setback came in October 2023?", NOW);
+    expect(m).toEqual({ from: Date.UTC(2023, 9, 1), to: Date.UTC(2023, 10, 1) + DATE_GRACE_DAYS * DAY });
+    // one window per phrase: "3 June, 2023" is not also read as "June, 2023"
+    expect(queryDateWindows("on 3 June, 2023", NOW)).toHaveLength(1);
+  });
+
+  it("reads a bare month only after a preposition, in this year and the last", () => {
+    const w = queryDateWindows("When did Melanie go camping in June?", NOW);
+    expect(w.map((x) => new Date(x.from).toISOString().slice(0, 7))).toEqual(["2026-06", "2025-06"]);
+    expect(queryDateWindows("May I ask what Jon said?", NOW)).toEqual([]);
+    expect(queryDateWindows("What did April say about March madness?", NOW)).toEqual([]);
+    expect(queryDateWindows("Which year was it? 2023", NOW)).toEqual([]);
+  });
+
+  it("measures relative phrases back from now", () => {
+    const [w] = queryDateWindows("what did I decide yesterday", NOW);
+    expect(inWindows(NOW - DAY, [w!])).toBe(true);
+    expect(inWindows(NOW - 5 * DAY, [w!])).toBe(false);
+    expect(inWindows(null, [w!])).toBe(false);
+    expect(queryDateWindows("what happened last weekend", NOW)).toEqual([]);
+  });
+});
+
+describe("answer-kind cue", () => {
+  it("knows when and how-many questions, and which texts answer them", () => {
+    expect(answerKind("When did Jon open his studio?")).toBe("time");
+    expect(answerKind("What year did she move?")).toBe("time");
+    expect(answerKind("How often does Audrey go to the park?")).toBe("amount");
+    expect(answerKind("Why did Gina start a store?")).toBeNull();
+    expect(holdsAnswer("time", "I went there yesterday")).toBe(true);
+    expect(holdsAnswer("time", "We met last Friday")).toBe(true);
+    expect(holdsAnswer("time", "I've had them for 3 years")).toBe(true);
+    expect(holdsAnswer("time", "The studio looks great")).toBe(false);
+    expect(holdsAnswer("amount", "twice a week")).toBe(true);
+    expect(holdsAnswer("amount", "I have 4 dogs")).toBe(true);
+    expect(holdsAnswer("amount", "they are cute")).toBe(false);
+  });
+});
+
+describe("cue factors", () => {
+  it("adds one weight per cue a candidate fits, and nothing for a question without cues", () => {
+    const question = "When did Jon open the studio in May 2023?";
+    const cues = queryCues(question, analyzeQuery(question).terms, NOW);
+    const may = Date.UTC(2023, 4, 12);
+    const f = cueFactors(cues, [
+      { content: "Jon: opened it last week", validFrom: may },
+      { content: "Gina: Jon, the studio!", validFrom: may },
+      { content: "Jon: the studio", validFrom: null },
+    ]);
+    expect(f[0]).toBeCloseTo(1 + DEFAULT_CUES.speaker + DEFAULT_CUES.date + DEFAULT_CUES.time);
+    expect(f[1]).toBeCloseTo(1 + DEFAULT_CUES.date);
+    expect(f[2]).toBeCloseTo(1 + DEFAULT_CUES.speaker);
+    const plain = queryCues("studio plans", ["studio", "plans"], NOW);
+    expect(cueFactors(plain, [{ content: "Jon: studio plans", validFrom: may }])).toEqual([1]);
+  });
+
+  it("re-sorts in the store's score direction with a deterministic tie order", () => {
+    const cues = queryCues("When?", [], NOW);
+    const row = (rowid: number, content: string) => ({ rowid, content, valid_from: null });
+    const hits = [
+      { rank: -2, row: row(1, "no time here") },
+      { rank: -1.7, row: row(2, "done yesterday") },
+      { rank: -1.7, row: row(3, "also yesterday") },
+    ];
+    expect(applyCues(hits, cues, "lower").map((h) => h.row.rowid)).toEqual([2, 3, 1]);
+    const up = hits.map((h) => ({ ...h, rank: -h.rank }));
+    expect(applyCues(up, cues, "higher").map((h) => h.row.rowid)).toEqual([2, 3, 1]);
+  });
+});
+
+describe("cues in the SQLite store", () => {
+  const scope: RecordScope = { level: "user", user: "alice", project: null, session: null, thread: null };
+  let seq = 0;
+  const mem = (content: string, validFrom: number | null, s: RecordScope = scope): NewMemory => {
+    const id = `mem_cue${String(++seq).padStart(22, "0")}`;
+    return {
+      id,
+      lineageId: id,
+      scope: s,
+      kind: "note",
+      content,
+      tags: [],
+      trust: "user_stated",
+      confidence: 0.9,
+      status: "active",
+      flags: [],
+      version: 1,
+      supersedes: null,
+      validFrom,
+      validTo: null,
+      createdAt: NOW - 1000 + seq,
+      expiresAt: null,
+      contentHash: createHash("sha256").update(content).digest("hex"),
+      source: { threadId: `th-${seq}`, messageIds: [], toolCallId: `tc-${seq}`, actor: "user", at: NOW },
+    };
+  };
+
+  it("the cues channel turns the order; off, the word scores decide", async () => {
+    const question = "When did Jon open the dance studio in May 2023?";
+    const order = async (cues: boolean) => {
+      const db = openDatabase(":memory:");
+      const store = new SqliteMemoryStore(db, { cues });
+      const addressing = mem("Gina: Jon, dance studio open?", Date.UTC(2023, 1, 10));
+      const answer = mem("Jon: our dance studio open day was last week, finally", Date.UTC(2023, 4, 12));
+      const filler = ["Gina: the store sells hoodies", "Jon: I lost my job as a banker", "Gina: never give up", "Jon: Paris was lovely"];
+      for (const r of [addressing, answer, ...filler.map((t) => mem(t, null))]) {
+        await store.insert(r, { at: NOW, actor: "t", action: "create", targetKind: "memory", targetId: r.id, detail: {} });
+      }
+      const hits = await store.search({
+        visibility: { keys: [visibilityKey(scope)] },
+        query: analyzeQuery(question),
+        text: question,
+        statuses: ["active"],
+        includeFlagged: false,
+        now: NOW,
+        limit: 2,
+      });
+      store.close();
+      const names = new Map([[addressing.id, "addressing"], [answer.id, "answer"]]);
+      return hits.map((h) => names.get(h.record.id));
+    };
+    expect(await order(true)).toEqual(["answer", "addressing"]);
+    expect(await order(false)).toEqual(["addressing", "answer"]);
+  });
+});
