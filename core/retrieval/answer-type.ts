@@ -4,15 +4,17 @@
 // hold a time expression against 17% of all turns. Counting questions ("how many", "how often")
 // likewise want a number or a frequency.
 
-export type AnswerKind = "time" | "amount";
+export type AnswerKind = "time" | "amount" | "place";
 
 const WHEN_RE = /^\s*(?:when\b|what (?:year|month|date|day|time)\b|which (?:year|month|date|day)\b|since when\b|how long ago\b)/iu;
 const AMOUNT_RE = /^\s*(?:how (?:many|much|often|long|old|far)\b)/iu;
+const PLACE_RE = /^\s*(?:where\b|(?:which|what) (?:cities|city|countries|country|towns?|places?|states?|locations?)\b)/iu;
 
 /** The answer kind a question asks for; null for every other question. */
 export function answerKind(question: string): AnswerKind | null {
   if (WHEN_RE.test(question)) return "time";
   if (AMOUNT_RE.test(question)) return "amount";
+  if (PLACE_RE.test(question)) return "place";
   return null;
 }
 
@@ -25,7 +27,13 @@ const TIME_RE = new RegExp(
 const NUMBER_WORDS = "one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|hundred|dozen|once|twice|several|few|couple";
 const AMOUNT_RE_TEXT = new RegExp(`\\b(?:\\d+|${NUMBER_WORDS})\\b|\\b(?:daily|weekly|monthly|yearly|every)\\b`, "iu");
 
+// A capitalised name after a word of place or motion ("a trip to Rome", "lives in Boston"); case
+// matters here, so this one reads the text as written.
+const PLACE_RE_TEXT = /\b(?:to|in|at|from|near|around|visit|visited|visiting)\s+(?:the\s+)?\p{Lu}\p{Ll}+/u;
+
 /** Whether a memory's text holds an answer of this kind. */
 export function holdsAnswer(kind: AnswerKind, content: string): boolean {
-  return kind === "time" ? TIME_RE.test(content) : AMOUNT_RE_TEXT.test(content);
+  if (kind === "time") return TIME_RE.test(content);
+  if (kind === "amount") return AMOUNT_RE_TEXT.test(content);
+  return PLACE_RE_TEXT.test(content);
 }

@@ -15,11 +15,13 @@ export interface CueWeights {
   time: number;
   /** holds a number or frequency, for "how many/often/long" questions */
   amount: number;
+  /** names a place, for "where" and "which city/country" questions */
+  place: number;
 }
 
 // Chosen on the LoCoMo tuning split (bench/locomo-ablation.ts --split tune); see the README's
 // retrieval table for the held-out figures.
-export const DEFAULT_CUES: CueWeights = { speaker: 0.3, date: 0.5, time: 0.3, amount: 0.5 };
+export const DEFAULT_CUES: CueWeights = { speaker: 0.3, date: 0.5, time: 0.3, amount: 0.5, place: 0.5 };
 
 /** Word-channel candidates re-ordered by cues: at least this many are fetched. */
 export const CUE_POOL = 40;
@@ -47,7 +49,7 @@ export interface CueCandidate {
 export function cueFactors(cues: QueryCues, candidates: readonly CueCandidate[], w: CueWeights = DEFAULT_CUES): number[] {
   const speakers = w.speaker > 0 ? candidates.map((c) => speakerOf(c.content)) : [];
   const asked = w.speaker > 0 ? askedSpeaker(cues.terms, speakers) : null;
-  const kindWeight = cues.kind === "time" ? w.time : cues.kind === "amount" ? w.amount : 0;
+  const kindWeight = cues.kind === null ? 0 : w[cues.kind];
   return candidates.map((c, i) => {
     let f = 1;
     if (asked !== null && speakers[i] === asked) f += w.speaker;

@@ -77,6 +77,10 @@ describe("answer-kind cue", () => {
     expect(holdsAnswer("amount", "twice a week")).toBe(true);
     expect(holdsAnswer("amount", "I have 4 dogs")).toBe(true);
     expect(holdsAnswer("amount", "they are cute")).toBe(false);
+    expect(answerKind("Which cities has Jon visited?")).toBe("place");
+    expect(answerKind("Where did Joanna travel in July?")).toBe("place");
+    expect(holdsAnswer("place", "Took a short trip last week to Rome")).toBe(true);
+    expect(holdsAnswer("place", "I went to the gym")).toBe(false);
   });
 });
 
