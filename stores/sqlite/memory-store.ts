@@ -611,7 +611,7 @@ export class SqliteMemoryStore implements MemoryStore {
     depth: number,
   ): { row: MemoryRow; rank: number }[] {
     if (hits.length === 0) return hits;
-    const spread = this.spread.spread(hits.map((h) => ({ rowid: h.row.rowid, score: -h.rank })));
+    const spread = this.spread.spread(hits.map((h) => ({ rowid: h.row.rowid, score: -h.rank, asks: h.row.content.includes("?") })));
     const rows = new Map(hits.map((h) => [h.row.rowid, h.row]));
     const missing = spread.slice(0, Math.max(hits.length, depth)).map((h) => h.rowid).filter((r) => !rows.has(r));
     for (const [r, row] of this.rowsWhere(missing, q, keys)) rows.set(r, row);
