@@ -1,5 +1,6 @@
 // Neighbour spreading knows questions: a word hit that asks something passes a large share of its
-// score to the turn after it (most often the answer), a plain statement only a small one.
+// score to the turn after it (most often the answer), a plain statement only a small one, and the
+// question itself keeps only part of its own score.
 import { describe, expect, it } from "vitest";
 import { createHash } from "node:crypto";
 import { analyzeQuery } from "../../core/retrieval/analyze.js";
@@ -78,6 +79,9 @@ describe("reply-aware neighbour spreading", () => {
     const asking = spread.spread(hits.map((h) => ({ ...h, asks: h.rowid === rowid(asked.id) })));
     expect(score(asking, answer.id)).toBeCloseTo(SPREAD_SHARES.reply * 1);
     expect(score(asking, answer.id)).toBeGreaterThan(score(asking, after.id));
+    // and the question itself keeps only part of its own score
+    expect(score(plain, asked.id)).toBeCloseTo(1);
+    expect(score(asking, asked.id)).toBeCloseTo(SPREAD_SHARES.asker * 1);
     store.close();
   });
 });
