@@ -11,6 +11,7 @@ import { cjkBigrams } from "../../core/retrieval/analyze.js";
 import { DEFAULT_CHANNELS, type RetrievalChannels } from "../../core/retrieval/channels.js";
 import { rrf } from "../../core/retrieval/fusion.js";
 import { applyCues, CUE_POOL, queryCues } from "../../core/retrieval/cues.js";
+import { asks, spreadHead, spreadScores, type Sides } from "../../core/retrieval/spread.js";
 import { mmr, proximityRerank } from "../../core/retrieval/rerank.js";
 import {
   StoreError,
@@ -335,6 +336,63 @@ export class PgMemoryStore implements MemoryStore {
     );
     for (const n of r.rows) (out.get(n.of) ?? out.set(n.of, []).get(n.of)!).push({ rowid: n.rowid, content: n.content });
     return out;
+  }
+
+  /**
+   * Spreading's view of the neighbours (core/retrieval/spread.ts): for each memory, in each of its
+   * conversations, the two current memories of the same scope before it (nearest first) and after.
+   */
+  private async spreadSides(c: Q, rowids: number[]): Promise<Map<number, Sides[]>> {
+    const out = new Map<number, Sides[]>();
+    if (rowids.length === 0) return out;
+    const r = await c.query<{ of: string | number; thread_id: string; side: number; rowid: string | number }>(
+      `SELECT me.rowid AS of, th.thread_id, x.side, x.rowid
+       FROM memories me
+       JOIN LATERAL (SELECT DISTINCT thread_id FROM memory_sources WHERE memory_rowid = me.rowid AND thread_id IS NOT NULL) th ON true
+       JOIN LATERAL (
+         (SELECT -1 AS side, m.rowid FROM memory_sources s JOIN memories m ON m.rowid = s.memory_rowid
+          WHERE s.thread_id = th.thread_id AND s.memory_rowid < me.rowid AND m.vis_key = me.vis_key AND m.status IN ${CURRENT}
+          GROUP BY m.rowid ORDER BY m.rowid DESC LIMIT 2)
+         UNION ALL
+         (SELECT 1 AS side, m.rowid FROM memory_sources s JOIN memories m ON m.rowid = s.memory_rowid
+          WHERE s.thread_id = th.thread_id AND s.memory_rowid > me.rowid AND m.vis_key = me.vis_key AND m.status IN ${CURRENT}
+          GROUP BY m.rowid ORDER BY m.rowid ASC LIMIT 2)) x ON true
+       WHERE me.rowid = ANY($1::bigint[])`,
+      [rowids],
+    );
+    const byThread = new Map<string, Sides>();
+    for (const n of r.rows) {
+      const of = Number(n.of);
+      const k = `${of}\u0000${n.thread_id}`;
+      let sides = byThread.get(k);
+      if (!sides) {
+        sides = { before: [], after: [] };
+        byThread.set(k, sides);
+        (out.get(of) ?? out.set(of, []).get(of)!).push(sides);
+      }
+      (n.side < 0 ? sides.before : sides.after).push(Number(n.rowid));
+    }
+    for (const list of out.values()) for (const sides of list) {
+      sides.before.sort((a, b) => b - a);
+      sides.after.sort((a, b) => a - b);
+    }
+    return out;
+  }
+
+  /** The word hits after neighbour spreading; neighbours pass the same scope and filters as any hit. */
+  private async spreadNeighbours(c: Q, hits: { row: MemoryRow; rank: number }[], q: SearchQuery, depth: number): Promise<{ row: MemoryRow; rank: number }[]> {
+    if (hits.length === 0) return hits;
+    const asSpread = hits.map((h) => ({ rowid: Number(h.row.rowid), score: h.rank, asks: asks(h.row.content) }));
+    const sides = await this.spreadSides(c, spreadHead(asSpread).map((h) => h.rowid));
+    const spread = spreadScores(asSpread, (rowid) => sides.get(rowid) ?? []);
+    const rows = new Map(hits.map((h) => [Number(h.row.rowid), h.row]));
+    const missing = spread.slice(0, Math.max(hits.length, depth)).map((h) => h.rowid).filter((r) => !rows.has(r));
+    if (missing.length > 0) {
+      const p = new Params();
+      const sql = `SELECT m.* FROM memories m WHERE m.rowid = ANY(${p.add(missing)}::bigint[]) AND ${this.scope(q.visibility, p, "m")} AND ${this.filters(q, p)}`;
+      for (const row of (await c.query<MemoryRow>(sql, p.values)).rows) rows.set(Number(row.rowid), row);
+    }
+    return spread.flatMap((h) => (rows.has(h.rowid) ? [{ row: rows.get(h.rowid)!, rank: h.score }] : []));
   }
 
   private async neighbours(c: Q, rowid: number): Promise<{ rowid: number; content: string }[]> {
@@ -697,7 +755,9 @@ export class PgMemoryStore implements MemoryStore {
       const pool = cues ? Math.max(deep, CUE_POOL) : deep;
       const raw = this.fts ? await this.wordChannel(c, q, lex.terms, lex.cjk, pool) : await this.scanChannel(c, q, pool);
       const lexicalDeep = cues ? applyCues(raw, cues, "higher") : raw;
-      const lexical = lexicalDeep.slice(0, depth);
+      // Neighbour spreading re-scores the word channel: the reply after a matching question rises.
+      const spreading = ch.neighbours && !q.wordsOnly;
+      const lexical = (spreading ? await this.spreadNeighbours(c, lexicalDeep, q, depth) : lexicalDeep).slice(0, depth);
       const session = ch.session && !q.wordsOnly ? await this.sessionChannel(c, lexicalDeep, depth) : [];
       const needTri =
         this.db.features.trigram && ch.trigram && !q.wordsOnly && lex.trigrams.length > 0 && lexical.length < Math.min(q.limit, TRIGRAM_WHEN_FEWER);

@@ -29,6 +29,7 @@ import { rrf } from "../../core/retrieval/fusion.js";
 import { DEFAULT_PRF, expansionTerms } from "../../core/retrieval/prf.js";
 import { mmr, proximityRerank } from "../../core/retrieval/rerank.js";
 import { applyCues, CUE_POOL, queryCues } from "../../core/retrieval/cues.js";
+import { asks } from "../../core/retrieval/spread.js";
 // [vector channel] optional embedder + sqlite-vec index (issue 8 §2), kept in step with every write
 import { VectorChannel } from "./vector-channel.js";
 
@@ -611,7 +612,7 @@ export class SqliteMemoryStore implements MemoryStore {
     depth: number,
   ): { row: MemoryRow; rank: number }[] {
     if (hits.length === 0) return hits;
-    const spread = this.spread.spread(hits.map((h) => ({ rowid: h.row.rowid, score: -h.rank, asks: h.row.content.includes("?") })));
+    const spread = this.spread.spread(hits.map((h) => ({ rowid: h.row.rowid, score: -h.rank, asks: asks(h.row.content) })));
     const rows = new Map(hits.map((h) => [h.row.rowid, h.row]));
     const missing = spread.slice(0, Math.max(hits.length, depth)).map((h) => h.rowid).filter((r) => !rows.has(r));
     for (const [r, row] of this.rowsWhere(missing, q, keys)) rows.set(r, row);

@@ -203,6 +203,20 @@ export function memoryConformance(name: string, make: () => Promise<MemoryUnderT
       expect(bob.map((h) => h.record.id)).toEqual([bobs.id]);
     });
 
+    it("neighbour spreading: the reply after a matching question ranks before the turn after a matching statement", async () => {
+      const s = await fresh();
+      const turn = (content: string, thread: string) => mem(content, { source: { threadId: thread, messageIds: [], toolCallId: null, actor: "user", at: T0 } });
+      const asked = turn("Nate: what are your hobbies these days?", "conv-a");
+      const answer = turn("Joanna: writing and hanging out with friends", "conv-a");
+      const stated = turn("Joanna: hobbies cost money", "conv-b");
+      const after = turn("Nate: true enough", "conv-b");
+      const filler = ["Nate: the turtles are fine", "Joanna: the screenplay is done", "Nate: I won the tournament", "Joanna: my laptop crashed"];
+      for (const r of [asked, answer, stated, after, ...filler.map((t, i) => turn(t, `conv-f${i}`))]) await s.insert(r, audit(r.id));
+      const ids = (await s.search(q("hobbies", keysOf(scopeOf("alice")), { text: "hobbies" }))).map((h) => h.record.id);
+      expect(ids).toContain(answer.id);
+      expect(ids.indexOf(answer.id)).toBeLessThan(ids.includes(after.id) ? ids.indexOf(after.id) : Infinity);
+    });
+
     it("search matches tags, honours kinds, statuses, flags and expiry", async () => {
       const s = await fresh();
       const tagged = mem("Use the blue theme", { tags: ["heron"], kind: "preference" });
