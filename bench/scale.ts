@@ -2,7 +2,7 @@
 // ingested through the batched write path with its policy (MemoryService.rememberMany), then
 // search latency with the default channels, prefix-build latency, index size and RSS.
 //
-//   node dist/bench/scale.js [--sizes 10000,100000,1000000] [--queries 500] [--batch 5000]
+//   node dist/bench/scale.js [--sizes 10000,100000,1000000] [--queries 500] [--batch 5000] [--fixed-clock]
 //
 // Each size runs in its own child process (so RSS is that size's alone) on a fresh SQLite file.
 // Prints one JSON object (last stdout line) and writes it to bench/results/scale-*.json.
@@ -37,6 +37,8 @@ const SEED = Number(args.get("seed") ?? 42);
 /** policy worker threads (default: one when there are two or more CPUs) */
 const WORKERS = args.has("workers") ? Number(args.get("workers")) : undefined;
 const NOW = Date.UTC(2026, 0, 15);
+/** keep the clock frozen during ingest too (every id then shares one timestamp: worst case) */
+const FIXED_CLOCK = args.has("fixed-clock");
 
 const TARGETS = { search_p95_ms: { 100000: 5, 1000000: 25 } as Record<number, number>, ingest_per_second: 5000 };
 
@@ -87,7 +89,12 @@ async function runOne(n: number): Promise<Record<string, unknown>> {
   // The reference machine is shared: the 1-minute load average says how contended a run was.
   const load0 = loadavg()[0]!;
   try {
-    const ctx = openMemory({ dbPath, config: defaultConfig({ localUser: "user-0" }), clock: fixedClock(NOW), env: {} });
+    // Ids are time-ordered (core/ids.ts): a clock frozen during ingest would give all 1M the same
+    // timestamp and scatter every insert across the id, lineage and audit indexes, which no real
+    // stream does. Time moves during ingest (one step per batch, as a real import); searches then
+    // run at one fixed instant.
+    const clock = fixedClock(NOW);
+    const ctx = openMemory({ dbPath, config: defaultConfig({ localUser: "user-0" }), clock, env: {} });
     const corpus = new ScaleCorpus({ seed: SEED });
     // Query sources: a spread of the searched user's memories, kept with their ids.
     const every = Math.max(1, Math.floor(n / (QUERIES * 4)));
@@ -112,6 +119,7 @@ async function runOne(n: number): Promise<Record<string, unknown>> {
         });
       }
       genMs += performance.now() - g0;
+      if (!FIXED_CLOCK) clock.set(NOW + Math.round(performance.now() - w0));
       // Two batches in flight: the policy of one runs on the worker while the other commits.
       inFlight.push(
         writer.write(items).then((res) =>
@@ -128,6 +136,7 @@ async function runOne(n: number): Promise<Record<string, unknown>> {
     }
     await Promise.all(inFlight);
     await writer.close();
+    if (!FIXED_CLOCK) clock.set(NOW + Math.round(performance.now() - w0) + 1000);
     const writeMs = performance.now() - w0 - genMs;
     const dbAfterIngest = fileBytes(dbPath);
     const walAfterIngest = fileBytes(`${dbPath}-wal`);
@@ -201,6 +210,7 @@ async function runOne(n: number): Promise<Record<string, unknown>> {
       index: { db_bytes: dbBytes, wal_bytes: walBytes, total_bytes: dbBytes + walBytes, bytes_per_memory: Math.round((dbBytes + walBytes) / n), after_ingest: { db_bytes: dbAfterIngest, wal_bytes: walAfterIngest } },
       rss_mb: Math.round(rss / 1e6),
       load_average: { start: Math.round(load0 * 10) / 10, end: Math.round(loadavg()[0]! * 10) / 10 },
+      clock: FIXED_CLOCK ? "fixed" : "moves during ingest",
       max_rss_mb: Math.round(process.resourceUsage().maxRSS / 1e3),
     };
   } finally {
@@ -218,7 +228,7 @@ async function main() {
   const sizes: unknown[] = [];
   const t0 = performance.now();
   for (const n of SIZES) {
-    const r = spawnSync(process.execPath, [self, "--one", String(n), "--queries", String(QUERIES), "--batch", String(BATCH), "--prefix-max", String(PREFIX_MAX), "--seed", String(SEED), ...(WORKERS === undefined ? [] : ["--workers", String(WORKERS)])], {
+    const r = spawnSync(process.execPath, [self, "--one", String(n), "--queries", String(QUERIES), "--batch", String(BATCH), "--prefix-max", String(PREFIX_MAX), "--seed", String(SEED), ...(WORKERS === undefined ? [] : ["--workers", String(WORKERS)]), ...(FIXED_CLOCK ? ["--fixed-clock"] : [])], {
       encoding: "utf8",
       stdio: ["ignore", "pipe", "inherit"],
       maxBuffer: 64 << 20,

@@ -12,6 +12,13 @@ export const POSTINGS_BUDGET = 4000;
 /** scope keys go into MATCH only when they cover less than this share of the corpus */
 const KEY_SHARE_FOR_MATCH = 0.3;
 const SIZE_TTL_MS = 2000;
+/**
+ * A token's document frequency costs a scan of its whole doclist (as much as querying it), so it
+ * is cached, and an entry is used only while the database is unchanged since it was read (this
+ * connection's writes and other connections' commits both count): plans stay exact. At most
+ * this many tokens are kept.
+ */
+const DF_CACHE_MAX = 20_000;
 
 export interface WordPlan {
   terms: string[];
@@ -20,6 +27,8 @@ export interface WordPlan {
   keysInMatch: boolean;
   /** only rows above this rowid (newest first) when even the rarest term is too common */
   minRowid: number | null;
+  /** document frequency of the rarest kept term (0 when no lookups were made) */
+  rarestDf: number;
   dropped: string[];
 }
 
@@ -29,6 +38,11 @@ export class FtsPlanner {
   private readonly readTok;
   private readonly dfStmt;
   private readonly sizeStmt;
+  private readonly versionStmt;
+  private readonly dfCache = new Map<string, { df: number; version: number }>();
+  /** bumped whenever the database changed since the last look; df entries of this version are exact */
+  private version = 0;
+  private seen = { v: -1, c: -1 };
   private size: { n: number; maxRowid: number; at: number } | null = null;
 
   constructor(db: Db) {
@@ -42,22 +56,47 @@ export class FtsPlanner {
     this.readTok = db.prepare(`SELECT doc, term FROM temp.q_tokens_v`);
     this.dfStmt = db.prepare(`SELECT doc FROM temp.memory_fts_v WHERE term = ?`);
     this.sizeStmt = db.prepare(`SELECT count(*) AS n, coalesce(max(rowid), 0) AS m FROM memories`);
-    this.tokenize = db.transaction(this.tokenize.bind(this));
+    this.versionStmt = db.prepare(`SELECT data_version AS v, total_changes() AS c FROM pragma_data_version`);
+    this.scratch = db.transaction((texts: string[]) => {
+      this.clearTok.run();
+      texts.forEach((t, i) => this.insertTok.run(i + 1, t));
+      const out: string[][] = texts.map(() => []);
+      for (const r of this.readTok.all() as { doc: number; term: string }[]) out[r.doc - 1]?.push(r.term);
+      this.clearTok.run();
+      return out;
+    });
   }
+
+  private readonly scratch: (texts: string[]) => string[][];
 
   /** The index tokens of each text, in order. */
   tokenize(texts: string[]): string[][] {
-    this.clearTok.run();
-    texts.forEach((t, i) => this.insertTok.run(i + 1, t));
-    const out: string[][] = texts.map(() => []);
-    for (const r of this.readTok.all() as { doc: number; term: string }[]) out[r.doc - 1]?.push(r.term);
-    this.clearTok.run();
+    this.checkWrites();
+    const out = this.scratch(texts);
+    // The scratch table's writes (FTS5 flushes them at commit) are not a change to the memories.
+    this.seen = this.versionStmt.get() as { v: number; c: number };
     return out;
   }
 
   /** Documents of the word index holding this index token (any column). */
   df(token: string): number {
-    return ((this.dfStmt.get(token) as { doc: number } | undefined)?.doc ?? 0);
+    this.checkWrites();
+    const hit = this.dfCache.get(token);
+    if (hit && hit.version === this.version) return hit.df;
+    const df = (this.dfStmt.get(token) as { doc: number } | undefined)?.doc ?? 0;
+    if (this.dfCache.size >= DF_CACHE_MAX) this.dfCache.clear();
+    this.dfCache.set(token, { df, version: this.version });
+    return df;
+  }
+
+  /**
+   * Notices commits since the last look (other connections: data_version; this one: the change
+   * counter, which the scratch table's own writes also move, hence the resync in tokenize).
+   */
+  private checkWrites(): void {
+    const r = this.versionStmt.get() as { v: number; c: number };
+    if (r.v !== this.seen.v || r.c !== this.seen.c) this.version += 1;
+    this.seen = r;
   }
 
   private readonly stemCache = new Map<string, string>();
@@ -96,7 +135,7 @@ export class FtsPlanner {
     const { n, maxRowid } = this.corpus(now);
     const all = [...terms, ...cjk];
     // Small stores: every term, keys in MATCH; no lookups needed.
-    if (n <= POSTINGS_BUDGET) return { terms, cjk, keysInMatch: keys !== null, minRowid: null, dropped: [] };
+    if (n <= POSTINGS_BUDGET) return { terms, cjk, keysInMatch: keys !== null, minRowid: null, rarestDf: 0, dropped: [] };
     const toks = this.tokenize([...all, ...(keys ?? [])]);
     const dfOf = (i: number) => {
       const ts = toks[i] ?? [];
@@ -127,6 +166,7 @@ export class FtsPlanner {
       cjk: cjk.filter((t) => keep.has(t)),
       keysInMatch,
       minRowid,
+      rarestDf: rarest,
       dropped: all.filter((t) => !keep.has(t)),
     };
   }

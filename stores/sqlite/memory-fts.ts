@@ -27,6 +27,7 @@ interface Base {
 }
 
 const CURRENT = `('active','pending')`;
+const CURRENT_SET = new Set(["active", "pending"]);
 
 function statements(db: Db) {
   return {
@@ -63,12 +64,50 @@ interface Neighbour {
   content: string;
 }
 
-function around(s: Statements, rowid: number, b: Base, threads?: string[]): Neighbour[] {
+/**
+ * The rows of one write batch by (conversation, scope key), current versions only, oldest first.
+ * They are the newest rows of the database, so the turns after a batch row are exactly the later
+ * batch rows of its group, and the turns before it are batch rows too once it has enough of them:
+ * most neighbours are found here without a query.
+ */
+class BatchGroups {
+  private readonly groups = new Map<string, Neighbour[]>();
+
+  constructor(rows: FreshRow[]) {
+    for (const r of [...rows].sort((a, b) => a.rowid - b.rowid)) {
+      if (!CURRENT_SET.has(r.status)) continue;
+      for (const t of r.threads) {
+        const k = `${t}\u0000${r.vis_key}`;
+        (this.groups.get(k) ?? this.groups.set(k, []).get(k)!).push({ rowid: r.rowid, content: r.content });
+      }
+    }
+  }
+
+  /** The nearest rows on one side (nearest first), or null when the database must be asked. */
+  side(thread: string, key: string, rowid: number, before: boolean): Neighbour[] | null {
+    const list = this.groups.get(`${thread}\u0000${key}`) ?? [];
+    let lo = 0;
+    let hi = list.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (list[mid]!.rowid < rowid) lo = mid + 1;
+      else hi = mid;
+    }
+    if (before) return lo >= CONTEXT_NEIGHBOURS ? list.slice(lo - CONTEXT_NEIGHBOURS, lo).reverse() : null;
+    const start = list[lo]?.rowid === rowid ? lo + 1 : lo;
+    return list.slice(start, start + CONTEXT_NEIGHBOURS);
+  }
+}
+
+function around(s: Statements, rowid: number, b: Base, threads?: string[], batch?: BatchGroups): Neighbour[] {
   const out = new Map<number, Neighbour>();
-  for (const thread_id of threads ?? (s.threads.all(rowid) as { thread_id: string }[]).map((t) => t.thread_id)) {
+  const ts = threads ?? (s.threads.all(rowid) as { thread_id: string }[]).map((t) => t.thread_id);
+  for (const thread_id of ts) {
     for (const side of [s.before, s.after]) {
+      // With one conversation nothing is taken twice, so the batch's nearest rows are the answer.
+      const known = batch && ts.length === 1 ? batch.side(thread_id, b.vis_key, rowid, side === s.before) : null;
       let n = 0;
-      for (const r of side.all(thread_id, rowid, b.vis_key) as Neighbour[]) {
+      for (const r of known ?? (side.all(thread_id, rowid, b.vis_key) as Neighbour[])) {
         if (out.has(r.rowid)) continue;
         out.set(r.rowid, r);
         if (++n === CONTEXT_NEIGHBOURS) break;
@@ -94,12 +133,12 @@ export function writeWordRow(db: Db, rowid: number, fresh = false): void {
  * Write one word row; returns the neighbours whose context holds this memory. `known`: the row,
  * tags and source threads as just inserted (saves reading them back).
  */
-function writeRow(s: Statements, rowid: number, fresh: boolean, known?: FreshRow): Neighbour[] {
+function writeRow(s: Statements, rowid: number, fresh: boolean, known?: FreshRow, batch?: BatchGroups): Neighbour[] {
   if (!fresh) s.del.run(rowid);
   const b = known ?? (s.base.get(rowid) as Base | undefined);
   if (!b || b.status === "deleted") return [];
   const tags = known ? [...known.tags].sort().join(" ") : (s.tags.all(rowid) as { tag: string }[]).map((t) => t.tag).join(" ");
-  const near = around(s, rowid, b, known?.threads);
+  const near = around(s, rowid, b, known?.threads, batch);
   const ctx = near.map((n) => n.content);
   ctx.push(dateWords(b.valid_from));
   s.ins.run(rowid, b.content, tags, cjkBigrams(b.content).join(" "), ctx.join(" "), b.vis_key);
@@ -114,7 +153,8 @@ export function indexNewRows(db: Db, rows: FreshRow[]): void {
   const s = st(db);
   const fresh = new Set(rows.map((r) => r.rowid));
   const stale = new Set<number>();
-  for (const r of rows) for (const n of writeRow(s, r.rowid, true, r)) if (!fresh.has(n.rowid)) stale.add(n.rowid);
+  const batch = new BatchGroups(rows);
+  for (const r of rows) for (const n of writeRow(s, r.rowid, true, r, batch)) if (!fresh.has(n.rowid)) stale.add(n.rowid);
   for (const r of stale) writeRow(s, r, false);
 }
 

@@ -19,7 +19,7 @@ import {
 } from "../traits.js";
 import type { Db } from "./database.js";
 import { decodeCursor, encodeCursor, pushTo, recordOf, sourcesByMemory, type MemoryRow, type SourceRow } from "../memory-rows.js";
-import { FtsPlanner } from "./fts-planner.js";
+import { FtsPlanner, POSTINGS_BUDGET, type WordPlan } from "./fts-planner.js";
 import { NeighbourSpread } from "./neighbour-spread.js";
 import { SemanticIndexes } from "./semantic-index.js";
 import { DEFAULT_ASSOCIATIONS, expandQuery, scoreExpanded } from "../../core/retrieval/associations.js";
@@ -66,6 +66,10 @@ const TRIGRAM_WHEN_FEWER = 10;
 // The trigram table tokenizes vis_key into trigrams too, so a key in MATCH becomes a long phrase
 // over postings that cover most rows (measured 170 ms at 100k): filter scope in the join instead.
 const TRIGRAM_PLAN = { keysInMatch: false, minRowid: null } as const;
+// A word plan bounded by minRowid walks the newest matches (channel) when its term is at least this
+// common (below, the rowid bound costs less than the walk), up to this many matches.
+const NEWEST_WALK_MIN_DF = 4 * POSTINGS_BUDGET;
+const NEWEST_WALK_CAP = 4 * POSTINGS_BUDGET;
 // Past this many distinct keys an owner's view filters by user id instead of a key list.
 const MAX_OWNER_KEYS = 500;
 // [vector channel] past this many keys an owner's KNN reads the owner's partitions (one KNN per key otherwise).
@@ -460,42 +464,68 @@ export class SqliteMemoryStore implements MemoryStore {
     q: SearchQuery,
     keys: string[] | null,
     limit: number,
-    plan: { keysInMatch: boolean; minRowid: number | null } = { keysInMatch: true, minRowid: null },
+    plan: Pick<WordPlan, "keysInMatch" | "minRowid"> & { rarestDf?: number } = { keysInMatch: true, minRowid: null },
   ): { row: MemoryRow; rank: number }[] {
-    const params: unknown[] = [];
-    let match = textMatch;
     const keysInMatch = keys !== null && plan.keysInMatch;
     if (keys && keys.length === 0) return [];
-    if (keys && keysInMatch) match = `{vis_key}: ${orGroup(keys)} AND (${textMatch})`;
-    params.push(match);
-    let rowidSql = "";
-    if (plan.minRowid !== null) {
-      rowidSql = " AND f.rowid > ?";
-      params.push(plan.minRowid);
-    }
-    const where = this.filters(q, params, keysInMatch, keys);
+    const match = keys && keysInMatch ? `{vis_key}: ${orGroup(keys)} AND (${textMatch})` : textMatch;
     const weights = table === "memory_fts" ? FTS_WEIGHTS : "1.0, 0.0";
     const k = Math.max(1, Math.floor(limit));
+    // The matches to score: all, or only those above minRowid. FTS5 reads a term's whole doclist
+    // for a rowid bound (~70 ns a posting), but walks it newest-first cheaply: for a common term,
+    // count the matches above minRowid that way and take exactly that many newest ones instead.
+    const newest = plan.minRowid !== null && (plan.rarestDf ?? 0) >= NEWEST_WALK_MIN_DF ? this.matchesAbove(table, match, plan.minRowid) : null;
+    if (newest === 0) return [];
+    const scoredSql = (order: string) =>
+      newest !== null
+        ? // back in rowid order, so equal scores come out in the same order as under the rowid bound
+          `SELECT rowid, rank FROM (SELECT rowid, rank FROM (SELECT rowid, bm25(${table}, ${weights}) AS rank FROM ${table} f
+           WHERE ${table} MATCH ? ORDER BY rowid DESC LIMIT ?) ORDER BY rowid LIMIT -1)${order}`
+        : `SELECT rowid, bm25(${table}, ${weights}) AS rank FROM ${table} f WHERE ${table} MATCH ?${plan.minRowid !== null ? " AND f.rowid > ?" : ""}${order}`;
+    const scoredParams: unknown[] = [match];
+    if (newest !== null) scoredParams.push(newest);
+    else if (plan.minRowid !== null) scoredParams.push(plan.minRowid);
+    const filterParams: unknown[] = [];
+    const where = this.filters(q, filterParams, keysInMatch, keys);
     type Ranked = MemoryRow & { rank: number };
     if (!keysInMatch) {
       // Rank inside the index first, then join and filter only the best candidates: exact whenever
       // at least k of them pass the filters (anything past them ranks lower), else fall through.
+      // One statement: the LEFT JOIN also yields the candidates that fail the filters (m.rowid
+      // NULL), so their number is known without a second count over the index.
       const depth = Math.max(k * 8, 100);
-      const [m, ...rest] = params;
-      const rowidParams = plan.minRowid !== null ? [rest.shift()] : [];
       const staged = this.prepared(
-        `SELECT m.*, c.rank FROM (SELECT rowid, bm25(${table}, ${weights}) AS rank FROM ${table} f
-           WHERE ${table} MATCH ?${rowidSql} ORDER BY rank LIMIT ${depth}) c
-         JOIN memories m ON m.rowid = c.rowid WHERE ${where} ORDER BY c.rank LIMIT ${k}`,
-      ).all(m, ...rowidParams, ...rest) as Ranked[];
-      const candidates = this.prepared(`SELECT count(*) AS n FROM (SELECT rowid FROM ${table} f WHERE ${table} MATCH ?${rowidSql} LIMIT ${depth})`);
-      if (staged.length >= k || (candidates.get(m, ...rowidParams) as { n: number }).n < depth) {
-        return staged.map((r) => ({ row: r, rank: r.rank }));
+        `SELECT m.*, c.rank AS rank FROM (${scoredSql(` ORDER BY rank LIMIT ${depth}`)}) c
+         LEFT JOIN memories m ON m.rowid = c.rowid AND ${where} ORDER BY c.rank`,
+      );
+      const out: { row: MemoryRow; rank: number }[] = [];
+      let candidates = 0;
+      for (const r of staged.iterate(...scoredParams, ...filterParams) as IterableIterator<Ranked>) {
+        candidates++;
+        if (r.rowid === null) continue;
+        out.push({ row: r, rank: r.rank });
+        if (out.length >= k) break;
       }
+      if (out.length >= k || candidates < depth) return out;
     }
-    const sql = `SELECT m.*, bm25(${table}, ${weights}) AS rank FROM ${table} f JOIN memories m ON m.rowid = f.rowid
-      WHERE ${table} MATCH ?${rowidSql} AND ${where} ORDER BY rank LIMIT ${k}`;
-    return (this.prepared(sql).all(...params) as Ranked[]).map((r) => ({ row: r, rank: r.rank }));
+    const sql =
+      newest !== null
+        ? `SELECT m.*, c.rank FROM (${scoredSql("")}) c JOIN memories m ON m.rowid = c.rowid WHERE ${where} ORDER BY c.rank LIMIT ${k}`
+        : `SELECT m.*, bm25(${table}, ${weights}) AS rank FROM ${table} f JOIN memories m ON m.rowid = f.rowid
+      WHERE ${table} MATCH ?${plan.minRowid !== null ? " AND f.rowid > ?" : ""} AND ${where} ORDER BY rank LIMIT ${k}`;
+    return (this.prepared(sql).all(...scoredParams, ...filterParams) as Ranked[]).map((r) => ({ row: r, rank: r.rank }));
+  }
+
+  /**
+   * How many matches lie above `minRowid`, walking newest first; null past NEWEST_WALK_CAP (then
+   * the rowid bound is cheaper).
+   */
+  private matchesAbove(table: "memory_fts" | "memory_tri", match: string, minRowid: number): number | null {
+    const st = this.prepared(
+      `SELECT count(*) AS n FROM (SELECT rowid FROM ${table} f WHERE ${table} MATCH ? ORDER BY rowid DESC LIMIT ${NEWEST_WALK_CAP}) WHERE rowid > ?`,
+    );
+    const { n } = st.get(match, minRowid) as { n: number };
+    return n < NEWEST_WALK_CAP ? n : null;
   }
 
   async search(q: SearchQuery): Promise<SearchHit[]> {

@@ -1,0 +1,57 @@
+// The word-channel planner caches each token's document frequency (stores/sqlite/fts-planner.ts).
+// Past the small-store size it plans every query from those numbers, so a cached zero must never
+// hide a word remembered a moment later, and a cached count must follow writes from this
+// connection and from another process's connection. Real SQLite file, past the planner's threshold.
+import { describe, expect, it } from "vitest";
+import type { RequestScope } from "../../core/memory/scope.js";
+import { openDatabase } from "../../stores/sqlite/database.js";
+import { FtsPlanner, POSTINGS_BUDGET } from "../../stores/sqlite/fts-planner.js";
+import { openTestMemory, req } from "../helpers/memory.js";
+import { tempDir } from "../helpers/tmp.js";
+
+const scope: RequestScope = req({ session: "s-1", thread: "s-1" });
+
+async function fill(ctx: ReturnType<typeof openTestMemory>, n: number): Promise<void> {
+  for (let start = 0; start < n; start += 1000) {
+    const items = Array.from({ length: Math.min(1000, n - start) }, (_, i) => ({
+      req: scope,
+      input: { content: `Note ${start + i} about the usual rollout checklist`, kind: "fact" as const },
+      origin: { actor: "user" as const, threadId: "s-1", toolCallId: null },
+    }));
+    await ctx.service.rememberMany(items);
+  }
+}
+
+describe("planner document-frequency cache", () => {
+  it("a word first searched while absent is found as soon as it is remembered", async () => {
+    const dir = tempDir();
+    const ctx = openTestMemory(dir);
+    await fill(ctx, POSTINGS_BUDGET + 100);
+    expect(await ctx.service.search({ thread: scope }, { query: "zebracorn rollout", limit: 10 })).not.toEqual([]);
+    expect((await ctx.service.search({ thread: scope }, { query: "zebracorn", limit: 10 })).length).toBe(0);
+    await ctx.service.remember(scope, { content: "The zebracorn migration runs on Fridays", kind: "fact" }, { actor: "user", threadId: "s-1", toolCallId: null });
+    const hits = await ctx.service.search({ thread: scope }, { query: "zebracorn rollout", limit: 10 });
+    expect(hits[0]?.record.content).toBe("The zebracorn migration runs on Fridays");
+    ctx.close();
+  });
+
+  it("cached counts follow writes made through another connection", async () => {
+    const dir = tempDir();
+    const ctx = openTestMemory(dir);
+    await fill(ctx, POSTINGS_BUDGET + 100);
+    const planner = new FtsPlanner(ctx.db);
+    const [stem] = planner.stems(["checklist"]).values();
+    const before = planner.df(stem!);
+    expect(before).toBe(POSTINGS_BUDGET + 100);
+    // Another process (here: a second connection) adds a memory with the word.
+    const other = openTestMemory(dir);
+    await other.service.remember(scope, { content: "A checklist for the checklist", kind: "fact" }, { actor: "user", threadId: "s-1", toolCallId: null });
+    other.close();
+    // Planning notices the commit (data_version) and reads the count again.
+    planner.plan(["checklist"], [], null, 0);
+    expect(planner.df(stem!)).toBe(before + 1);
+    ctx.close();
+    // The file is still a valid database for a fresh opener.
+    openDatabase(`${dir}/memory.db`).close();
+  });
+});
