@@ -29,6 +29,7 @@ import { rrf } from "../../core/retrieval/fusion.js";
 import { DEFAULT_PRF, expansionTerms } from "../../core/retrieval/prf.js";
 import { mmr, proximityRerank } from "../../core/retrieval/rerank.js";
 import { applyCues, CUE_POOL, queryCues } from "../../core/retrieval/cues.js";
+import { hasCjk } from "../../core/retrieval/analyze.js";
 import { asks } from "../../core/retrieval/spread.js";
 // [vector channel] optional embedder + sqlite-vec index (issue 8 §2), kept in step with every write
 import { VectorChannel } from "./vector-channel.js";
@@ -550,9 +551,13 @@ export class SqliteMemoryStore implements MemoryStore {
     const session = ch.session && !q.wordsOnly ? sessionChannel(lexicalDeep, this.threadsOf(lexicalDeep.map((h) => h.row.rowid)), depth) : [];
     // The trigram channel finds partial words (and CJK phrases) the word channel misses; it runs
     // when the word channel came up short.
-    const needTri =
-      ch.trigram && !q.wordsOnly && lex.trigrams.length > 0 && lexical.length < Math.min(q.limit, TRIGRAM_WHEN_FEWER);
-    const tri = needTri ? this.channel("memory_tri", `content: ${orGroup(lex.trigrams)}`, q, keys, depth, TRIGRAM_PLAN) : [];
+    // On a large store the words the word channel searched stay out of it: their trigrams would
+    // mostly find what the word channel found, at the cost of trigram postings that cover much of
+    // the corpus. Words the index holds nowhere (partial words, typos), words the planner dropped
+    // as too common, and CJK runs go to it.
+    const triWords = plan.absent === null ? lex.trigrams : lex.trigrams.filter((t) => hasCjk(t) || !plan.terms.includes(t));
+    const needTri = ch.trigram && !q.wordsOnly && triWords.length > 0 && lexical.length < Math.min(q.limit, TRIGRAM_WHEN_FEWER);
+    const tri = needTri ? this.channel("memory_tri", `content: ${orGroup(triWords)}`, q, keys, depth, TRIGRAM_PLAN) : [];
     const prf = ch.prf && !q.wordsOnly ? this.feedbackPass(lexical, plan.terms, wordParts, cols, q, keys, depth) : [];
     // [vector channel] nearest memories by embedding, inside the viewer's keys
     const vec = this.vectors && !q.wordsOnly ? await this.vectorHits(q, keys, depth) : [];

@@ -33,6 +33,9 @@ describe("search on a large store", () => {
     expect(aliceHits).toHaveLength(20);
     expect(aliceHits.every((h) => h.record.scope.user === "alice")).toBe(true);
     expect(aliceHits.some((h) => h.record.content.includes("zebrafish"))).toBe(false);
+    // A partial word the word index holds nowhere still reaches the trigram channel.
+    const partial = await m.service.search({ thread: bob }, { query: "zebraf", limit: 5 });
+    expect(partial.map((h) => h.record.content)).toEqual([expect.stringContaining("zebrafish")]);
     m.close();
   });
 });
