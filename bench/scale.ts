@@ -3,6 +3,7 @@
 // search latency with the default channels, prefix-build latency, index size and RSS.
 //
 //   node dist/bench/scale.js [--sizes 10000,100000,1000000] [--queries 500] [--batch 5000] [--fixed-clock]
+//                            [--channels lexical,context,...|all]   (default: the default channels)
 //
 // Each size runs in its own child process (so RSS is that size's alone) on a fresh SQLite file.
 // Prints one JSON object (last stdout line) and writes it to bench/results/scale-*.json.
@@ -15,7 +16,7 @@ import { fixedClock } from "../core/clock.js";
 import { defaultConfig } from "../core/config.js";
 import type { RequestScope } from "../core/memory/scope.js";
 import type { BatchRememberItem } from "../core/memory/service.js";
-import { channelList, DEFAULT_CHANNELS } from "../core/retrieval/channels.js";
+import { CHANNEL_NAMES, channelList, DEFAULT_CHANNELS, parseChannels } from "../core/retrieval/channels.js";
 import { MemoryPrefixBuilder } from "../core/retrieval/prefix.js";
 import { loadTokenCounter } from "../core/retrieval/tokens.js";
 import { openMemory } from "../cli/context.js";
@@ -39,6 +40,8 @@ const WORKERS = args.has("workers") ? Number(args.get("workers")) : undefined;
 const NOW = Date.UTC(2026, 0, 15);
 /** keep the clock frozen during ingest too (every id then shares one timestamp: worst case) */
 const FIXED_CLOCK = args.has("fixed-clock");
+/** channel set searched (bench/locomo-ablation.ts measures each one's recall) */
+const CHANNELS = args.has("channels") ? parseChannels(args.get("channels") === "all" ? CHANNEL_NAMES.join(",") : args.get("channels")!) : DEFAULT_CHANNELS;
 
 const TARGETS = { search_p95_ms: { 100000: 5, 1000000: 25 } as Record<number, number>, ingest_per_second: 5000 };
 
@@ -94,7 +97,7 @@ async function runOne(n: number): Promise<Record<string, unknown>> {
     // stream does. Time moves during ingest (one step per batch, as a real import); searches then
     // run at one fixed instant.
     const clock = fixedClock(NOW);
-    const ctx = openMemory({ dbPath, config: defaultConfig({ localUser: "user-0" }), clock, env: {} });
+    const ctx = openMemory({ dbPath, config: defaultConfig({ localUser: "user-0" }), clock, env: {}, channels: CHANNELS });
     const corpus = new ScaleCorpus({ seed: SEED });
     // Query sources: a spread of the searched user's memories, kept with their ids.
     const every = Math.max(1, Math.floor(n / (QUERIES * 4)));
@@ -228,7 +231,7 @@ async function main() {
   const sizes: unknown[] = [];
   const t0 = performance.now();
   for (const n of SIZES) {
-    const r = spawnSync(process.execPath, [self, "--one", String(n), "--queries", String(QUERIES), "--batch", String(BATCH), "--prefix-max", String(PREFIX_MAX), "--seed", String(SEED), ...(WORKERS === undefined ? [] : ["--workers", String(WORKERS)]), ...(FIXED_CLOCK ? ["--fixed-clock"] : [])], {
+    const r = spawnSync(process.execPath, [self, "--one", String(n), "--queries", String(QUERIES), "--batch", String(BATCH), "--prefix-max", String(PREFIX_MAX), "--seed", String(SEED), ...(WORKERS === undefined ? [] : ["--workers", String(WORKERS)]), ...(FIXED_CLOCK ? ["--fixed-clock"] : []), ...(args.has("channels") ? ["--channels", args.get("channels")!] : [])], {
       encoding: "utf8",
       stdio: ["ignore", "pipe", "inherit"],
       maxBuffer: 64 << 20,
@@ -252,7 +255,7 @@ async function main() {
   }));
   const out = {
     machine: { node: process.version, cpus: cpus().length },
-    channels: channelList(DEFAULT_CHANNELS),
+    channels: channelList(CHANNELS),
     seed: SEED,
     targets: TARGETS,
     sizes,

@@ -8,6 +8,7 @@ import { MemoryConfig } from "../core/config.js";
 import { MemoryService } from "../core/memory/service.js";
 import { backendKindOf, maskLocation, type Backend } from "../stores/backend.js";
 import { sqliteBackendOver, type SqliteBackend } from "../stores/sqlite/backend.js";
+import type { RetrievalChannels } from "../core/retrieval/channels.js";
 import { vectorChannelFromConfig } from "../stores/embedding/from-config.js";
 import { openDatabase, type Db } from "../stores/sqlite/database.js";
 import type { SqliteMemoryStore } from "../stores/sqlite/memory-store.js";
@@ -96,7 +97,7 @@ function withService<B extends Backend>(backend: B, config: MemoryConfig, clock:
   return { service, sessionForget };
 }
 
-export function openMemory(opts: OpenOpts & { dbPath?: string } = {}): MemoryContext {
+export function openMemory(opts: OpenOpts & { dbPath?: string; channels?: Partial<RetrievalChannels> } = {}): MemoryContext {
   const env = opts.env ?? process.env;
   const dbPath = opts.dbPath ?? defaultDbPath(env);
   if (backendKindOf(dbPath) !== "sqlite") throw new Error(`this command works on a SQLite file, not ${maskLocation(dbPath)}`);
@@ -104,7 +105,10 @@ export function openMemory(opts: OpenOpts & { dbPath?: string } = {}): MemoryCon
   const clock = opts.clock ?? systemClock;
   const db = openDatabase(dbPath, { synchronous: env.INFINITY_MEMORY_SYNC === "full" ? "full" : "normal" });
   // [vector channel] optional embedder from config.embedder ("none" by default)
-  const backend = sqliteBackendOver(db, dbPath, { vectors: vectorChannelFromConfig(db, config.embedder, { now: () => clock.now(), env }) });
+  const backend = sqliteBackendOver(db, dbPath, {
+    ...(opts.channels ? { channels: opts.channels } : {}),
+    vectors: vectorChannelFromConfig(db, config.embedder, { now: () => clock.now(), env }),
+  });
   const { service, sessionForget } = withService(backend, config, clock);
   return {
     db,
