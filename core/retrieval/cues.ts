@@ -23,8 +23,11 @@ export interface CueWeights {
 // retrieval table for the held-out figures.
 export const DEFAULT_CUES: CueWeights = { speaker: 0.3, date: 0.5, time: 0.3, amount: 0.5, place: 0.5 };
 
-/** Word-channel candidates re-ordered by cues: at least this many are fetched. */
-export const CUE_POOL = 40;
+/**
+ * Word-channel candidates re-ordered by cues: at least this many are fetched. Each one costs a row
+ * lookup before ranking ends (40 measured 7.8 ms search p95 at 100k memories, 20 measured 4.7).
+ */
+export const CUE_POOL = 20;
 
 export interface QueryCues {
   terms: readonly string[];
