@@ -73,12 +73,20 @@ export class FtsPlanner {
 
   /** The index tokens of each text, in order. */
   tokenize(texts: string[]): string[][] {
-    this.checkWrites();
-    const out = this.scratch(texts);
-    // The scratch table's writes (FTS5 flushes them at commit) are not a change to the memories.
-    this.seen = this.versionStmt.get() as { v: number; c: number };
-    return out;
+    // The tokenizer is a pure function of the text: cached texts skip the scratch table.
+    const missing = [...new Set(texts.filter((t) => !this.tokenCache.has(t)))];
+    if (missing.length > 0) {
+      this.checkWrites();
+      const toks = this.scratch(missing);
+      // The scratch table's writes (FTS5 flushes them at commit) are not a change to the memories.
+      this.seen = this.versionStmt.get() as { v: number; c: number };
+      if (this.tokenCache.size + missing.length > DF_CACHE_MAX) this.tokenCache.clear();
+      missing.forEach((t, i) => this.tokenCache.set(t, toks[i] ?? []));
+    }
+    return texts.map((t) => this.tokenCache.get(t) ?? []);
   }
+
+  private readonly tokenCache = new Map<string, string[]>();
 
   /** Documents of the word index holding this index token (any column). */
   df(token: string): number {
