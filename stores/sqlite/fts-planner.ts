@@ -7,14 +7,8 @@
 // terms take part in ranking changes, and only for large stores.
 import type { Db } from "./database.js";
 
-/** stores up to this many memories search every term with no lookups (a full OR query is cheap there) */
+/** postings the word channel may score per query (~0.7 µs each on the reference machine) */
 export const POSTINGS_BUDGET = 4000;
-/**
- * postings the word channel may score per query on a larger store (~0.7 µs each on the reference
- * machine); 2,500 rather than 4,000 measured ~1 ms less search p95 at 100k memories with the same
- * share of sources found in the top 10 for every query kind (bench/scale.ts).
- */
-export const PLAN_BUDGET = 2500;
 /** scope keys go into MATCH only when they cover less than this share of the corpus */
 const KEY_SHARE_FOR_MATCH = 0.3;
 const SIZE_TTL_MS = 2000;
@@ -166,7 +160,7 @@ export class FtsPlanner {
     let matching = 0;
     for (const r of ranked) {
       if (r.df === 0) continue;
-      if (matching > 0 && postings + r.df > PLAN_BUDGET) continue;
+      if (matching > 0 && postings + r.df > POSTINGS_BUDGET) continue;
       kept.push(r);
       matching += 1;
       postings += r.df;
@@ -175,7 +169,7 @@ export class FtsPlanner {
     const keysInMatch = keys !== null && keyDocs < KEY_SHARE_FOR_MATCH * n;
     // Even the rarest term is too common: score only the newest rows that hold ~budget postings.
     const rarest = kept[0]?.df ?? 0;
-    const minRowid = rarest > PLAN_BUDGET ? Math.max(0, Math.floor(maxRowid - (PLAN_BUDGET / rarest) * maxRowid)) : null;
+    const minRowid = rarest > POSTINGS_BUDGET ? Math.max(0, Math.floor(maxRowid - (POSTINGS_BUDGET / rarest) * maxRowid)) : null;
     const keep = new Set(kept.map((k) => k.t));
     return {
       terms: terms.filter((t) => keep.has(t)),
