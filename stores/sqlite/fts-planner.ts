@@ -30,8 +30,8 @@ export interface WordPlan {
   /** document frequency of the rarest kept term (0 when no lookups were made) */
   rarestDf: number;
   dropped: string[];
-  /** query words the index holds nowhere (null: not looked up, a small store) */
-  absent: string[] | null;
+  /** the terms were looked up and pruned (a store past POSTINGS_BUDGET); else all were kept unread */
+  pruned: boolean;
 }
 
 export class FtsPlanner {
@@ -145,7 +145,7 @@ export class FtsPlanner {
     const { n, maxRowid } = this.corpus(now);
     const all = [...terms, ...cjk];
     // Small stores: every term, keys in MATCH; no lookups needed.
-    if (n <= POSTINGS_BUDGET) return { terms, cjk, keysInMatch: keys !== null, minRowid: null, rarestDf: 0, dropped: [], absent: null };
+    if (n <= POSTINGS_BUDGET) return { terms, cjk, keysInMatch: keys !== null, minRowid: null, rarestDf: 0, dropped: [], pruned: false };
     const toks = this.tokenize([...all, ...(keys ?? [])]);
     const dfOf = (i: number) => {
       const ts = toks[i] ?? [];
@@ -178,7 +178,7 @@ export class FtsPlanner {
       minRowid,
       rarestDf: rarest,
       dropped: all.filter((t) => !keep.has(t)),
-      absent: ranked.filter((r) => r.df === 0 && !r.cjk).map((r) => r.t),
+      pruned: true,
     };
   }
 }

@@ -550,12 +550,11 @@ export class SqliteMemoryStore implements MemoryStore {
     const lexical = (spreading ? this.spreadNeighbours(lexicalDeep, q, keys, depth) : lexicalDeep).slice(0, depth);
     const session = ch.session && !q.wordsOnly ? sessionChannel(lexicalDeep, this.threadsOf(lexicalDeep.map((h) => h.row.rowid)), depth) : [];
     // The trigram channel finds partial words (and CJK phrases) the word channel misses; it runs
-    // when the word channel came up short.
-    // On a large store the words the word channel searched stay out of it: their trigrams would
-    // mostly find what the word channel found, at the cost of trigram postings that cover much of
-    // the corpus. Words the index holds nowhere (partial words, typos), words the planner dropped
-    // as too common, and CJK runs go to it.
-    const triWords = plan.absent === null ? lex.trigrams : lex.trigrams.filter((t) => hasCjk(t) || !plan.terms.includes(t));
+    // when the word channel came up short. On a large store the words the word channel searched
+    // stay out of it (their trigrams would mostly find the same rows, over trigram postings that
+    // cover much of the corpus): absent words (partial words, typos), words dropped as too common
+    // and CJK runs go to it.
+    const triWords = plan.pruned ? lex.trigrams.filter((t) => hasCjk(t) || !plan.terms.includes(t)) : lex.trigrams;
     const needTri = ch.trigram && !q.wordsOnly && triWords.length > 0 && lexical.length < Math.min(q.limit, TRIGRAM_WHEN_FEWER);
     const tri = needTri ? this.channel("memory_tri", `content: ${orGroup(triWords)}`, q, keys, depth, TRIGRAM_PLAN) : [];
     const prf = ch.prf && !q.wordsOnly ? this.feedbackPass(lexical, plan.terms, wordParts, cols, q, keys, depth) : [];
