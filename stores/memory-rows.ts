@@ -2,7 +2,7 @@
 // stores: both engines keep the same columns (so `migrate` can copy by name), and one mapping keeps
 // what a record looks like identical on either.
 import type { Actor, MemoryKind, MemoryRecord, MemorySource, MemoryStatus, RecordScope, SafetyFlag, ScopeLevel, Trust } from "../core/memory/record.js";
-import { StoreError } from "./traits.js";
+import { StoreError, type ListPage, type ListQuery, type Visibility } from "./traits.js";
 
 export interface MemoryRow {
   rowid: number;
@@ -100,4 +100,26 @@ export function decodeCursor(c: string): { t: number; r: number } {
   const [t, r] = Buffer.from(c, "base64url").toString().split(":").map(Number);
   if (!Number.isFinite(t) || !Number.isFinite(r)) throw new StoreError("constraint", "invalid cursor");
   return { t: t!, r: r! };
+}
+
+/**
+ * Every record of a visibility (all statuses, flagged included), oldest first, read page by page
+ * through a store's own `list`: both engines export this way.
+ */
+export async function* exportAllVia(list: (q: ListQuery) => Promise<ListPage>, visibility: Visibility): AsyncIterable<MemoryRecord> {
+  let cursor: string | undefined;
+  for (;;) {
+    const page = await list({
+      visibility,
+      statuses: ["pending", "active", "superseded", "expired"],
+      includeFlagged: true,
+      now: 0,
+      limit: 500,
+      cursor,
+      order: "oldest",
+    });
+    for (const r of page.items) yield r;
+    if (!page.nextCursor) return;
+    cursor = page.nextCursor;
+  }
 }

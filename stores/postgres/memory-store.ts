@@ -29,7 +29,7 @@ import {
 } from "../traits.js";
 import type { Embedder } from "../../core/embedding/embedder.js";
 import { asPgSystem, type PgDb, type Q } from "./pool.js";
-import { decodeCursor, encodeCursor, pushTo, recordOf, sourcesByMemory, type MemoryRow } from "../memory-rows.js";
+import { decodeCursor, encodeCursor, exportAllVia, pushTo, recordOf, sourcesByMemory, type MemoryRow } from "../memory-rows.js";
 
 
 /** memories on each side of a memory, in each of its conversations, that join its context */
@@ -832,22 +832,8 @@ export class PgMemoryStore implements MemoryStore {
     }, this.userOf(q.visibility));
   }
 
-  async *exportAll(visibility: Visibility): AsyncIterable<MemoryRecord> {
-    let cursor: string | undefined;
-    for (;;) {
-      const page = await this.list({
-        visibility,
-        statuses: ["pending", "active", "superseded", "expired"],
-        includeFlagged: true,
-        now: 0,
-        limit: 500,
-        cursor,
-        order: "oldest",
-      });
-      for (const r of page.items) yield r;
-      if (!page.nextCursor) return;
-      cursor = page.nextCursor;
-    }
+  exportAll(visibility: Visibility): AsyncIterable<MemoryRecord> {
+    return exportAllVia((q) => this.list(q), visibility);
   }
 
   /** Rebuild every word row from the memories table (after a bulk copy, e.g. `migrate --from`). */

@@ -18,7 +18,7 @@ import {
   type Visibility,
 } from "../traits.js";
 import type { Db } from "./database.js";
-import { decodeCursor, encodeCursor, pushTo, recordOf, sourcesByMemory, type MemoryRow, type SourceRow } from "../memory-rows.js";
+import { decodeCursor, encodeCursor, exportAllVia, pushTo, recordOf, sourcesByMemory, type MemoryRow, type SourceRow } from "../memory-rows.js";
 import { FtsPlanner, POSTINGS_BUDGET, type WordPlan } from "./fts-planner.js";
 import { NeighbourSpread } from "./neighbour-spread.js";
 import { SemanticIndexes } from "./semantic-index.js";
@@ -723,22 +723,8 @@ export class SqliteMemoryStore implements MemoryStore {
     };
   }
 
-  async *exportAll(visibility: Visibility): AsyncIterable<MemoryRecord> {
-    let cursor: string | undefined;
-    for (;;) {
-      const page = await this.list({
-        visibility,
-        statuses: ["pending", "active", "superseded", "expired"],
-        includeFlagged: true,
-        now: 0,
-        limit: 500,
-        cursor,
-        order: "oldest",
-      });
-      for (const r of page.items) yield r;
-      if (!page.nextCursor) return;
-      cursor = page.nextCursor;
-    }
+  exportAll(visibility: Visibility): AsyncIterable<MemoryRecord> {
+    return exportAllVia((q) => this.list(q), visibility);
   }
 
   close(): void {
