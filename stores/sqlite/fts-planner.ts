@@ -25,10 +25,11 @@ export interface WordPlan {
   cjk: string[];
   /** put the scope keys inside the MATCH expression (else filter by vis_key in the join) */
   keysInMatch: boolean;
-  /** only rows above this rowid (newest first) when even the rarest term is too common */
-  minRowid: number | null;
-  /** document frequency of the rarest kept term (0 when no lookups were made) */
-  rarestDf: number;
+  /**
+   * Even the rarest term is more common than the budget: its IDF is near zero and bm25 would
+   * order little, so the word channel takes the newest matches instead of scoring any.
+   */
+  newest: boolean;
   dropped: string[];
   /** the terms were looked up and pruned (a store past POSTINGS_BUDGET); else all were kept unread */
   pruned: boolean;
@@ -45,7 +46,7 @@ export class FtsPlanner {
   /** bumped whenever the database changed since the last look; df entries of this version are exact */
   private version = 0;
   private seen = { v: -1, c: -1 };
-  private size: { n: number; maxRowid: number; at: number } | null = null;
+  private size: { n: number; at: number } | null = null;
 
   constructor(db: Db) {
     // A scratch FTS table with the same tokenizer turns query words into the index's own tokens
@@ -57,7 +58,7 @@ export class FtsPlanner {
     this.clearTok = db.prepare(`DELETE FROM temp.q_tokens`);
     this.readTok = db.prepare(`SELECT doc, term FROM temp.q_tokens_v`);
     this.dfStmt = db.prepare(`SELECT doc FROM temp.memory_fts_v WHERE term = ?`);
-    this.sizeStmt = db.prepare(`SELECT count(*) AS n, coalesce(max(rowid), 0) AS m FROM memories`);
+    this.sizeStmt = db.prepare(`SELECT count(*) AS n FROM memories`);
     this.versionStmt = db.prepare(`SELECT data_version AS v, total_changes() AS c FROM pragma_data_version`);
     this.scratch = db.transaction((texts: string[]) => {
       this.clearTok.run();
@@ -133,19 +134,19 @@ export class FtsPlanner {
     return out;
   }
 
-  corpus(now: number): { n: number; maxRowid: number } {
+  corpus(now: number): { n: number } {
     if (!this.size || now - this.size.at > SIZE_TTL_MS) {
-      const r = this.sizeStmt.get() as { n: number; m: number };
-      this.size = { n: r.n, maxRowid: r.m, at: now };
+      const r = this.sizeStmt.get() as { n: number };
+      this.size = { n: r.n, at: now };
     }
     return this.size;
   }
 
   plan(terms: string[], cjk: string[], keys: string[] | null, now: number): WordPlan {
-    const { n, maxRowid } = this.corpus(now);
+    const { n } = this.corpus(now);
     const all = [...terms, ...cjk];
     // Small stores: every term, keys in MATCH; no lookups needed.
-    if (n <= POSTINGS_BUDGET) return { terms, cjk, keysInMatch: keys !== null, minRowid: null, rarestDf: 0, dropped: [], pruned: false };
+    if (n <= POSTINGS_BUDGET) return { terms, cjk, keysInMatch: keys !== null, newest: false, dropped: [], pruned: false };
     const toks = this.tokenize([...all, ...(keys ?? [])]);
     const dfOf = (i: number) => {
       const ts = toks[i] ?? [];
@@ -167,16 +168,12 @@ export class FtsPlanner {
     }
     const keyDocs = keys ? keys.reduce((s, _k, i) => s + dfOf(all.length + i), 0) : 0;
     const keysInMatch = keys !== null && keyDocs < KEY_SHARE_FOR_MATCH * n;
-    // Even the rarest term is too common: score only the newest rows that hold ~budget postings.
-    const rarest = kept[0]?.df ?? 0;
-    const minRowid = rarest > POSTINGS_BUDGET ? Math.max(0, Math.floor(maxRowid - (POSTINGS_BUDGET / rarest) * maxRowid)) : null;
     const keep = new Set(kept.map((k) => k.t));
     return {
       terms: terms.filter((t) => keep.has(t)),
       cjk: cjk.filter((t) => keep.has(t)),
       keysInMatch,
-      minRowid,
-      rarestDf: rarest,
+      newest: (kept[0]?.df ?? 0) > POSTINGS_BUDGET,
       dropped: all.filter((t) => !keep.has(t)),
       pruned: true,
     };

@@ -66,11 +66,11 @@ function sessionChannel<T extends { row: MemoryRow; rank: number }>(hits: T[], t
 const TRIGRAM_WHEN_FEWER = 10;
 // The trigram table tokenizes vis_key into trigrams too, so a key in MATCH becomes a long phrase
 // over postings that cover most rows (measured 170 ms at 100k): filter scope in the join instead.
-const TRIGRAM_PLAN = { keysInMatch: false, minRowid: null } as const;
-// A word plan bounded by minRowid walks the newest matches (channel) when its term is at least this
-// common (below, the rowid bound costs less than the walk), up to this many matches.
-const NEWEST_WALK_MIN_DF = 4 * POSTINGS_BUDGET;
+const TRIGRAM_PLAN = { keysInMatch: false, newest: false } as const;
+// A plan whose every term is too common (plan.newest) walks at most this many of the newest
+// matches for ones that pass the filters; they all get this rank (bm25 ranks are negative).
 const NEWEST_WALK_CAP = 4 * POSTINGS_BUDGET;
+const NEWEST_RANK = -1;
 // Past this many distinct keys an owner's view filters by user id instead of a key list.
 const MAX_OWNER_KEYS = 500;
 // [vector channel] past this many keys an owner's KNN reads the owner's partitions (one KNN per key otherwise).
@@ -465,30 +465,26 @@ export class SqliteMemoryStore implements MemoryStore {
     q: SearchQuery,
     keys: string[] | null,
     limit: number,
-    plan: Pick<WordPlan, "keysInMatch" | "minRowid"> & { rarestDf?: number } = { keysInMatch: true, minRowid: null },
+    plan: Pick<WordPlan, "keysInMatch" | "newest"> = { keysInMatch: true, newest: false },
   ): { row: MemoryRow; rank: number }[] {
     const keysInMatch = keys !== null && plan.keysInMatch;
     if (keys && keys.length === 0) return [];
     const match = keys && keysInMatch ? `{vis_key}: ${orGroup(keys)} AND (${textMatch})` : textMatch;
     const weights = table === "memory_fts" ? FTS_WEIGHTS : "1.0, 0.0";
     const k = Math.max(1, Math.floor(limit));
-    // The matches to score: all, or only those above minRowid. FTS5 reads a term's whole doclist
-    // for a rowid bound (~70 ns a posting), but walks it newest-first cheaply: for a common term,
-    // count the matches above minRowid that way and take exactly that many newest ones instead.
-    const newest = plan.minRowid !== null && (plan.rarestDf ?? 0) >= NEWEST_WALK_MIN_DF ? this.matchesAbove(table, match, plan.minRowid) : null;
-    if (newest === 0) return [];
-    const scoredSql = (order: string) =>
-      newest !== null
-        ? // back in rowid order, so equal scores come out in the same order as under the rowid bound
-          `SELECT rowid, rank FROM (SELECT rowid, rank FROM (SELECT rowid, bm25(${table}, ${weights}) AS rank FROM ${table} f
-           WHERE ${table} MATCH ? ORDER BY rowid DESC LIMIT ?) ORDER BY rowid LIMIT -1)${order}`
-        : `SELECT rowid, bm25(${table}, ${weights}) AS rank FROM ${table} f WHERE ${table} MATCH ?${plan.minRowid !== null ? " AND f.rowid > ?" : ""}${order}`;
-    const scoredParams: unknown[] = [match];
-    if (newest !== null) scoredParams.push(newest);
-    else if (plan.minRowid !== null) scoredParams.push(plan.minRowid);
     const filterParams: unknown[] = [];
     const where = this.filters(q, filterParams, keysInMatch, keys);
     type Ranked = MemoryRow & { rank: number };
+    if (plan.newest) {
+      // Every term is too common to rank by: the newest matches, walked newest first (cheap in
+      // FTS5, where bm25 would first read the term's whole doclist for its IDF). They rank alike;
+      // cues and neighbour spreading order them, ties stay newest first. CROSS JOIN keeps the walk
+      // outermost (the planner would otherwise scan the scope and probe the walk).
+      const sql = `SELECT m.*, ${NEWEST_RANK} AS rank FROM (SELECT rowid FROM ${table} f WHERE ${table} MATCH ? ORDER BY rowid DESC
+        LIMIT ${NEWEST_WALK_CAP}) c CROSS JOIN memories m ON m.rowid = c.rowid WHERE ${where} ORDER BY c.rowid DESC LIMIT ${k}`;
+      return (this.prepared(sql).all(match, ...filterParams) as Ranked[]).map((r) => ({ row: r, rank: r.rank }));
+    }
+    const scoredSql = (order: string) => `SELECT rowid, bm25(${table}, ${weights}) AS rank FROM ${table} f WHERE ${table} MATCH ?${order}`;
     if (!keysInMatch) {
       // Rank inside the index first, then join and filter only the best candidates: exact whenever
       // at least k of them pass the filters (anything past them ranks lower), else fall through.
@@ -501,7 +497,7 @@ export class SqliteMemoryStore implements MemoryStore {
       );
       const out: { row: MemoryRow; rank: number }[] = [];
       let candidates = 0;
-      for (const r of staged.iterate(...scoredParams, ...filterParams) as IterableIterator<Ranked>) {
+      for (const r of staged.iterate(match, ...filterParams) as IterableIterator<Ranked>) {
         candidates++;
         if (r.rowid === null) continue;
         out.push({ row: r, rank: r.rank });
@@ -509,24 +505,9 @@ export class SqliteMemoryStore implements MemoryStore {
       }
       if (out.length >= k || candidates < depth) return out;
     }
-    const sql =
-      newest !== null
-        ? `SELECT m.*, c.rank FROM (${scoredSql("")}) c JOIN memories m ON m.rowid = c.rowid WHERE ${where} ORDER BY c.rank LIMIT ${k}`
-        : `SELECT m.*, bm25(${table}, ${weights}) AS rank FROM ${table} f JOIN memories m ON m.rowid = f.rowid
-      WHERE ${table} MATCH ?${plan.minRowid !== null ? " AND f.rowid > ?" : ""} AND ${where} ORDER BY rank LIMIT ${k}`;
-    return (this.prepared(sql).all(...scoredParams, ...filterParams) as Ranked[]).map((r) => ({ row: r, rank: r.rank }));
-  }
-
-  /**
-   * How many matches lie above `minRowid`, walking newest first; null past NEWEST_WALK_CAP (then
-   * the rowid bound is cheaper).
-   */
-  private matchesAbove(table: "memory_fts" | "memory_tri", match: string, minRowid: number): number | null {
-    const st = this.prepared(
-      `SELECT count(*) AS n FROM (SELECT rowid FROM ${table} f WHERE ${table} MATCH ? ORDER BY rowid DESC LIMIT ${NEWEST_WALK_CAP}) WHERE rowid > ?`,
-    );
-    const { n } = st.get(match, minRowid) as { n: number };
-    return n < NEWEST_WALK_CAP ? n : null;
+    const sql = `SELECT m.*, bm25(${table}, ${weights}) AS rank FROM ${table} f JOIN memories m ON m.rowid = f.rowid
+      WHERE ${table} MATCH ? AND ${where} ORDER BY rank LIMIT ${k}`;
+    return (this.prepared(sql).all(match, ...filterParams) as Ranked[]).map((r) => ({ row: r, rank: r.rank }));
   }
 
   async search(q: SearchQuery): Promise<SearchHit[]> {
@@ -535,7 +516,8 @@ export class SqliteMemoryStore implements MemoryStore {
     const lex = q.query;
     const plan = this.planner.plan(lex.terms, lex.cjk, keys, q.now);
     const wordParts: string[] = [];
-    const cols = q.wordsOnly || !ch.context ? "{content tags}" : "{content tags context}";
+    // Unranked (newest) matches must mention a word themselves: a neighbour's mention would rank alike.
+    const cols = q.wordsOnly || !ch.context || plan.newest ? "{content tags}" : "{content tags context}";
     if (plan.terms.length > 0) wordParts.push(`${cols}: ${orGroup(plan.terms)}`);
     if (plan.cjk.length > 0) wordParts.push(`cjk: ${orGroup(plan.cjk)}`);
     const depth = Math.max(q.limit, 10);
@@ -603,7 +585,7 @@ export class SqliteMemoryStore implements MemoryStore {
     if (near.length === 0) return [];
     const params: unknown[] = near.map((n) => n.rowid);
     const where = this.filters(q, params, false, keys);
-    const rows = this.prepared(`SELECT m.* FROM memories m WHERE m.rowid IN (${near.map(() => "?").join(",")}) AND ${where}`).all(
+    const rows = this.prepared(`SELECT m.* FROM memories m NOT INDEXED WHERE m.rowid IN (${near.map(() => "?").join(",")}) AND ${where}`).all(
       ...params,
     ) as MemoryRow[];
     const byRowid = new Map(rows.map((r) => [r.rowid, r]));
@@ -630,7 +612,9 @@ export class SqliteMemoryStore implements MemoryStore {
     if (rowids.length === 0) return out;
     const params: unknown[] = [...rowids];
     const where = this.filters(q, params, false, keys);
-    for (const r of this.prepared(`SELECT m.* FROM memories m WHERE m.rowid IN (${rowids.map(() => "?").join(",")}) AND ${where}`).all(
+    // NOT INDEXED: by rowid, never by the scope index (the planner picks memories_vis_time for a
+    // big scope and reads all of it: 7 ms at 100k memories instead of 0.2).
+    for (const r of this.prepared(`SELECT m.* FROM memories m NOT INDEXED WHERE m.rowid IN (${rowids.map(() => "?").join(",")}) AND ${where}`).all(
       ...params,
     ) as MemoryRow[]) {
       out.set(r.rowid, r);

@@ -38,4 +38,28 @@ describe("search on a large store", () => {
     expect(partial.map((h) => h.record.content)).toEqual([expect.stringContaining("zebrafish")]);
     m.close();
   });
+
+  it("a word too common to rank by returns the viewer's newest mentions", async () => {
+    const m = openTestMemory(tempDir());
+    const alice = req({ user: "alice" });
+    const bob = req({ user: "bob", session: "b1", thread: "b1" });
+    const n = POSTINGS_BUDGET + 1500;
+    // Every memory mentions the pipeline except every 7th of Bob's, whose neighbours do (the
+    // context column would match those); Alice's memories are the newest.
+    await seedMemories(m, n, (i) => {
+      const who = i >= n - 300 ? alice : bob;
+      const mentions = who === alice || i % 7 !== 0;
+      return { scope: who, level: "user", kind: "note", content: mentions ? `${who.user} ran the pipeline, step ${i}` : `${who.user} waited, step ${i}`, at: T0 + i };
+    });
+    const hits = await m.service.search({ thread: bob }, { query: "pipeline", limit: 10 });
+    const steps = hits.map((h) => Number(/step (\d+)/.exec(h.record.content)?.[1]));
+    // The newest 20 of Bob's mentions form the pool; neighbour spreading orders it (runs of
+    // mentions rise), and no neighbour-only match or older mention gets in.
+    const newest: number[] = [];
+    for (let i = n - 301; newest.length < 20; i--) if (i % 7 !== 0) newest.push(i);
+    expect(hits).toHaveLength(10);
+    expect(hits.every((h) => h.record.scope.user === "bob" && h.record.content.includes("pipeline"))).toBe(true);
+    expect(steps.every((s) => newest.includes(s))).toBe(true);
+    m.close();
+  });
 });
