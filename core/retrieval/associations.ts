@@ -22,10 +22,16 @@ export interface AssociationParams {
   fusionWeight: number;
   /** weight of the query's own words in the channel (expansion words weigh up to `weight`) */
   queryWeight: number;
+  /**
+   * Bounded work: memories a query may read through its words' postings, each with its window.
+   * Words are taken rarest first while they fit; a word in more memories than this is left out
+   * (it is slow to walk and nearly weightless, and the word channel still has it).
+   */
+  postingsBudget: number;
 }
 
 // Chosen on the LoCoMo tuning split (bench/locomo.ts --split tune).
-export const DEFAULT_ASSOCIATIONS: AssociationParams = { window: 2, terms: 10, weight: 0.5, minPairs: 2, windowWeight: 0.5, fusionWeight: 0.25, queryWeight: 1 };
+export const DEFAULT_ASSOCIATIONS: AssociationParams = { window: 2, terms: 10, weight: 0.5, minPairs: 2, windowWeight: 0.5, fusionWeight: 0.25, queryWeight: 1, postingsBudget: 2000 };
 
 const SUFFIXES: [string, string][] = [
   ["ies", "y"],
@@ -166,6 +172,18 @@ function lowerBound(xs: number[], x: number): number {
   return lo;
 }
 
+/** The words, rarest first, whose postings add up to at most `budget` (absent words cost nothing). */
+export function withinBudget(words: string[], df: (w: string) => number, budget: number): string[] {
+  const out: string[] = [];
+  let spent = 0;
+  for (const { w, d } of words.map((w) => ({ w, d: df(w) })).sort((a, b) => a.d - b.d || (a.w < b.w ? -1 : 1))) {
+    if (d === 0 || spent + d > budget) continue;
+    spent += d;
+    out.push(w);
+  }
+  return out;
+}
+
 function idf(n: number, df: number): number {
   return Math.max(0, Math.log((n - df + 0.5) / (df + 0.5)));
 }
@@ -183,7 +201,7 @@ export function expandQuery(indexes: AssociationIndex[], queryText: string, p: A
   if (n === 0) return out;
   const dfAll = (k: string) => indexes.reduce((s, ix) => s + ix.df(k), 0);
   const acc = new Map<string, number>();
-  for (const k of q) {
+  for (const k of withinBudget(q, dfAll, p.postingsBudget)) {
     const wq = idf(n, dfAll(k));
     if (wq <= 0) continue;
     // pair counts per candidate word (summed over the indexes), and windows holding k
@@ -235,8 +253,10 @@ export function scoreExpanded(
 ): { rowid: number; score: number }[] {
   const n = indexes.reduce((s, ix) => s + ix.size, 0);
   const scores = new Map<number, number>();
-  for (const [k, w] of weights) {
-    const dfk = indexes.reduce((s, ix) => s + ix.df(k), 0);
+  const dfAll = (k: string) => indexes.reduce((s, ix) => s + ix.df(k), 0);
+  for (const k of withinBudget([...weights.keys()], dfAll, p.postingsBudget)) {
+    const w = weights.get(k)!;
+    const dfk = dfAll(k);
     const v = w * idf(n, dfk);
     if (v <= 0) continue;
     for (const ix of indexes) {

@@ -4,7 +4,7 @@ import { fixedClock } from "../../core/clock.js";
 import { defaultConfig } from "../../core/config.js";
 import { visibilityKey, type RequestScope } from "../../core/memory/scope.js";
 import { MemoryService } from "../../core/memory/service.js";
-import { AssociationIndex, expandQuery, scoreExpanded, textKeys, wordKey } from "../../core/retrieval/associations.js";
+import { AssociationIndex, DEFAULT_ASSOCIATIONS, expandQuery, scoreExpanded, textKeys, wordKey, withinBudget } from "../../core/retrieval/associations.js";
 import { parseChannels } from "../../core/retrieval/channels.js";
 import { openDatabase } from "../../stores/sqlite/database.js";
 import { SqliteMemoryStore } from "../../stores/sqlite/memory-store.js";
@@ -79,6 +79,21 @@ describe("association index (pure)", () => {
     // a clay memory without the word "pottery" scores through the expansion
     const top = scoreExpanded([ix], a, 5).map((h) => h.rowid);
     expect(top).toContain(3);
+  });
+
+  it("bounds its work: words are taken rarest first within the postings budget", () => {
+    const df = (w: string) => ({ rare: 3, mid: 40, common: 900 })[w] ?? 0;
+    expect(withinBudget(["common", "mid", "absent", "rare"], df, 500)).toEqual(["rare", "mid"]);
+    expect(withinBudget(["common"], df, 100)).toEqual([]);
+    const ix = new AssociationIndex();
+    [...ALICE].forEach((t, i) => ix.add(i + 1, "t", t));
+    expect([ix.df(wordKey("clay")), ix.df(wordKey("glaze"))]).toEqual([3, 3]);
+    // with room for three postings only "clay" (first by name among equals) is scored
+    const tight = { ...DEFAULT_ASSOCIATIONS, postingsBudget: 3 };
+    const query = new Map([[wordKey("clay"), 1], [wordKey("glaze"), 1]]);
+    const clayOnly = scoreExpanded([ix], new Map([[wordKey("clay"), 1]]), 20, tight);
+    expect(scoreExpanded([ix], query, 20, tight)).toEqual(clayOnly);
+    expect(scoreExpanded([ix], query, 20)).not.toEqual(clayOnly);
   });
 });
 
