@@ -28,10 +28,12 @@ export interface AssociationParams {
    * (it is slow to walk and nearly weightless, and the word channel still has it).
    */
   postingsBudget: number;
+  /** the same for the query words that are expanded (each posting reads its whole window) */
+  expandBudget: number;
 }
 
 // Chosen on the LoCoMo tuning split (bench/locomo.ts --split tune).
-export const DEFAULT_ASSOCIATIONS: AssociationParams = { window: 2, terms: 10, weight: 0.5, minPairs: 2, windowWeight: 0.5, fusionWeight: 0.25, queryWeight: 1, postingsBudget: 2000 };
+export const DEFAULT_ASSOCIATIONS: AssociationParams = { window: 2, terms: 10, weight: 0.5, minPairs: 2, windowWeight: 0.5, fusionWeight: 0.25, queryWeight: 1, postingsBudget: 600, expandBudget: 250 };
 
 const SUFFIXES: [string, string][] = [
   ["ies", "y"],
@@ -201,7 +203,7 @@ export function expandQuery(indexes: AssociationIndex[], queryText: string, p: A
   if (n === 0) return out;
   const dfAll = (k: string) => indexes.reduce((s, ix) => s + ix.df(k), 0);
   const acc = new Map<string, number>();
-  for (const k of withinBudget(q, dfAll, p.postingsBudget)) {
+  for (const k of withinBudget(q, dfAll, p.expandBudget)) {
     const wq = idf(n, dfAll(k));
     if (wq <= 0) continue;
     // pair counts per candidate word (summed over the indexes), and windows holding k
@@ -270,8 +272,23 @@ export function scoreExpanded(
       for (const [r, c] of credit) scores.set(r, (scores.get(r) ?? 0) + v * c);
     }
   }
-  return [...scores]
-    .map(([rowid, score]) => ({ rowid, score }))
-    .sort((a, b) => b.score - a.score || a.rowid - b.rowid)
-    .slice(0, limit);
+  return topScores(scores, limit);
+}
+
+/** The best `limit` entries, best first, ties by rowid: one pass (a full sort of every scored memory cost more than the scoring). */
+function topScores(scores: Map<number, number>, limit: number): { rowid: number; score: number }[] {
+  const top: { rowid: number; score: number }[] = [];
+  const before = (a: { rowid: number; score: number }, b: { rowid: number; score: number }) => a.score > b.score || (a.score === b.score && a.rowid < b.rowid);
+  for (const [rowid, score] of scores) {
+    const e = { rowid, score };
+    if (top.length === limit && !before(e, top[top.length - 1]!)) continue;
+    let i = top.length < limit ? top.length : limit - 1;
+    if (top.length < limit) top.push(e);
+    while (i > 0 && before(e, top[i - 1]!)) {
+      top[i] = top[i - 1]!;
+      i--;
+    }
+    top[i] = e;
+  }
+  return top;
 }
