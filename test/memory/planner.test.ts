@@ -3,6 +3,7 @@
 import { describe, expect, it } from "vitest";
 import { seedMemories } from "../../bench/seed.js";
 import { POSTINGS_BUDGET } from "../../stores/sqlite/fts-planner.js";
+import { CUE_POOL } from "../../core/retrieval/cues.js";
 import { openTestMemory, req, T0 } from "../helpers/memory.js";
 import { tempDir } from "../helpers/tmp.js";
 
@@ -53,10 +54,10 @@ describe("search on a large store", () => {
     });
     const hits = await m.service.search({ thread: bob }, { query: "pipeline", limit: 10 });
     const steps = hits.map((h) => Number(/step (\d+)/.exec(h.record.content)?.[1]));
-    // The newest 20 of Bob's mentions form the pool; neighbour spreading orders it (runs of
-    // mentions rise), and no neighbour-only match or older mention gets in.
+    // The newest of Bob's mentions form the pool; neighbour spreading orders it (runs of mentions
+    // rise), and no neighbour-only match or older mention gets in.
     const newest: number[] = [];
-    for (let i = n - 301; newest.length < 20; i--) if (i % 7 !== 0) newest.push(i);
+    for (let i = n - 301; newest.length < CUE_POOL; i--) if (i % 7 !== 0) newest.push(i);
     expect(hits).toHaveLength(10);
     expect(hits.every((h) => h.record.scope.user === "bob" && h.record.content.includes("pipeline"))).toBe(true);
     expect(steps.every((s) => newest.includes(s))).toBe(true);
