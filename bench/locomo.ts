@@ -9,8 +9,13 @@ import { fixedClock } from "../core/clock.js";
 import { defaultConfig } from "../core/config.js";
 import type { RequestScope } from "../core/memory/scope.js";
 import { MemoryService } from "../core/memory/service.js";
+import pg from "pg";
 import { openDatabase } from "../stores/sqlite/database.js";
 import { SqliteMemoryStore } from "../stores/sqlite/memory-store.js";
+import { PgMemoryStore } from "../stores/postgres/memory-store.js";
+import { MEMORY_MIGRATIONS } from "../stores/postgres/schema-memory.js";
+import { openPg } from "../stores/postgres/setup.js";
+import type { MemoryStore, ToggleStore } from "../stores/traits.js";
 import { percentile } from "./stats.js";
 import { SqliteToggleStore } from "../stores/sqlite/toggle-store.js";
 import { MemoryPrefixBuilder } from "../core/retrieval/prefix.js";
@@ -60,6 +65,11 @@ export interface LocomoOptions {
   split?: LocomoSplit;
   /** only these sample ids (after the split) */
   conversations?: string[];
+  /**
+   * Run on PostgreSQL: a server URL; a fresh database is created on it for the run and dropped
+   * afterwards. Default: a fresh SQLite file.
+   */
+  pgUrl?: string;
   /** every scored question with its ranked message ids (failure analysis) */
   onQuestion?: (q: { sample: string; question: string; category: string; evidence: string[]; ranked: string[] }) => void;
   onProgress?: (done: number, total: number, phase: string) => void;
@@ -82,6 +92,8 @@ export interface LocomoResult {
   by_category: Record<string, { questions: number; recall: Record<string, number> }>;
   ingest: { conversations: number; turns: number; memories: number; refused: number; flagged: number; ms: number };
   channels: string[];
+  /** the store engine the questions ran on */
+  engine: "sqlite" | "postgres";
   split: LocomoSplit;
   /** sample ids of the conversations scored */
   conversations: string[];
@@ -139,18 +151,18 @@ export async function runLocomo(opts: LocomoOptions): Promise<LocomoResult> {
   const split = opts.split ?? "all";
   const convs = splitConversations(JSON.parse(readFileSync(opts.data, "utf8")) as Conversation[], split, opts.conversations);
   if (convs.length === 0) throw new Error(`no conversations in split "${split}"${opts.conversations ? ` with ids ${opts.conversations.join(",")}` : ""}`);
-  const dir = mkdtempSync(join(tmpdir(), "locomo-"));
-  const db = openDatabase(join(dir, "memory.db"));
+  if (opts.pgUrl && opts.prefixBudget !== undefined) throw new Error("--prefix-budget runs on SQLite only; leave out the PostgreSQL URL");
+  const stores = opts.pgUrl ? await postgresStores(opts.pgUrl) : sqliteStores();
   const channels = opts.channels ?? DEFAULT_CHANNELS;
-  const store = new SqliteMemoryStore(db, channels);
+  const store = stores.open(channels);
   const clock = fixedClock(Date.UTC(2023, 0, 1));
   const config = defaultConfig({ localUser: "locomo" });
   const service = new MemoryService(store, clock, config);
   const prefixBuilder =
-    opts.prefixBudget !== undefined
+    opts.prefixBudget !== undefined && stores.toggles
       ? new MemoryPrefixBuilder({
           service,
-          toggles: new SqliteToggleStore(db),
+          toggles: stores.toggles,
           edgesOf: (id) => store.edgesOf(id),
           tokens: await loadTokenCounter(config.prefix.tokenizer),
           config,
@@ -252,7 +264,7 @@ export async function runLocomo(opts: LocomoOptions): Promise<LocomoResult> {
     const { questions, recall, latencies, by_category } = await evaluate(service, true);
     const ablation: NonNullable<LocomoResult["ablation"]> = [];
     for (const v of opts.ablation ?? []) {
-      const svc = new MemoryService(new SqliteMemoryStore(db, v), clock, config);
+      const svc = new MemoryService(stores.open(v), clock, config);
       const r = await evaluate(svc, false);
       ablation.push({
         channels: channelList(v),
@@ -268,6 +280,7 @@ export async function runLocomo(opts: LocomoOptions): Promise<LocomoResult> {
       by_category,
       ingest,
       channels: channelList(channels),
+      engine: stores.engine,
       split,
       conversations: convs.map((c) => c.sample_id),
       ...(ablation.length > 0 ? { ablation } : {}),
@@ -288,7 +301,58 @@ export async function runLocomo(opts: LocomoOptions): Promise<LocomoResult> {
         : {}),
     };
   } finally {
-    store.close();
-    rmSync(dir, { recursive: true, force: true });
+    await stores.close();
   }
+}
+
+/** The benchmark's database: one store per channel set over it, dropped at the end. */
+interface BenchStores {
+  engine: "sqlite" | "postgres";
+  open(channels: RetrievalChannels): MemoryStore;
+  /** for the context prefix (SQLite only) */
+  toggles: ToggleStore | null;
+  close(): Promise<void>;
+}
+
+function sqliteStores(): BenchStores {
+  const dir = mkdtempSync(join(tmpdir(), "locomo-"));
+  const db = openDatabase(join(dir, "memory.db"));
+  return {
+    engine: "sqlite",
+    open: (channels) => new SqliteMemoryStore(db, channels),
+    toggles: new SqliteToggleStore(db),
+    close: async () => {
+      db.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function postgresStores(url: string): Promise<BenchStores> {
+  const name = `locomo_${process.pid}_${Date.now()}`;
+  const admin = new pg.Client({ connectionString: url });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  const u = new URL(url);
+  u.pathname = `/${name}`;
+  const drop = async () => {
+    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => {});
+    await admin.end().catch(() => {});
+  };
+  let db: Awaited<ReturnType<typeof openPg>>;
+  try {
+    db = await openPg(u.toString(), { profile: "postgres", max: 4, migrations: MEMORY_MIGRATIONS });
+  } catch (e) {
+    await drop();
+    throw e;
+  }
+  return {
+    engine: "postgres",
+    open: (channels) => new PgMemoryStore(db, { channels }),
+    toggles: null,
+    close: async () => {
+      await db.close();
+      await drop();
+    },
+  };
 }

@@ -15,8 +15,9 @@ export function registerBench(program: Command): void {
     .option("--channels <list>", `retrieval channels on (${CHANNEL_NAMES.join(",")})`, channelList(DEFAULT_CHANNELS).join(","))
     .option("--split <name>", `conversations to score: ${LOCOMO_SPLITS.join("|")} (tune/holdout alternate by sample id)`, "all")
     .option("--conversations <ids>", "only these sample ids, comma-separated (within the split)")
+    .option("--pg <url>", "run on PostgreSQL: a server URL (a fresh database is created there and dropped afterwards)")
     .option("--json", "print only the JSON line")
-    .action(async (o: { data: string; k: string; json?: boolean; prefixBudget?: string; channels: string; split: string; conversations?: string }) => {
+    .action(async (o: { data: string; k: string; json?: boolean; prefixBudget?: string; channels: string; split: string; conversations?: string; pg?: string }) => {
       if (!(LOCOMO_SPLITS as readonly string[]).includes(o.split)) throw new Error(`--split takes ${LOCOMO_SPLITS.join("|")}, got "${o.split}"`);
       const ks = o.k.split(",").map((s) => Number(s.trim()));
       if (ks.some((k) => !Number.isInteger(k) || k < 1 || k > 50)) throw new Error(`--k takes integers 1..50, got "${o.k}"`);
@@ -29,6 +30,7 @@ export function registerBench(program: Command): void {
         split: o.split as LocomoSplit,
         conversations: o.conversations?.split(",").map((s) => s.trim()).filter(Boolean),
         prefixBudget: o.prefixBudget !== undefined ? Number(o.prefixBudget) : undefined,
+        ...(o.pg ? { pgUrl: o.pg } : {}),
         onProgress: (done, total, p) => {
           if (!bar) return;
           if (p !== phase) {
