@@ -37,6 +37,8 @@ export const CONTEXT_NEIGHBOURS = 2;
 // ts_rank weights {D, C, B, A}: context 0.15, CJK 0.5, content 0.5, tags 1.0 — the ratios of the
 // SQLite bm25 column weights (0.3 : 1 : 1 : 2).
 const RANK_WEIGHTS = "{0.15,0.5,0.5,1.0}";
+/** word-index rows below which the corpus size for IDF is counted rather than estimated */
+const EXACT_COUNT_BELOW = 50_000;
 const TRIGRAM_WHEN_FEWER = 10;
 /** memories per insertMany under the DSQL profile (3,000 modified rows per transaction) */
 export const DSQL_MAX_BATCH = 400;
@@ -693,20 +695,47 @@ export class PgMemoryStore implements MemoryStore {
     return where.join(" AND ");
   }
 
-  /** tsquery OR-ing each word (english stemming) and CJK bigram ('simple'), all parameterised */
-  private tsquery(terms: string[], cjk: string[], p: Params): string | null {
-    const parts = [...terms.map((t) => `plainto_tsquery('english', ${p.add(t)})`), ...cjk.map((t) => `plainto_tsquery('simple', ${p.add(t)})`)];
-    return parts.length === 0 ? null : `(${parts.join(" || ")})`;
+  /** One tsquery per word (english stemming) and per CJK bigram ('simple'), all parameterised. */
+  private tsqueries(terms: string[], cjk: string[], p: Params): string[] {
+    return [...terms.map((t) => `plainto_tsquery('english', ${p.add(t)})`), ...cjk.map((t) => `plainto_tsquery('simple', ${p.add(t)})`)];
+  }
+
+  /**
+   * Inverse document frequency of each query part over the word index, as bm25 (SQLite FTS5)
+   * computes it: ts_rank alone has none, so a word in every memory counted like a name. One
+   * statement over the matching rows; the corpus size is the planner's row estimate on a large
+   * table, an exact count on a small one (where the estimate may not exist yet).
+   */
+  private async idfs(c: Q, parts: string[], values: unknown[]): Promise<number[]> {
+    const counts = (
+      await c.query<Record<string, number>>(
+        `SELECT (SELECT reltuples FROM pg_class WHERE oid = 'memory_words'::regclass)::float8 AS est,
+         ${parts.map((_q, i) => `count(*) FILTER (WHERE w.tsv @@ qq.q${i})::float8 AS d${i}`).join(", ")}
+         FROM (SELECT ${parts.map((q, i) => `${q} AS q${i}`).join(", ")}) qq, memory_words w
+         WHERE w.tsv @@ (${parts.map((_q, i) => `qq.q${i}`).join(" || ")})`,
+        values,
+      )
+    ).rows[0]!;
+    let n = counts.est ?? 0;
+    if (!(n >= EXACT_COUNT_BELOW)) n = (await c.query<{ n: number }>(`SELECT count(*)::float8 AS n FROM memory_words`)).rows[0]!.n;
+    return parts.map((_q, i) => {
+      const df = counts[`d${i}`] ?? 0;
+      return Math.max(1e-6, Math.log((n - df + 0.5) / (df + 0.5)));
+    });
   }
 
   private async wordChannel(c: Q, q: SearchQuery, terms: string[], cjk: string[], limit: number): Promise<{ row: MemoryRow; rank: number }[]> {
     const p = new Params();
-    const tq = this.tsquery(terms, cjk, p);
-    if (tq === null) return [];
+    const parts = this.tsqueries(terms, cjk, p);
+    if (parts.length === 0) return [];
+    const idf = await this.idfs(c, parts, [...p.values]);
     const noContext = q.wordsOnly || !this.channels.context;
     const doc = noContext ? `ts_filter(w.tsv, '{a,b,c}')` : "w.tsv";
-    const sql = `SELECT m.*, ts_rank('${RANK_WEIGHTS}', ${doc}, qq.q, 1) AS rank
-      FROM (SELECT ${tq} AS q) qq, memory_words w JOIN memories m ON m.rowid = w.rowid
+    // bm25-like: each part's ts_rank (weighted frequency over log length) times its IDF
+    const rank = parts.map((_q, i) => `${p.add(idf[i])}::float8 * ts_rank('${RANK_WEIGHTS}', ${doc}, qq.q${i}, 1)`).join(" + ");
+    const sql = `SELECT m.*, (${rank}) AS rank
+      FROM (SELECT ${parts.map((part, i) => `${part} AS q${i}`).join(", ")}, (${parts.join(" || ")}) AS q) qq,
+        memory_words w JOIN memories m ON m.rowid = w.rowid
       WHERE w.tsv @@ qq.q${noContext ? ` AND ${doc} @@ qq.q` : ""} AND ${this.scope(q.visibility, p, "w")} AND ${this.filters(q, p)}
       ORDER BY rank DESC, m.rowid DESC LIMIT ${Math.max(1, Math.floor(limit))}`;
     const rows = (await c.query<MemoryRow & { rank: number }>(sql, p.values)).rows;

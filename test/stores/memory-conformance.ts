@@ -245,6 +245,18 @@ export function memoryConformance(name: string, make: () => Promise<MemoryUnderT
       });
     }
 
+    if (stemming) {
+      it("a rare word outweighs a common one repeated (inverse document frequency)", async () => {
+        const s = await fresh();
+        const common = Array.from({ length: 12 }, (_, i) => mem(`the weekly meeting number ${i + 1}`));
+        const repeated = mem("meeting meeting meeting notes");
+        const rare = mem("the zebrafish tank leaked again");
+        for (const r of [...common, repeated, rare]) await s.insert(r, audit(r.id));
+        const hits = await s.search(q("meeting zebrafish", keysOf(scopeOf("alice"))));
+        expect(hits[0]?.record.id).toBe(rare.id);
+      });
+    }
+
     if (partial) {
       it("partial words match through the trigram channel", async () => {
         const s = await fresh();
