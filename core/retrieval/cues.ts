@@ -32,13 +32,15 @@ export const CUE_POOL = 40;
 
 export interface QueryCues {
   terms: readonly string[];
+  /** the question as written (which of two named speakers is its subject) */
+  text?: string;
   windows: DateWindow[];
   kind: AnswerKind | null;
 }
 
 /** The cues of one query; `text` is the question as written, `terms` its analysed words. */
 export function queryCues(text: string, terms: readonly string[], now: number): QueryCues {
-  return { terms, windows: queryDateWindows(text, now), kind: answerKind(text) };
+  return { terms, text, windows: queryDateWindows(text, now), kind: answerKind(text) };
 }
 
 export interface CueCandidate {
@@ -52,7 +54,7 @@ export interface CueCandidate {
  */
 export function cueFactors(cues: QueryCues, candidates: readonly CueCandidate[], w: CueWeights = DEFAULT_CUES): number[] {
   const speakers = w.speaker > 0 ? candidates.map((c) => speakerOf(c.content)) : [];
-  const asked = w.speaker > 0 ? askedSpeaker(cues.terms, speakers) : null;
+  const asked = w.speaker > 0 ? askedSpeaker(cues.terms, speakers, cues.text) : null;
   const kindWeight = cues.kind === null ? 0 : w[cues.kind];
   return candidates.map((c, i) => {
     let f = 1;

@@ -15,11 +15,20 @@ export function speakerOf(content: string): string | null {
 
 /**
  * The one speaker a query asks about: among the speakers of the candidate memories, those the
- * query names. Exactly one → that name; none or several ("What do Jon and Gina share?") → null.
+ * query names. Exactly one → that name; none → null. Several: with the question's text, the one
+ * named first is its subject ("What does Melanie think about Caroline's plan?" → melanie) unless
+ * it is joined to another by "and"/"or" ("What do Jon and Gina share?" → null); without the text,
+ * null.
  */
-export function askedSpeaker(queryTerms: readonly string[], candidateSpeakers: Iterable<string | null>): string | null {
+export function askedSpeaker(queryTerms: readonly string[], candidateSpeakers: Iterable<string | null>, question?: string): string | null {
   const terms = new Set(queryTerms);
   const named = new Set<string>();
   for (const s of candidateSpeakers) if (s !== null && terms.has(s)) named.add(s);
-  return named.size === 1 ? [...named][0]! : null;
+  if (named.size === 1) return [...named][0]!;
+  if (named.size === 0 || question === undefined) return null;
+  const first = queryTerms.find((t) => named.has(t))!;
+  const text = question.normalize("NFKC").toLowerCase();
+  const name = first.replace(/[.*+?^${}()|[\]\\]/gu, "\\$&");
+  const joined = new RegExp(`(?:^|[^\\p{L}])${name}(?:['’]s)?\\s*(?:,|&|\\band\\b|\\bor\\b)|(?:,|&|\\band|\\bor)\\s+${name}(?![\\p{L}])`, "u");
+  return joined.test(text) ? null : first;
 }

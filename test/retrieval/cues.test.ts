@@ -33,6 +33,27 @@ describe("speaker cue", () => {
     // a name that is no candidate's speaker is just a word
     expect(askedSpeaker(["maria"], speakers)).toBeNull();
   });
+
+  it("of two named speakers asks about the one named first, unless the question joins them", () => {
+    const speakers = ["jon", "gina"];
+    const asked = (q: string) => askedSpeaker(analyzeQuery(q).terms, speakers, q);
+    expect(asked("What does Gina think about Jon's decision to adopt?")).toBe("gina");
+    expect(asked("Which cities does Jon mention visiting to Gina?")).toBe("jon");
+    expect(asked("What do Jon and Gina both like?")).toBeNull();
+    expect(asked("Who is Gina and Jon's favourite player?")).toBeNull();
+    expect(asked("Did Jon, Gina or Ana go?")).toBeNull();
+    // a name inside a longer word is not the name
+    expect(asked("What did Jonathan tell Gina about Jon?")).toBe("gina");
+  });
+
+  it("the cue factors use the question's subject when it names both speakers", () => {
+    const q = "What does Gina think about Jon's new studio?";
+    const f = cueFactors(queryCues(q, analyzeQuery(q).terms, NOW), [
+      { content: "Gina: the studio looks great", validFrom: null },
+      { content: "Jon: my new studio opens soon", validFrom: null },
+    ]);
+    expect(f).toEqual([1 + DEFAULT_CUES.speaker, 1]);
+  });
 });
 
 describe("date cue", () => {
@@ -74,6 +95,10 @@ describe("answer-kind cue", () => {
     expect(holdsAnswer("time", "We met last Friday")).toBe(true);
     expect(holdsAnswer("time", "I've had them for 3 years")).toBe(true);
     expect(holdsAnswer("time", "The studio looks great")).toBe(false);
+    expect(holdsAnswer("time", "I met back up with my teammates on the 15th")).toBe(true);
+    expect(holdsAnswer("time", "I joined a new group last Tues")).toBe(true);
+    expect(holdsAnswer("time", "We moved here a few years back")).toBe(true);
+    expect(holdsAnswer("time", "I sat in the sun")).toBe(false);
     expect(holdsAnswer("amount", "twice a week")).toBe(true);
     expect(holdsAnswer("amount", "I have 4 dogs")).toBe(true);
     expect(holdsAnswer("amount", "they are cute")).toBe(false);
@@ -81,6 +106,16 @@ describe("answer-kind cue", () => {
     expect(answerKind("Where did Joanna travel in July?")).toBe("place");
     expect(holdsAnswer("place", "Took a short trip last week to Rome")).toBe(true);
     expect(holdsAnswer("place", "I went to the gym")).toBe(false);
+  });
+
+  it("reads a place question whose place noun is qualified, and an acronym as a place", () => {
+    expect(answerKind("What European countries has Maria been to?")).toBe("place");
+    expect(answerKind("Which US cities does John mention visiting?")).toBe("place");
+    expect(answerKind("What areas of the U.S. has John been to?")).toBe("place");
+    expect(answerKind("What books has Tim read?")).toBeNull();
+    expect(holdsAnswer("place", "I went to a castle during my trip to the UK last Friday")).toBe(true);
+    // one capital letter is a word ("I"), not a place
+    expect(holdsAnswer("place", "When I went in I saw it")).toBe(false);
   });
 });
 
