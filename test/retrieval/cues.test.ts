@@ -1,7 +1,6 @@
 // Question cues: the speaker a question names, the period it names and the kind of answer it
 // wants, each parsed purely and then applied by the SQLite store to the word hits.
 import { describe, expect, it } from "vitest";
-import { createHash } from "node:crypto";
 import { answerKind, holdsAnswer } from "../../core/retrieval/answer-type.js";
 import { analyzeQuery } from "../../core/retrieval/analyze.js";
 import { applyCues, cueFactors, DEFAULT_CUES, queryCues } from "../../core/retrieval/cues.js";
@@ -11,6 +10,7 @@ import { visibilityKey } from "../../core/memory/scope.js";
 import type { NewMemory, RecordScope } from "../../core/memory/record.js";
 import { openDatabase } from "../../stores/sqlite/database.js";
 import { SqliteMemoryStore } from "../../stores/sqlite/memory-store.js";
+import { mem as record } from "../stores/memory-conformance.js";
 
 const DAY = 86_400_000;
 const NOW = Date.UTC(2026, 0, 20);
@@ -152,30 +152,7 @@ describe("cue factors", () => {
 
 describe("cues in the SQLite store", () => {
   const scope: RecordScope = { level: "user", user: "alice", project: null, session: null, thread: null };
-  let seq = 0;
-  const mem = (content: string, validFrom: number | null, s: RecordScope = scope): NewMemory => {
-    const id = `mem_cue${String(++seq).padStart(22, "0")}`;
-    return {
-      id,
-      lineageId: id,
-      scope: s,
-      kind: "note",
-      content,
-      tags: [],
-      trust: "user_stated",
-      confidence: 0.9,
-      status: "active",
-      flags: [],
-      version: 1,
-      supersedes: null,
-      validFrom,
-      validTo: null,
-      createdAt: NOW - 1000 + seq,
-      expiresAt: null,
-      contentHash: createHash("sha256").update(content).digest("hex"),
-      source: { threadId: `th-${seq}`, messageIds: [], toolCallId: `tc-${seq}`, actor: "user", at: NOW },
-    };
-  };
+  const mem = (content: string, validFrom: number | null, s: RecordScope = scope): NewMemory => record(content, { scope: s, kind: "note", validFrom });
 
   it("the cues channel turns the order; off, the word scores decide", async () => {
     const question = "When did Jon open the dance studio in May 2023?";

@@ -2,40 +2,20 @@
 // score to the turn after it (most often the answer), a plain statement only a small one, and the
 // question itself keeps only part of its own score.
 import { describe, expect, it } from "vitest";
-import { createHash } from "node:crypto";
 import { analyzeQuery } from "../../core/retrieval/analyze.js";
 import { visibilityKey } from "../../core/memory/scope.js";
 import type { NewMemory, RecordScope } from "../../core/memory/record.js";
 import { openDatabase } from "../../stores/sqlite/database.js";
 import { SqliteMemoryStore } from "../../stores/sqlite/memory-store.js";
 import { NeighbourSpread, SPREAD_SHARES } from "../../stores/sqlite/neighbour-spread.js";
+import { mem } from "../stores/memory-conformance.js";
 
 const NOW = Date.UTC(2026, 0, 20);
 const scope: RecordScope = { level: "user", user: "joanna", project: null, session: null, thread: null };
 let seq = 0;
-function turn(content: string, thread: string): NewMemory {
-  const id = `mem_rs${String(++seq).padStart(24, "0")}`;
-  return {
-    id,
-    lineageId: id,
-    scope,
-    kind: "note",
-    content,
-    tags: [],
-    trust: "user_stated",
-    confidence: 0.9,
-    status: "active",
-    flags: [],
-    version: 1,
-    supersedes: null,
-    validFrom: null,
-    validTo: null,
-    createdAt: NOW - 10_000 + seq,
-    expiresAt: null,
-    contentHash: createHash("sha256").update(content).digest("hex"),
-    source: { threadId: thread, messageIds: [`m${seq}`], toolCallId: null, actor: "user", at: NOW },
-  };
-}
+// one turn of a conversation: the thread makes its neighbours
+const turn = (content: string, thread: string): NewMemory =>
+  mem(content, { scope, kind: "note", source: { threadId: thread, messageIds: [`m${++seq}`], toolCallId: null, actor: "user", at: NOW } });
 
 describe("reply-aware neighbour spreading", () => {
   it("the answer after a matching question outranks the turn after a matching statement", async () => {
