@@ -584,12 +584,7 @@ export class SqliteMemoryStore implements MemoryStore {
     // Extra depth: status, expiry, flags, kinds, levels (and an owner's project) are filtered after the KNN.
     const near = await this.vectors!.nearest(text, scope, depth * (byOwner ? 4 : 2));
     if (near.length === 0) return [];
-    const params: unknown[] = near.map((n) => n.rowid);
-    const where = this.filters(q, params, false, keys);
-    const rows = this.prepared(`SELECT m.* FROM memories m NOT INDEXED WHERE m.rowid IN (${near.map(() => "?").join(",")}) AND ${where}`).all(
-      ...params,
-    ) as MemoryRow[];
-    const byRowid = new Map(rows.map((r) => [r.rowid, r]));
+    const byRowid = this.rowsWhere(near.map((n) => n.rowid), q, keys);
     return near.flatMap((n) => (byRowid.has(n.rowid) ? [{ row: byRowid.get(n.rowid)!, rank: n.distance }] : [])).slice(0, depth);
   }
 
