@@ -39,6 +39,16 @@ export const CONTEXT_NEIGHBOURS = 2;
 const RANK_WEIGHTS = "{0.15,0.5,0.5,1.0}";
 /** word-index rows below which the corpus size for IDF is counted rather than estimated */
 const EXACT_COUNT_BELOW = 50_000;
+/** how long a word's document count (and the corpus size) is reused for IDF */
+const DF_TTL_MS = 60_000;
+const DF_CACHE_MAX = 20_000;
+
+/** a query word and the text-search configuration that stems it */
+interface QueryWord {
+  config: "english" | "simple";
+  text: string;
+}
+const wordKey = (w: QueryWord) => `${w.config}:${w.text}`;
 const TRIGRAM_WHEN_FEWER = 10;
 /** memories per insertMany under the DSQL profile (3,000 modified rows per transaction) */
 export const DSQL_MAX_BATCH = 400;
@@ -83,6 +93,9 @@ export class PgMemoryStore implements MemoryStore {
   private readonly embedder: Embedder | null;
   private readonly vectorWeight: number;
   private readonly minSimilarity: number | null;
+  /** document counts per query word, for IDF (see idfs) */
+  private readonly dfCache = new Map<string, { df: number; at: number }>();
+  private corpus: { n: number; at: number; user: string | undefined } | null = null;
   /** the last embedding failure, for status output */
   lastVectorError: string | null = null;
 
@@ -407,6 +420,7 @@ export class PgMemoryStore implements MemoryStore {
    */
   private async writeWordRows(c: Q, rowids: number[]): Promise<number[]> {
     if (!this.fts || rowids.length === 0) return [];
+    this.wordsChanged();
     const ids = [...new Set(rowids)];
     const bases = (
       await c.query<{ rowid: number; content: string; vis_key: string; user_id: string; status: string; valid_from: number | null; tags: string | null }>(
@@ -565,7 +579,10 @@ export class PgMemoryStore implements MemoryStore {
         if (!row || row.status === "deleted") continue;
         // Neighbours carry this memory's text in their context: collected before the sources go.
         for (const n of await this.neighbours(c, row.rowid)) around.add(n.rowid);
-        if (this.fts) await c.query(`DELETE FROM memory_words WHERE rowid = $1`, [row.rowid]);
+        if (this.fts) {
+          this.wordsChanged();
+          await c.query(`DELETE FROM memory_words WHERE rowid = $1`, [row.rowid]);
+        }
         if (this.db.features.vector) await c.query(`DELETE FROM memory_vectors WHERE rowid = $1`, [row.rowid]);
         await c.query(`DELETE FROM memory_tags WHERE memory_rowid = $1`, [row.rowid]);
         await c.query(`DELETE FROM memory_source_messages WHERE source_id IN (SELECT id FROM memory_sources WHERE memory_rowid = $1)`, [row.rowid]);
@@ -695,43 +712,64 @@ export class PgMemoryStore implements MemoryStore {
     return where.join(" AND ");
   }
 
-  /** One tsquery per word (english stemming) and per CJK bigram ('simple'), all parameterised. */
-  private tsqueries(terms: string[], cjk: string[], p: Params): string[] {
-    return [...terms.map((t) => `plainto_tsquery('english', ${p.add(t)})`), ...cjk.map((t) => `plainto_tsquery('simple', ${p.add(t)})`)];
-  }
-
   /**
-   * Inverse document frequency of each query part over the word index, as bm25 (SQLite FTS5)
-   * computes it: ts_rank alone has none, so a word in every memory counted like a name. One
-   * statement over the matching rows; the corpus size is the planner's row estimate on a large
-   * table, an exact count on a small one (where the estimate may not exist yet).
+   * Inverse document frequency of each query word over the word index, as bm25 (SQLite FTS5)
+   * computes it: ts_rank alone has none, so a word in every memory counted like a name. Counts are
+   * read over the matching rows in one statement and kept per word until this store writes word
+   * rows, or for DF_TTL_MS (other servers' writes: a minute-old count moves a weight by a hair);
+   * the corpus size is the planner's row estimate on a large table, an exact count on a small one
+   * (where the estimate may not exist yet).
    */
-  private async idfs(c: Q, parts: string[], values: unknown[]): Promise<number[]> {
-    const counts = (
-      await c.query<Record<string, number>>(
-        `SELECT (SELECT reltuples FROM pg_class WHERE oid = 'memory_words'::regclass)::float8 AS est,
-         ${parts.map((_q, i) => `count(*) FILTER (WHERE w.tsv @@ qq.q${i})::float8 AS d${i}`).join(", ")}
-         FROM (SELECT ${parts.map((q, i) => `${q} AS q${i}`).join(", ")}) qq, memory_words w
-         WHERE w.tsv @@ (${parts.map((_q, i) => `qq.q${i}`).join(" || ")})`,
-        values,
-      )
-    ).rows[0]!;
-    let n = counts.est ?? 0;
-    if (!(n >= EXACT_COUNT_BELOW)) n = (await c.query<{ n: number }>(`SELECT count(*)::float8 AS n FROM memory_words`)).rows[0]!.n;
-    return parts.map((_q, i) => {
-      const df = counts[`d${i}`] ?? 0;
+  private async idfs(c: Q, words: QueryWord[], now: number, user: string | undefined): Promise<number[]> {
+    // Under row-level security a count covers the acting user's rows only: kept per user.
+    const key = (w: QueryWord) => `${user ?? ""}|${wordKey(w)}`;
+    const missing = [...new Map(words.filter((w) => !this.dfFresh(key(w), now)).map((w) => [key(w), w])).values()];
+    if (missing.length > 0) {
+      const p = new Params();
+      const qs = missing.map((w) => `plainto_tsquery('${w.config}', ${p.add(w.text)})`);
+      const row = (
+        await c.query<Record<string, number>>(
+          `SELECT ${qs.map((_q, i) => `count(*) FILTER (WHERE w.tsv @@ qq.q${i})::float8 AS d${i}`).join(", ")}
+           FROM (SELECT ${qs.map((q, i) => `${q} AS q${i}`).join(", ")}) qq, memory_words w
+           WHERE w.tsv @@ (${qs.map((_q, i) => `qq.q${i}`).join(" || ")})`,
+          p.values,
+        )
+      ).rows[0]!;
+      if (this.dfCache.size + missing.length > DF_CACHE_MAX) this.dfCache.clear();
+      missing.forEach((w, i) => this.dfCache.set(key(w), { df: row[`d${i}`] ?? 0, at: now }));
+    }
+    if (this.corpus === null || this.corpus.user !== user || now - this.corpus.at >= DF_TTL_MS) {
+      const est = (await c.query<{ n: number | null }>(`SELECT reltuples::float8 AS n FROM pg_class WHERE oid = 'memory_words'::regclass`)).rows[0]?.n ?? 0;
+      const n = est >= EXACT_COUNT_BELOW ? est : (await c.query<{ n: number }>(`SELECT count(*)::float8 AS n FROM memory_words`)).rows[0]!.n;
+      this.corpus = { n, at: now, user };
+    }
+    const n = this.corpus.n;
+    return words.map((w) => {
+      const df = this.dfCache.get(key(w))?.df ?? 0;
       return Math.max(1e-6, Math.log((n - df + 0.5) / (df + 0.5)));
     });
   }
 
+  private dfFresh(key: string, now: number): boolean {
+    const e = this.dfCache.get(key);
+    return e !== undefined && now - e.at < DF_TTL_MS;
+  }
+
+  /** This store changed the word index: its cached counts start over (other servers': DF_TTL_MS). */
+  private wordsChanged(): void {
+    this.dfCache.clear();
+    this.corpus = null;
+  }
+
   private async wordChannel(c: Q, q: SearchQuery, terms: string[], cjk: string[], limit: number): Promise<{ row: MemoryRow; rank: number }[]> {
+    const words: QueryWord[] = [...terms.map((text) => ({ config: "english" as const, text })), ...cjk.map((text) => ({ config: "simple" as const, text }))];
+    if (words.length === 0) return [];
+    const idf = await this.idfs(c, words, Date.now(), this.userOf(q.visibility));
     const p = new Params();
-    const parts = this.tsqueries(terms, cjk, p);
-    if (parts.length === 0) return [];
-    const idf = await this.idfs(c, parts, [...p.values]);
+    const parts = words.map((w) => `plainto_tsquery('${w.config}', ${p.add(w.text)})`);
     const noContext = q.wordsOnly || !this.channels.context;
     const doc = noContext ? `ts_filter(w.tsv, '{a,b,c}')` : "w.tsv";
-    // bm25-like: each part's ts_rank (weighted frequency over log length) times its IDF
+    // bm25-like: each word's ts_rank (weighted frequency over log length) times its IDF
     const rank = parts.map((_q, i) => `${p.add(idf[i])}::float8 * ts_rank('${RANK_WEIGHTS}', ${doc}, qq.q${i}, 1)`).join(" + ");
     const sql = `SELECT m.*, (${rank}) AS rank
       FROM (SELECT ${parts.map((part, i) => `${part} AS q${i}`).join(", ")}, (${parts.join(" || ")}) AS q) qq,
@@ -869,6 +907,7 @@ export class PgMemoryStore implements MemoryStore {
   async rebuildWordIndex(): Promise<number> {
     if (!this.fts) return 0;
     return asPgSystem(() => this.db.tx(async (c) => {
+      this.wordsChanged();
       await c.query(`DELETE FROM memory_words`);
       const rows = (await c.query<{ rowid: number }>(`SELECT rowid FROM memories WHERE status <> 'deleted' ORDER BY rowid`)).rows;
       for (const r of rows) await this.writeWordRow(c, r.rowid);

@@ -254,6 +254,11 @@ export function memoryConformance(name: string, make: () => Promise<MemoryUnderT
         for (const r of [...common, repeated, rare]) await s.insert(r, audit(r.id));
         const hits = await s.search(q("meeting zebrafish", keysOf(scopeOf("alice"))));
         expect(hits[0]?.record.id).toBe(rare.id);
+        // once the zebrafish is everywhere, the weights follow at once (no stale counts)
+        const flood = Array.from({ length: 30 }, (_, i) => mem(`zebrafish feeding log ${i + 1}`));
+        await s.insertMany(flood.map((rec) => ({ rec, audit: audit(rec.id) })));
+        const after = await s.search(q("meeting zebrafish", keysOf(scopeOf("alice"))));
+        expect(after[0]?.record.id).toBe(repeated.id);
       });
     }
 
