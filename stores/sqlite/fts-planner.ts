@@ -146,7 +146,8 @@ export class FtsPlanner {
     return this.size;
   }
 
-  plan(terms: string[], cjk: string[], keys: string[] | null, now: number): WordPlan {
+  /** `budget`: postings to score (a second pass may take less than the first). */
+  plan(terms: string[], cjk: string[], keys: string[] | null, now: number, budget = POSTINGS_BUDGET): WordPlan {
     const { n } = this.corpus(now);
     const all = [...terms, ...cjk];
     // Small stores: every term, keys in MATCH; no lookups needed.
@@ -165,7 +166,7 @@ export class FtsPlanner {
     let matching = 0;
     for (const r of ranked) {
       if (r.df === 0) continue;
-      if (matching > 0 && postings + r.df > POSTINGS_BUDGET) continue;
+      if (matching > 0 && postings + r.df > budget) continue;
       kept.push(r);
       matching += 1;
       postings += r.df;
@@ -177,7 +178,7 @@ export class FtsPlanner {
       terms: terms.filter((t) => keep.has(t)),
       cjk: cjk.filter((t) => keep.has(t)),
       keysInMatch,
-      newest: (kept[0]?.df ?? 0) > POSTINGS_BUDGET,
+      newest: (kept[0]?.df ?? 0) > budget,
       dropped: all.filter((t) => !keep.has(t)),
       pruned: true,
     };
