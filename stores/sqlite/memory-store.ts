@@ -676,6 +676,8 @@ export class SqliteMemoryStore implements MemoryStore {
     });
     if (extra.length === 0) return [];
     const plan = this.planner.plan([...terms, ...extra], [], keys, q.now, PRF_POSTINGS_BUDGET);
+    // every word too common to rank by: the newest mentions would be no feedback at all
+    if (plan.newest) return [];
     const parts = [`${cols}: ${orGroup(plan.terms)}`, ...wordParts.filter((p) => p.startsWith("cjk:"))];
     return this.channel("memory_fts", parts.join(" OR "), q, keys, depth, plan);
   }
