@@ -72,6 +72,9 @@ class Params {
   }
 }
 
+/** a query word as a parameterised tsquery */
+const tsqueryOf = (w: QueryWord, p: Params) => `plainto_tsquery('${w.config}', ${p.add(w.text)})`;
+
 const likePattern = (s: string) => `%${s.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
 export interface PgMemoryStoreOptions {
@@ -726,7 +729,7 @@ export class PgMemoryStore implements MemoryStore {
     const missing = [...new Map(words.filter((w) => !this.dfFresh(key(w), now)).map((w) => [key(w), w])).values()];
     if (missing.length > 0) {
       const p = new Params();
-      const qs = missing.map((w) => `plainto_tsquery('${w.config}', ${p.add(w.text)})`);
+      const qs = missing.map((w) => tsqueryOf(w, p));
       const row = (
         await c.query<Record<string, number>>(
           `SELECT ${qs.map((_q, i) => `count(*) FILTER (WHERE w.tsv @@ qq.q${i})::float8 AS d${i}`).join(", ")}
@@ -766,7 +769,7 @@ export class PgMemoryStore implements MemoryStore {
     if (words.length === 0) return [];
     const idf = await this.idfs(c, words, Date.now(), this.userOf(q.visibility));
     const p = new Params();
-    const parts = words.map((w) => `plainto_tsquery('${w.config}', ${p.add(w.text)})`);
+    const parts = words.map((w) => tsqueryOf(w, p));
     const noContext = q.wordsOnly || !this.channels.context;
     const doc = noContext ? `ts_filter(w.tsv, '{a,b,c}')` : "w.tsv";
     // bm25-like: each word's ts_rank (weighted frequency over log length) times its IDF
