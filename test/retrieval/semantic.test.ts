@@ -95,6 +95,33 @@ describe("association index (pure)", () => {
     expect(scoreExpanded([ix], query, 20, tight)).toEqual(clayOnly);
     expect(scoreExpanded([ix], query, 20)).not.toEqual(clayOnly);
   });
+  it("several scopes count together exactly as one index holding all their memories", () => {
+    // A small vocabulary over four conversations in three scopes (plus an empty one), so pair
+    // counts split across scopes and words that only the smaller scopes hold both occur.
+    const vocab = ["kayak", "river", "rapids", "helmet", "paddle", "camping", "tent", "stove", "trail", "map", "compass", "boots"];
+    let seed = 11;
+    const rnd = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+    const text = (extra: string) => [0, 1, 2, 3].map(() => vocab[Math.floor(rnd() * vocab.length)]).join(" ") + extra;
+    const [a, b, c, empty, merged] = [0, 1, 2, 3, 4].map(() => new AssociationIndex());
+    let rowid = 0;
+    const add = (ix: AssociationIndex, thread: string, extra = "") => {
+      const t = text(extra);
+      rowid++;
+      ix.add(rowid, thread, t);
+      merged!.add(rowid, thread, t);
+    };
+    for (let i = 0; i < 60; i++) add(a!, "t1");
+    for (let i = 0; i < 40; i++) add(b!, "t2", i % 5 === 0 ? " canoe" : "");
+    for (let i = 0; i < 30; i++) add(a!, "t3");
+    for (let i = 0; i < 8; i++) add(c!, "t4", " canoe portage");
+    for (const q of ["kayak", "canoe", "tent stove", "portage river"]) {
+      const several = expandQuery([a!, empty!, c!, b!], q);
+      const one = expandQuery([merged!], q);
+      expect([...several].sort()).toEqual([...one].sort());
+      expect(scoreExpanded([c!, a!, empty!, b!], several, 15)).toEqual(scoreExpanded([merged!], one, 15));
+    }
+    expect(expandQuery([a!, b!, c!], "portage").size).toBeGreaterThan(1);
+  });
 });
 
 describe("semantic channel in the store", () => {
