@@ -3,13 +3,14 @@ import { fixedClock } from "../../core/clock.js";
 import { defaultConfig } from "../../core/config.js";
 import type { RequestScope } from "../../core/memory/scope.js";
 import type { Origin } from "../../core/memory/service.js";
+import type { RetrievalChannels } from "../../core/retrieval/channels.js";
 import { openMemory, type MemoryContext } from "../../cli/context.js";
 
 export const T0 = Date.UTC(2026, 10, 1, 12, 0, 0);
 
-export function openTestMemory(dir: string, file = "memory.db"): MemoryContext & { clock: ReturnType<typeof fixedClock> } {
+export function openTestMemory(dir: string, file = "memory.db", channels?: RetrievalChannels): MemoryContext & { clock: ReturnType<typeof fixedClock> } {
   const clock = fixedClock(T0);
-  const ctx = openMemory({ dbPath: join(dir, file), config: defaultConfig({ localUser: "alice" }), clock, env: {} });
+  const ctx = openMemory({ dbPath: join(dir, file), config: defaultConfig({ localUser: "alice" }), clock, env: {}, ...(channels ? { channels } : {}) });
   return { ...ctx, clock };
 }
 
