@@ -13,6 +13,14 @@ const HEAD = 50;
 const COVERAGE_BOOST = 0.5;
 const PHRASE_BOOST = 0.25;
 
+// Proximity and MMR read the same head: each memory's words are split once.
+const wordCache = new WeakMap<object, string[]>();
+function wordsOf(item: { content: string }): string[] {
+  let ws = wordCache.get(item);
+  if (!ws) wordCache.set(item, (ws = contentWords(item.content)));
+  return ws;
+}
+
 /** Same word up to its first five letters: a poor man's stem that joins "camping"/"camp". */
 function key(w: string): string {
   return w.slice(0, 5);
@@ -24,7 +32,7 @@ export function proximityRerank<T extends Scored>(list: T[], terms: string[]): T
   const pairs = new Set<string>();
   for (let i = 0; i + 1 < terms.length; i++) pairs.add(`${key(terms[i]!)} ${key(terms[i + 1]!)}`);
   const head = list.slice(0, HEAD).map((h) => {
-    const ws = contentWords(h.item.content).map(key);
+    const ws = wordsOf(h.item).map(key);
     const set = new Set(ws);
     const coverage = qs.filter((q) => set.has(q)).length / qs.length;
     let phrase = 0;
@@ -48,7 +56,7 @@ function jaccard(a: Set<string>, b: Set<string>): number {
 export function mmr<T extends Scored>(list: T[], k: number): T[] {
   const n = Math.min(list.length, Math.max(k * 2, HEAD));
   if (n < 2) return list;
-  const cand = list.slice(0, n).map((h) => ({ h, words: new Set(contentWords(h.item.content)), sim: 0 }));
+  const cand = list.slice(0, n).map((h) => ({ h, words: new Set(wordsOf(h.item)), sim: 0 }));
   const best = cand[0]!.h.score || 1;
   const picked: typeof cand = [];
   // Each candidate keeps its similarity to the closest pick so far: one comparison per round.

@@ -18,6 +18,7 @@ export class SemanticIndexes {
   private readonly byKey = new Map<string, AssociationIndex>();
   private readonly load: Statement;
   private readonly keyOf: Statement;
+  private readonly versionStmt: Statement;
   private dataVersion: number;
 
   constructor(private readonly db: Db) {
@@ -26,11 +27,13 @@ export class SemanticIndexes {
       FROM memories m WHERE m.vis_key = ? AND m.status IN ('active','pending') AND (m.flags = '' OR m.trust = 'user_confirmed')
       ORDER BY m.rowid DESC LIMIT ${SEMANTIC_SCOPE_CAP}`);
     this.keyOf = db.prepare(`SELECT vis_key FROM memories WHERE rowid = ?`);
+    // prepared once: db.pragma() would prepare it on every search
+    this.versionStmt = db.prepare(`SELECT data_version AS v FROM pragma_data_version`);
     this.dataVersion = this.version();
   }
 
   private version(): number {
-    return this.db.pragma("data_version", { simple: true }) as number;
+    return (this.versionStmt.get() as { v: number }).v;
   }
 
   /** The indexes of these scope keys, built as needed. */
