@@ -52,7 +52,9 @@ const wordKey = (w: QueryWord) => `${w.config}:${w.text}`;
 const TRIGRAM_WHEN_FEWER = 10;
 /** memories per insertMany under the DSQL profile (3,000 modified rows per transaction) */
 export const DSQL_MAX_BATCH = 400;
-const SESSION_DEPTH = 200;
+// The conversation channel groups the cue pool's word hits, as on SQLite (a deeper word pass of its
+// own cost time for no recall there).
+const SESSION_DEPTH = CUE_POOL;
 const SESSION_TOP = 3;
 const MONTHS = ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december"];
 const CURRENT = `('active','pending')`;
@@ -74,6 +76,39 @@ class Params {
 
 /** a query word as a parameterised tsquery */
 const tsqueryOf = (w: QueryWord, p: Params) => `plainto_tsquery('${w.config}', ${p.add(w.text)})`;
+/** The word matched in a memory's own text or tags only (weights A-C; the context column is D). */
+const ownTextQuery = (w: QueryWord, p: Params) => `to_tsquery('${w.config}', ${p.add(`'${w.text.replace(/\\/g, "\\\\").replace(/'/g, "''")}':ABC`)})`;
+
+/**
+ * Rows the word channel may rank per query. ts_rank costs a few µs per matching row (it reads the
+ * row's tsvector), so on a large table a common word would dominate the latency while its IDF is
+ * near zero: 100k memories, three words in 3-10% of them, 57 ms. The same rule as the SQLite planner.
+ */
+export const WORD_POSTINGS_BUDGET = 3000;
+/** document counts stop here (see wordStats) */
+const DF_COUNT_CAP = WORD_POSTINGS_BUDGET + 1;
+/** rank of every row of the newest-mentions walk (higher is better here; cues multiply it) */
+const NEWEST_RANK = 1;
+
+/**
+ * Which words rank (indexes into `words`): all of them on a table within the budget; else the
+ * rarest within it (words found nowhere drop out); when even the rarest is too common, that
+ * search takes the newest mentions of every word instead.
+ */
+export function planWords(words: QueryWord[], stats: { df: number[]; n: number }): { words: number[]; newest: boolean } {
+  const all = words.map((_w, i) => i);
+  if (stats.n <= WORD_POSTINGS_BUDGET) return { words: all, newest: false };
+  const found = all.filter((i) => stats.df[i]! > 0).sort((a, b) => stats.df[a]! - stats.df[b]! || a - b);
+  const kept: number[] = [];
+  let spent = 0;
+  for (const i of found) {
+    if (spent + stats.df[i]! > WORD_POSTINGS_BUDGET) continue;
+    spent += stats.df[i]!;
+    kept.push(i);
+  }
+  if (kept.length > 0) return { words: kept.sort((a, b) => a - b), newest: false };
+  return { words: found, newest: found.length > 0 };
+}
 
 const likePattern = (s: string) => `%${s.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
@@ -96,7 +131,7 @@ export class PgMemoryStore implements MemoryStore {
   private readonly embedder: Embedder | null;
   private readonly vectorWeight: number;
   private readonly minSimilarity: number | null;
-  /** document counts per query word, for IDF (see idfs) */
+  /** document counts per query word, for IDF and the postings budget (see wordStats) */
   private readonly dfCache = new Map<string, { df: number; at: number }>();
   private corpus: { n: number; at: number; user: string | undefined } | null = null;
   /** the last embedding failure, for status output */
@@ -718,23 +753,23 @@ export class PgMemoryStore implements MemoryStore {
   /**
    * Inverse document frequency of each query word over the word index, as bm25 (SQLite FTS5)
    * computes it: ts_rank alone has none, so a word in every memory counted like a name. Counts are
-   * read over the matching rows in one statement and kept per word until this store writes word
-   * rows, or for DF_TTL_MS (other servers' writes: a minute-old count moves a weight by a hair);
+   * read over the matching rows (up to DF_COUNT_CAP) in one statement and kept per word until this
+   * store writes word rows, or for DF_TTL_MS (other servers' writes: a minute-old count moves a weight by a hair);
    * the corpus size is the planner's row estimate on a large table, an exact count on a small one
    * (where the estimate may not exist yet).
    */
-  private async idfs(c: Q, words: QueryWord[], now: number, user: string | undefined): Promise<number[]> {
+  private async wordStats(c: Q, words: QueryWord[], now: number, user: string | undefined): Promise<{ idf: number[]; df: number[]; n: number }> {
     // Under row-level security a count covers the acting user's rows only: kept per user.
     const key = (w: QueryWord) => `${user ?? ""}|${wordKey(w)}`;
     const missing = [...new Map(words.filter((w) => !this.dfFresh(key(w), now)).map((w) => [key(w), w])).values()];
     if (missing.length > 0) {
       const p = new Params();
       const qs = missing.map((w) => tsqueryOf(w, p));
+      // Counted up to one past the budget: a word past it never ranks (planWords), so its exact
+      // count (a read of every match: 30-50 ms for a word in 10-40% of 100k memories) buys nothing.
       const row = (
         await c.query<Record<string, number>>(
-          `SELECT ${qs.map((_q, i) => `count(*) FILTER (WHERE w.tsv @@ qq.q${i})::float8 AS d${i}`).join(", ")}
-           FROM (SELECT ${qs.map((q, i) => `${q} AS q${i}`).join(", ")}) qq, memory_words w
-           WHERE w.tsv @@ (${qs.map((_q, i) => `qq.q${i}`).join(" || ")})`,
+          `SELECT ${qs.map((q, i) => `(SELECT count(*) FROM (SELECT 1 FROM memory_words w WHERE w.tsv @@ ${q} LIMIT ${DF_COUNT_CAP}) s)::float8 AS d${i}`).join(", ")}`,
           p.values,
         )
       ).rows[0]!;
@@ -747,10 +782,8 @@ export class PgMemoryStore implements MemoryStore {
       this.corpus = { n, at: now, user };
     }
     const n = this.corpus.n;
-    return words.map((w) => {
-      const df = this.dfCache.get(key(w))?.df ?? 0;
-      return Math.max(1e-6, Math.log((n - df + 0.5) / (df + 0.5)));
-    });
+    const df = words.map((w) => this.dfCache.get(key(w))?.df ?? 0);
+    return { idf: df.map((d) => Math.max(1e-6, Math.log((n - d + 0.5) / (d + 0.5)))), df, n };
   }
 
   private dfFresh(key: string, now: number): boolean {
@@ -765,10 +798,30 @@ export class PgMemoryStore implements MemoryStore {
   }
 
   private async wordChannel(c: Q, q: SearchQuery, terms: string[], cjk: string[], limit: number): Promise<{ row: MemoryRow; rank: number }[]> {
-    const words: QueryWord[] = [...terms.map((text) => ({ config: "english" as const, text })), ...cjk.map((text) => ({ config: "simple" as const, text }))];
-    if (words.length === 0) return [];
-    const idf = await this.idfs(c, words, Date.now(), this.userOf(q.visibility));
+    const all: QueryWord[] = [...terms.map((text) => ({ config: "english" as const, text })), ...cjk.map((text) => ({ config: "simple" as const, text }))];
+    if (all.length === 0) return [];
+    const stats = await this.wordStats(c, all, Date.now(), this.userOf(q.visibility));
+    const plan = planWords(all, stats);
+    if (plan.words.length === 0) return [];
+    const words = plan.words.map((i) => all[i]!);
+    const idf = plan.words.map((i) => stats.idf[i]!);
     const p = new Params();
+    const k = Math.max(1, Math.floor(limit));
+    const inScope = () => `${this.scope(q.visibility, p, "w")} AND ${this.filters(q, p)}`;
+    if (plan.newest) {
+      // Every word too common to rank by: the newest memories naming one in their own text or
+      // tags (a neighbour's mention would rank alike), walked newest first; they rank alike and
+      // cues and spreading order them, as on SQLite.
+      // The words carry the own-text weights (A-C) in the tsquery itself: a ts_filter() predicate
+      // had no selectivity estimate, and PostgreSQL then read every match (100k memories: 27 ms
+      // against 1.2 for the newest-first walk it picks with the weighted query).
+      const own = words.map((w) => ownTextQuery(w, p)).join(" || ");
+      const sql = `SELECT m.*, ${NEWEST_RANK}::float8 AS rank FROM (SELECT (${own}) AS q) qq,
+          memory_words w JOIN memories m ON m.rowid = w.rowid
+        WHERE w.tsv @@ qq.q AND ${inScope()}
+        ORDER BY m.rowid DESC LIMIT ${k}`;
+      return (await c.query<MemoryRow & { rank: number }>(sql, p.values)).rows.map((r) => ({ row: r, rank: r.rank }));
+    }
     const parts = words.map((w) => tsqueryOf(w, p));
     const noContext = q.wordsOnly || !this.channels.context;
     const doc = noContext ? `ts_filter(w.tsv, '{a,b,c}')` : "w.tsv";
@@ -777,8 +830,8 @@ export class PgMemoryStore implements MemoryStore {
     const sql = `SELECT m.*, (${rank}) AS rank
       FROM (SELECT ${parts.map((part, i) => `${part} AS q${i}`).join(", ")}, (${parts.join(" || ")}) AS q) qq,
         memory_words w JOIN memories m ON m.rowid = w.rowid
-      WHERE w.tsv @@ qq.q${noContext ? ` AND ${doc} @@ qq.q` : ""} AND ${this.scope(q.visibility, p, "w")} AND ${this.filters(q, p)}
-      ORDER BY rank DESC, m.rowid DESC LIMIT ${Math.max(1, Math.floor(limit))}`;
+      WHERE w.tsv @@ qq.q${noContext ? ` AND ${doc} @@ qq.q` : ""} AND ${inScope()}
+      ORDER BY rank DESC, m.rowid DESC LIMIT ${k}`;
     const rows = (await c.query<MemoryRow & { rank: number }>(sql, p.values)).rows;
     return rows.map((r) => ({ row: r, rank: r.rank }));
   }

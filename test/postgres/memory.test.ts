@@ -1,13 +1,15 @@
 // MemoryStore conformance on PostgreSQL: the full profile (tsvector + GIN, pg_trgm) and the
 // Aurora DSQL profile (no extensions, no GIN: the scoped substring scan) on the same server.
-import { afterAll, beforeAll, expect, it } from "vitest";
-import { DSQL_MAX_BATCH, PgMemoryStore } from "../../stores/postgres/memory-store.js";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { DSQL_MAX_BATCH, PgMemoryStore, planWords, WORD_POSTINGS_BUDGET } from "../../stores/postgres/memory-store.js";
+import { CUE_POOL } from "../../core/retrieval/cues.js";
+import { visibilityKey } from "../../core/memory/scope.js";
 import type { PgDb } from "../../stores/postgres/pool.js";
 import { analyzeQuery } from "../../core/retrieval/analyze.js";
 import { MEMORY_MIGRATIONS } from "../../stores/postgres/schema-memory.js";
 import { openPg } from "../../stores/postgres/setup.js";
 import { createTestDatabase, describePg } from "../helpers/postgres.js";
-import { mem, memoryConformance } from "../stores/memory-conformance.js";
+import { mem, memoryConformance, scopeOf } from "../stores/memory-conformance.js";
 
 for (const profile of ["postgres", "dsql"] as const) {
   describePg(`postgres memory store (${profile} profile)`, (base) => {
@@ -128,5 +130,75 @@ describePg("postgres memory store: several servers writing one conversation", (b
     } finally {
       for (const s of servers) await s.close();
     }
+  });
+});
+
+describe("postgres word plan (pure)", () => {
+  const w = (text: string) => ({ config: "english" as const, text });
+  it("keeps every word on a small table, the rarest within the budget on a large one, else the newest mentions", () => {
+    const words = [w("pipeline"), w("zebrafish"), w("canary"), w("absent")];
+    expect(planWords(words, { df: [4000, 1, 900, 0], n: 2000 })).toEqual({ words: [0, 1, 2, 3], newest: false });
+    expect(planWords(words, { df: [4000, 1, 900, 0], n: 100_000 })).toEqual({ words: [1, 2], newest: false });
+    expect(planWords(words, { df: [4000, 1, WORD_POSTINGS_BUDGET, 0], n: 100_000 })).toEqual({ words: [1], newest: false });
+    expect(planWords([w("pipeline"), w("deploy")], { df: [9000, 4000], n: 100_000 })).toEqual({ words: [1, 0], newest: true });
+    expect(planWords([w("absent")], { df: [0], n: 100_000 })).toEqual({ words: [], newest: false });
+  });
+});
+
+describePg("postgres word channel on a table past the postings budget", (base) => {
+  let db: PgDb;
+  let drop: () => Promise<void>;
+  beforeAll(async () => {
+    const t = await createTestDatabase(base(), "budget");
+    drop = t.drop;
+    db = await openPg(t.url, { max: 2, migrations: MEMORY_MIGRATIONS });
+  });
+  afterAll(async () => {
+    await db?.close();
+    await drop?.();
+  });
+
+  it("ranks rare words past common ones, and a word too common to rank returns the newest own-text mentions", async () => {
+    const store = new PgMemoryStore(db);
+    const n = WORD_POSTINGS_BUDGET + 1500;
+    const T = Date.UTC(2026, 10, 1);
+    // Every memory mentions the pipeline except every 7th of Bob's, whose neighbours (same
+    // conversation) do; Alice's memories are the newest. One of Bob's has a zebrafish canary.
+    const recs = Array.from({ length: n }, (_, i) => {
+      const who = i >= n - 300 ? "alice" : "bob";
+      const text = who === "alice" || i % 7 !== 0 ? `${who} ran the pipeline, step ${i}` : `${who} waited, step ${i}`;
+      return mem(i === 1234 ? `${text} with the zebrafish canary` : text, {
+        scope: scopeOf(who),
+        createdAt: T + i,
+        source: { threadId: `${who}-t${Math.floor(i / 20)}`, messageIds: [], toolCallId: `c${i}`, actor: "model", at: T + i },
+      });
+    });
+    for (let i = 0; i < n; i += 500) {
+      await store.insertMany(recs.slice(i, i + 500).map((rec) => ({ rec, audit: { at: rec.createdAt, actor: "t", action: "create" as const, targetKind: "memory" as const, targetId: rec.id, detail: {} } })));
+    }
+    const search = (text: string, user: string, limit = 10) =>
+      store.search({ visibility: { keys: [visibilityKey(scopeOf(user))] }, query: analyzeQuery(text), text, statuses: ["active"], includeFlagged: false, now: T + n, limit });
+    const steps = (hs: { record: { content: string } }[]) => hs.map((h) => Number(/step (\d+)/.exec(h.record.content)?.[1]));
+
+    type WordHits = { row: { content: string }; rank: number }[];
+    const channel = vi.spyOn(PgMemoryStore.prototype as unknown as { wordChannel: () => Promise<WordHits> }, "wordChannel");
+    const wordHits = async () => (await channel.mock.results.at(-1)!.value) as WordHits;
+
+    // the rare words rank; the pipeline (in nearly every memory) is left out of the ranking, so the
+    // word channel finds only the zebrafish memory and the neighbours whose context holds it
+    const rare = await search("pipeline zebrafish canary", "bob", 5);
+    expect(rare[0]?.record.content).toContain("zebrafish canary");
+    expect(rare.every((h) => h.record.scope.user === "bob")).toBe(true);
+    expect((await wordHits()).length).toBeLessThanOrEqual(5);
+
+    // too common: Bob's newest own-text mentions (no neighbour-only match, nothing of Alice's),
+    // unranked
+    const hits = await search("pipeline", "bob");
+    expect((await wordHits()).map((h) => h.rank)).toEqual(Array(CUE_POOL).fill(1));
+    const newest: number[] = [];
+    for (let i = n - 301; newest.length < CUE_POOL; i--) if (i % 7 !== 0) newest.push(i);
+    expect(hits).toHaveLength(10);
+    expect(hits.every((h) => h.record.scope.user === "bob" && h.record.content.includes("pipeline"))).toBe(true);
+    expect(steps(hits).every((s) => newest.includes(s))).toBe(true);
   });
 });
