@@ -25,3 +25,20 @@ export function rrf<T>(lists: { name: string; weight: number; hits: Ranked<T>[] 
   }
   return [...out.values()];
 }
+
+/**
+ * Two ranked lists over the same score scale added up per item: `extra` counts `weight` of its
+ * rank (an item in only one list keeps that part). Ranks are bm25-like, better is lower (SQLite)
+ * or higher (PostgreSQL); best first, ties by rowid.
+ */
+export function addRanks<T extends { row: { rowid: number }; rank: number }>(base: T[], extra: T[], weight: number, better: "lower" | "higher"): T[] {
+  const out = new Map<number, T>();
+  for (const h of base) out.set(h.row.rowid, { ...h });
+  for (const h of extra) {
+    const cur = out.get(h.row.rowid);
+    if (cur) cur.rank += weight * h.rank;
+    else out.set(h.row.rowid, { ...h, rank: weight * h.rank });
+  }
+  const dir = better === "lower" ? 1 : -1;
+  return [...out.values()].sort((a, b) => dir * (a.rank - b.rank) || a.row.rowid - b.row.rowid);
+}

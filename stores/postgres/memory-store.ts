@@ -9,7 +9,8 @@ import { visibilityKey } from "../../core/memory/scope.js";
 import type { MemoryRecord, MemorySource, MemoryStatus, NewMemory, Trust } from "../../core/memory/record.js";
 import { cjkBigrams } from "../../core/retrieval/analyze.js";
 import { DEFAULT_CHANNELS, type RetrievalChannels } from "../../core/retrieval/channels.js";
-import { rrf } from "../../core/retrieval/fusion.js";
+import { addRanks, rrf } from "../../core/retrieval/fusion.js";
+import { categoryMembers } from "../../core/retrieval/categories.js";
 import { applyCues, CUE_POOL, queryCues } from "../../core/retrieval/cues.js";
 import { asks, spreadHead, spreadScores, type Sides } from "../../core/retrieval/spread.js";
 import { mmr, proximityRerank } from "../../core/retrieval/rerank.js";
@@ -56,6 +57,8 @@ export const DSQL_MAX_BATCH = 400;
 // own cost time for no recall there).
 const SESSION_DEPTH = CUE_POOL;
 const SESSION_TOP = 3;
+/** [categories] weight of a member word's score against a query word's (as on SQLite) */
+const CATEGORY_WEIGHT = 0.4;
 const MONTHS = ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december"];
 const CURRENT = `('active','pending')`;
 
@@ -797,7 +800,8 @@ export class PgMemoryStore implements MemoryStore {
     this.corpus = null;
   }
 
-  private async wordChannel(c: Q, q: SearchQuery, terms: string[], cjk: string[], limit: number): Promise<{ row: MemoryRow; rank: number }[]> {
+  /** `ownText`: match memories' own text and tags only (never the neighbours' context). */
+  private async wordChannel(c: Q, q: SearchQuery, terms: string[], cjk: string[], limit: number, ownText = false): Promise<{ row: MemoryRow; rank: number }[]> {
     const all: QueryWord[] = [...terms.map((text) => ({ config: "english" as const, text })), ...cjk.map((text) => ({ config: "simple" as const, text }))];
     if (all.length === 0) return [];
     const stats = await this.wordStats(c, all, Date.now(), this.userOf(q.visibility));
@@ -823,7 +827,7 @@ export class PgMemoryStore implements MemoryStore {
       return (await c.query<MemoryRow & { rank: number }>(sql, p.values)).rows.map((r) => ({ row: r, rank: r.rank }));
     }
     const parts = words.map((w) => tsqueryOf(w, p));
-    const noContext = q.wordsOnly || !this.channels.context;
+    const noContext = ownText || q.wordsOnly || !this.channels.context;
     const doc = noContext ? `ts_filter(w.tsv, '{a,b,c}')` : "w.tsv";
     // bm25-like: each word's ts_rank (weighted frequency over log length) times its IDF
     const rank = parts.map((_q, i) => `${p.add(idf[i])}::float8 * ts_rank('${RANK_WEIGHTS}', ${doc}, qq.q${i}, 1)`).join(" + ");
@@ -877,7 +881,11 @@ export class PgMemoryStore implements MemoryStore {
       const cues = ch.cues && !q.wordsOnly && q.text ? queryCues(q.text, lex.terms, q.now) : null;
       const pool = cues ? Math.max(deep, CUE_POOL) : deep;
       const raw = this.fts ? await this.wordChannel(c, q, lex.terms, lex.cjk, pool) : await this.scanChannel(c, q, pool);
-      const lexicalDeep = cues ? applyCues(raw, cues, "higher") : raw;
+      // [categories] a question naming a kind of thing also finds turns naming its members, at
+      // CATEGORY_WEIGHT of their word score (own text and tags only), as on SQLite
+      const members = ch.categories && !q.wordsOnly && q.text && this.fts ? categoryMembers(q.text) : [];
+      const pooled = members.length > 0 ? addRanks(raw, await this.wordChannel(c, q, members, [], pool, true), CATEGORY_WEIGHT, "higher") : raw;
+      const lexicalDeep = cues ? applyCues(pooled, cues, "higher") : pooled;
       // Neighbour spreading re-scores the word channel: the reply after a matching question rises.
       const spreading = ch.neighbours && !q.wordsOnly;
       const lexical = (spreading ? await this.spreadNeighbours(c, lexicalDeep, q, depth) : lexicalDeep).slice(0, depth);

@@ -21,6 +21,8 @@ export interface MemoryConformanceOptions {
   partialWords?: boolean;
   /** the neighbour context takes part in matching */
   context?: boolean;
+  /** a question asking for a kind of thing also searches its members (word index engines) */
+  categories?: boolean;
 }
 
 const T0 = Date.UTC(2026, 10, 1, 12, 0, 0);
@@ -83,6 +85,7 @@ export function memoryConformance(name: string, make: () => Promise<MemoryUnderT
   const stemming = opts.stemming ?? true;
   const partial = opts.partialWords ?? true;
   const context = opts.context ?? true;
+  const categories = opts.categories ?? true;
   describe(`${name}: MemoryStore conformance`, () => {
     const open: MemoryUnderTest[] = [];
     async function fresh(): Promise<MemoryStore> {
@@ -201,6 +204,20 @@ export function memoryConformance(name: string, make: () => Promise<MemoryUnderT
       expect(hits.map((h) => h.record.id)).not.toContain(bobs.id);
       const bob = await s.search(q(question, { owner: "bob" }, { text: question }));
       expect(bob.map((h) => h.record.id)).toEqual([bobs.id]);
+    });
+
+    it.runIf(categories)("a question asking for a kind of thing finds the memory naming a member, inside the viewer's scope only", async () => {
+      const s = await fresh();
+      // No word of the question is in the answer; Bob's identical turn must never show up for Alice.
+      const answer = mem("Melanie: I have been practising the violin every evening");
+      const bobs = mem("Melanie: I have been practising the violin every evening", { scope: scopeOf("bob") });
+      const filler = ["Melanie: the kids loved the beach", "Caroline: my sister visited on Sunday", "Melanie: we bought a new couch",
+        "Caroline: the weather was lovely", "Melanie: what instruments do you like?", "Caroline: I play nothing at all"].map((t) => mem(t));
+      for (const r of [answer, bobs, ...filler]) await s.insert(r, audit(r.id));
+      const question = "What instruments does Melanie play?";
+      const ids = (await s.search(q(question, keysOf(scopeOf("alice")), { text: question }))).map((h) => h.record.id);
+      expect(ids).toContain(answer.id);
+      expect(ids).not.toContain(bobs.id);
     });
 
     it("neighbour spreading: the reply after a matching question ranks before the turn after a matching statement", async () => {
