@@ -90,6 +90,38 @@ const CATEGORIES: Category[] = [
     members: ["book", "novel", "read", "reading", "author", "series", "chapter", "library"],
   },
   {
+    names: ["movie", "movies", "film", "films", "show", "shows"],
+    members: ["movie", "film", "cinema", "theater", "theatre", "series", "episode", "documentary", "watched", "netflix"],
+  },
+  {
+    names: ["game", "games"],
+    members: ["chess", "poker", "monopoly", "scrabble", "puzzle", "puzzles", "cards", "videogame", "console", "playstation", "xbox", "nintendo", "minecraft", "fortnite"],
+  },
+  {
+    names: ["drink", "drinks", "beverage", "beverages"],
+    members: ["coffee", "tea", "wine", "beer", "juice", "smoothie", "lemonade", "soda", "cocktail", "latte", "espresso", "milkshake", "water"],
+  },
+  {
+    names: ["job", "jobs", "career", "careers", "profession", "professions", "occupation", "occupations"],
+    members: ["teacher", "nurse", "doctor", "engineer", "counselor", "lawyer", "designer", "developer", "programmer", "chef", "writer", "artist", "manager", "accountant", "mechanic", "firefighter", "police", "officer", "banker", "therapist", "scientist", "musician", "photographer"],
+  },
+  {
+    names: ["holiday", "holidays", "celebration", "celebrations"],
+    members: ["christmas", "thanksgiving", "easter", "halloween", "hanukkah", "diwali", "ramadan", "eid", "birthday", "anniversary", "year", "independence", "valentine"],
+  },
+  {
+    names: ["genre", "genres"],
+    members: ["rock", "jazz", "pop", "classical", "hip", "rap", "country", "blues", "folk", "metal", "indie", "electronic", "fantasy", "mystery", "romance", "thriller", "horror", "comedy", "drama"],
+  },
+  {
+    names: ["flower", "flowers", "plant", "plants"],
+    members: ["rose", "roses", "tulip", "tulips", "sunflower", "sunflowers", "daisy", "lily", "orchid", "lavender", "succulent", "succulents", "cactus", "fern", "herbs", "tomatoes"],
+  },
+  {
+    names: ["vehicle", "vehicles", "car", "cars"],
+    members: ["car", "truck", "van", "suv", "motorcycle", "bike", "scooter", "jeep", "tesla", "convertible", "sedan"],
+  },
+  {
     names: ["language", "languages"],
     members: ["english", "spanish", "french", "german", "italian", "portuguese", "chinese", "mandarin", "japanese", "korean", "arabic", "hindi", "russian", "sign"],
   },
@@ -97,11 +129,13 @@ const CATEGORIES: Category[] = [
 
 // every category name, longest first: "martial arts" is read before "arts" can be
 const NAMES = CATEGORIES.flatMap((c) => c.names.map((name) => ({ name, c }))).sort((a, b) => b.name.length - a.name.length);
+// a qualifier is never a verb: "What did Melanie show…" asks for no category
+const AUX = "(?:did|does|do|has|have|had|is|are|was|were|will|would|can|could|should|might|may)";
 // The category must be what the question asks for: "What instruments…", "Which European
 // countries…", "What kind of art…", "What LGBTQ+ events…" (up to two words may qualify it), not a
 // word in passing ("Did she go to the art show?").
 const ASKS_FOR = new RegExp(
-  `^\\s*(?:what|which)\\s+(?:(?:kinds?|types?|sorts?)\\s+of\\s+)?(?:[\\p{L}\\p{N}+.'’/-]+\\s+){0,2}?(${NAMES.map((n) => n.name.replace(/ /g, "\\s+")).join("|")})\\b`,
+  `^\\s*(?:what|which)\\s+(?:(?:kinds?|types?|sorts?)\\s+of\\s+)?(?:(?!${AUX}\\b)[\\p{L}\\p{N}+.'’/-]+\\s+){0,2}?(${NAMES.map((n) => n.name.replace(/ /g, "\\s+")).join("|")})\\b`,
   "iu",
 );
 

@@ -20,6 +20,7 @@ describe("category members (pure)", () => {
     expect(martial).toContain("karate");
     expect(martial).not.toContain("pottery");
     expect(categoryMembers("Did Melanie go to the art show?")).toEqual([]);
+    expect(categoryMembers("What did Melanie show her kids?")).toEqual([]);
     expect(categoryMembers("What is Caroline's identity?")).toEqual([]);
     expect(categoryMembers("")).toEqual([]);
   });
