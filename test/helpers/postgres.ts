@@ -2,7 +2,10 @@
 // fresh database per test file, and `describePg`, which skips a suite with the reason when no
 // cluster runs — or fails it when INFINITY_MEMORY_REQUIRE_PG=1 (CI), never passing silently.
 import pg from "pg";
-import { describe, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, inject, it } from "vitest";
+import type { PgDb } from "../../stores/postgres/pool.js";
+import { MEMORY_MIGRATIONS } from "../../stores/postgres/schema-memory.js";
+import { openPg } from "../../stores/postgres/setup.js";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -72,4 +75,23 @@ export async function createTestDatabase(base: string, prefix = "t"): Promise<{ 
       }
     },
   };
+}
+
+/**
+ * For a describePg suite: a fresh database with the memory schema, opened before its tests and
+ * closed and dropped after them; call the returned function inside a test.
+ */
+export function memoryDatabase(base: () => string, prefix: string): () => PgDb {
+  let db: PgDb | undefined;
+  let drop: (() => Promise<void>) | undefined;
+  beforeAll(async () => {
+    const t = await createTestDatabase(base(), prefix);
+    drop = t.drop;
+    db = await openPg(t.url, { max: 2, migrations: MEMORY_MIGRATIONS });
+  });
+  afterAll(async () => {
+    await db?.close();
+    await drop?.();
+  });
+  return () => db!;
 }

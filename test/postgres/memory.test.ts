@@ -8,7 +8,7 @@ import type { PgDb } from "../../stores/postgres/pool.js";
 import { analyzeQuery } from "../../core/retrieval/analyze.js";
 import { MEMORY_MIGRATIONS } from "../../stores/postgres/schema-memory.js";
 import { openPg } from "../../stores/postgres/setup.js";
-import { createTestDatabase, describePg } from "../helpers/postgres.js";
+import { createTestDatabase, describePg, memoryDatabase } from "../helpers/postgres.js";
 import { mem, memoryConformance, scopeOf } from "../stores/memory-conformance.js";
 
 for (const profile of ["postgres", "dsql"] as const) {
@@ -53,36 +53,26 @@ for (const profile of ["postgres", "dsql"] as const) {
 }
 
 describePg("postgres memory store: forget leaves no trace in any table", (base) => {
-  let db: PgDb;
-  let drop: () => Promise<void>;
-  beforeAll(async () => {
-    const t = await createTestDatabase(base(), "purge");
-    drop = t.drop;
-    db = await openPg(t.url, { max: 2, migrations: MEMORY_MIGRATIONS });
-  });
-  afterAll(async () => {
-    await db?.close();
-    await drop?.();
-  });
+  const database = memoryDatabase(base, "purge");
 
   /** every text-like column of every table in the schema, searched for `needle` */
   async function tablesHolding(needle: string): Promise<string[]> {
     const cols = (
-      await db.pool.query<{ table_name: string; column_name: string }>(
+      await database().pool.query<{ table_name: string; column_name: string }>(
         `SELECT table_name, column_name FROM information_schema.columns
          WHERE table_schema = current_schema() AND data_type IN ('text', 'tsvector', 'character varying')`,
       )
     ).rows;
     const hits: string[] = [];
     for (const c of cols) {
-      const r = await db.pool.query(`SELECT 1 FROM ${c.table_name} WHERE ${c.column_name}::text ILIKE $1 LIMIT 1`, [`%${needle}%`]);
+      const r = await database().pool.query(`SELECT 1 FROM ${c.table_name} WHERE ${c.column_name}::text ILIKE $1 LIMIT 1`, [`%${needle}%`]);
       if (r.rowCount) hits.push(`${c.table_name}.${c.column_name}`);
     }
     return hits;
   }
 
   it("content, tags, word index (tsvector) and neighbours' context are purged", async () => {
-    const store = new PgMemoryStore(db);
+    const store = new PgMemoryStore(database());
     const thread = { threadId: "conv-x", messageIds: ["m9"], toolCallId: null, actor: "user" as const, at: 1 };
     const secret = mem("My passport number is quokkazebra77", { tags: ["quokkatag"], source: { ...thread, toolCallId: "a" } });
     const next = mem("I travel next week", { source: { ...thread, toolCallId: "b" } });
@@ -94,7 +84,7 @@ describePg("postgres memory store: forget leaves no trace in any table", (base) 
     expect(await tablesHolding("quokkazebra")).toEqual([]);
     expect(await tablesHolding("quokkatag")).toEqual([]);
     // the neighbour's word row was rebuilt without the forgotten text, and is still searchable
-    const row = (await db.pool.query(`SELECT w.tsv::text AS t FROM memory_words w JOIN memories m ON m.rowid = w.rowid WHERE m.id = $1`, [next.id])).rows[0];
+    const row = (await database().pool.query(`SELECT w.tsv::text AS t FROM memory_words w JOIN memories m ON m.rowid = w.rowid WHERE m.id = $1`, [next.id])).rows[0];
     expect(row.t).toMatch(/travel/);
   });
 });
@@ -146,20 +136,10 @@ describe("postgres word plan (pure)", () => {
 });
 
 describePg("postgres word channel on a table past the postings budget", (base) => {
-  let db: PgDb;
-  let drop: () => Promise<void>;
-  beforeAll(async () => {
-    const t = await createTestDatabase(base(), "budget");
-    drop = t.drop;
-    db = await openPg(t.url, { max: 2, migrations: MEMORY_MIGRATIONS });
-  });
-  afterAll(async () => {
-    await db?.close();
-    await drop?.();
-  });
+  const database = memoryDatabase(base, "budget");
 
   it("ranks rare words past common ones, and a word too common to rank returns the newest own-text mentions", async () => {
-    const store = new PgMemoryStore(db);
+    const store = new PgMemoryStore(database());
     const n = WORD_POSTINGS_BUDGET + 1500;
     const T = Date.UTC(2026, 10, 1);
     // Every memory mentions the pipeline except every 7th of Bob's, whose neighbours (same
