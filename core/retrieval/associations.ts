@@ -68,9 +68,9 @@ interface Doc {
   keys: number[];
   /** its conversation's memories in turn order (rowid ascending), itself included */
   turns: Doc[];
-  /** per-pass scratch: the pass that last reached it, and what it holds for that pass */
+  /** per-pass scratch: the last pass that reached it */
   mark: number;
-  credit: number;
+  /** its score in the query numbered `scoreMark` (see beginScoring) */
   score: number;
   scoreMark: number;
 }
@@ -113,7 +113,7 @@ export class AssociationIndex {
       return id;
     });
     const turns = this.threads.get(t) ?? this.threads.set(t, []).get(t)!;
-    const d: Doc = { rowid, keys, turns, mark: 0, credit: 0, score: 0, scoreMark: 0 };
+    const d: Doc = { rowid, keys, turns, mark: 0, score: 0, scoreMark: 0 };
     this.docs.set(rowid, d);
     if (turns.length === 0 || turns[turns.length - 1]!.rowid < rowid) turns.push(d);
     else turns.splice(lowerBound(turns, rowid), 0, d);
@@ -190,14 +190,6 @@ export class AssociationIndex {
     return this.nextPass();
   }
 
-  /** the rowids within `w` turns of a memory in its thread, itself included */
-  window(rowid: number, w: number): number[] {
-    const d = this.docs.get(rowid);
-    if (!d) return [];
-    const i = lowerBound(d.turns, rowid);
-    return d.turns.slice(Math.max(0, i - w), i + w + 1).map((x) => x.rowid);
-  }
-
   idOf(key: string): number | undefined {
     return this.ids.get(key);
   }
@@ -262,7 +254,7 @@ export function expandQuery(indexes: AssociationIndex[], queryText: string, p: A
   if (n === 0) return out;
   const dfAll = (k: string) => ixs.reduce((s, ix) => s + ix.df(k), 0);
   const acc = new Map<string, number>();
-  const credit = (t: string, c: number, windows: number, wq: number, df: number) => {
+  const candidate = (t: string, c: number, windows: number, wq: number, df: number) => {
     const pmi = Math.log((c * n) / (windows * df));
     if (pmi > 0) acc.set(t, (acc.get(t) ?? 0) + wq * pmi * Math.log(1 + c));
   };
@@ -297,9 +289,9 @@ export function expandQuery(indexes: AssociationIndex[], queryText: string, p: A
       counts[id] = 0;
       if (c < p.minPairs) continue;
       const t = big!.wordOf(id);
-      if (!out.has(t)) credit(t, c, windows, wq, big!.dfById(id) + (rest.length > 0 ? dfRest(t) : 0));
+      if (!out.has(t)) candidate(t, c, windows, wq, big!.dfById(id) + dfRest(t));
     }
-    for (const [t, c] of only) if (c >= p.minPairs && !out.has(t)) credit(t, c, windows, wq, dfRest(t));
+    for (const [t, c] of only) if (c >= p.minPairs && !out.has(t)) candidate(t, c, windows, wq, dfRest(t));
   }
   const best = topK(acc, p.terms, (x, y) => x[1] > y[1] || (x[1] === y[1] && x[0] < y[0]));
   const top = best[0]?.[1] ?? 1;

@@ -94,12 +94,12 @@ const DF_COUNT_CAP = WORD_POSTINGS_BUDGET + 1;
 const NEWEST_RANK = 1;
 
 /**
- * Which words rank (indexes into `words`): all of them on a table within the budget; else the
+ * Which words rank (indexes into the counted words): all of them on a table within the budget; else the
  * rarest within it (words found nowhere drop out); when even the rarest is too common, that
  * search takes the newest mentions of every word instead.
  */
-export function planWords(words: QueryWord[], stats: { df: number[]; n: number }): { words: number[]; newest: boolean } {
-  const all = words.map((_w, i) => i);
+export function planWords(stats: { df: number[]; n: number }): { words: number[]; newest: boolean } {
+  const all = stats.df.map((_d, i) => i);
   if (stats.n <= WORD_POSTINGS_BUDGET) return { words: all, newest: false };
   const found = all.filter((i) => stats.df[i]! > 0).sort((a, b) => stats.df[a]! - stats.df[b]! || a - b);
   const kept: number[] = [];
@@ -805,7 +805,7 @@ export class PgMemoryStore implements MemoryStore {
     const all: QueryWord[] = [...terms.map((text) => ({ config: "english" as const, text })), ...cjk.map((text) => ({ config: "simple" as const, text }))];
     if (all.length === 0) return [];
     const stats = await this.wordStats(c, all, Date.now(), this.userOf(q.visibility));
-    const plan = planWords(all, stats);
+    const plan = planWords(stats);
     if (plan.words.length === 0) return [];
     const words = plan.words.map((i) => all[i]!);
     const idf = plan.words.map((i) => stats.idf[i]!);

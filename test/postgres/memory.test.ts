@@ -124,14 +124,13 @@ describePg("postgres memory store: several servers writing one conversation", (b
 });
 
 describe("postgres word plan (pure)", () => {
-  const w = (text: string) => ({ config: "english" as const, text });
   it("keeps every word on a small table, the rarest within the budget on a large one, else the newest mentions", () => {
-    const words = [w("pipeline"), w("zebrafish"), w("canary"), w("absent")];
-    expect(planWords(words, { df: [4000, 1, 900, 0], n: 2000 })).toEqual({ words: [0, 1, 2, 3], newest: false });
-    expect(planWords(words, { df: [4000, 1, 900, 0], n: 100_000 })).toEqual({ words: [1, 2], newest: false });
-    expect(planWords(words, { df: [4000, 1, WORD_POSTINGS_BUDGET, 0], n: 100_000 })).toEqual({ words: [1], newest: false });
-    expect(planWords([w("pipeline"), w("deploy")], { df: [9000, 4000], n: 100_000 })).toEqual({ words: [1, 0], newest: true });
-    expect(planWords([w("absent")], { df: [0], n: 100_000 })).toEqual({ words: [], newest: false });
+    // words: pipeline, zebrafish, canary, absent
+    expect(planWords({ df: [4000, 1, 900, 0], n: 2000 })).toEqual({ words: [0, 1, 2, 3], newest: false });
+    expect(planWords({ df: [4000, 1, 900, 0], n: 100_000 })).toEqual({ words: [1, 2], newest: false });
+    expect(planWords({ df: [4000, 1, WORD_POSTINGS_BUDGET, 0], n: 100_000 })).toEqual({ words: [1], newest: false });
+    expect(planWords({ df: [9000, 4000], n: 100_000 })).toEqual({ words: [1, 0], newest: true });
+    expect(planWords({ df: [0], n: 100_000 })).toEqual({ words: [], newest: false });
   });
 });
 
