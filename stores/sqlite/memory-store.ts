@@ -21,8 +21,8 @@ import type { Db } from "./database.js";
 import { decodeCursor, encodeCursor, exportAllVia, pushTo, recordOf, sourcesByMemory, type MemoryRow, type SourceRow } from "../memory-rows.js";
 import { FtsPlanner, POSTINGS_BUDGET, type WordPlan } from "./fts-planner.js";
 import { NeighbourSpread } from "./neighbour-spread.js";
-import { SemanticIndexes } from "./semantic-index.js";
-import { DEFAULT_ASSOCIATIONS, expandQuery, scoreExpanded } from "../../core/retrieval/associations.js";
+import { semanticChannel, type SemanticChannel, type SemanticHit } from "./semantic-channel.js";
+import { DEFAULT_ASSOCIATIONS } from "../../core/retrieval/associations.js";
 import { indexNewRows, neighbours, refreshNeighbours, writeWordRow, type FreshRow } from "./memory-fts.js";
 import { DEFAULT_CHANNELS, type RetrievalChannels } from "../../core/retrieval/channels.js";
 import { addRanks, rrf } from "../../core/retrieval/fusion.js";
@@ -102,8 +102,8 @@ export class SqliteMemoryStore implements MemoryStore {
   private readonly cache = new Map<string, Statement>();
   private readonly planner: FtsPlanner;
   private readonly spread: NeighbourSpread;
-  /** [semantic channel] per-scope association indexes; every write below tells it what changed */
-  private readonly semantic: SemanticIndexes;
+  /** [semantic channel] per-scope association indexes (in a worker thread); every write below tells it what changed */
+  private readonly semantic: SemanticChannel;
 
   private readonly channels: RetrievalChannels;
 
@@ -120,7 +120,7 @@ export class SqliteMemoryStore implements MemoryStore {
     this.channels = { ...DEFAULT_CHANNELS, ...channels, lexical: true };
     this.planner = new FtsPlanner(db);
     this.spread = new NeighbourSpread(db);
-    this.semantic = new SemanticIndexes(db);
+    this.semantic = semanticChannel(db);
     const p = (sql: string) => db.prepare(sql);
     this.st = {
       insert: p(`INSERT INTO memories (id, lineage_id, vis_key, level, user_id, project, session_id, thread_id, kind,
@@ -238,6 +238,7 @@ export class SqliteMemoryStore implements MemoryStore {
       // (vis_key, content hash) → id of the record written earlier in this batch
       const seen = new Map<string, string>();
       const fresh: FreshRow[] = [];
+      const scopes = new Set<string>();
       for (const { rec, audit } of items) {
         const key = visibilityKey(rec.scope);
         const k = `${key}\u0000${rec.contentHash}`;
@@ -248,7 +249,7 @@ export class SqliteMemoryStore implements MemoryStore {
         }
         const rowid = this.insertBaseRow(rec, key);
         this.vectors?.onInsert(rowid, rec, vecs[out.length]);
-        this.semantic.changed(key);
+        scopes.add(key);
         this.st.insertTri!.run(rowid, rec.content, key);
         this.writeAudit(audit);
         seen.set(k, rec.id);
@@ -266,6 +267,7 @@ export class SqliteMemoryStore implements MemoryStore {
       // Word rows once all rows and sources exist: each new row and each older neighbour is
       // written once per batch, not once per arriving neighbour.
       indexNewRows(this.db, fresh);
+      this.semantic.changed(scopes);
     }).immediate();
     return out;
   }
@@ -279,8 +281,7 @@ export class SqliteMemoryStore implements MemoryStore {
       }
       const around = neighbours(this.db, prev.rowid);
       this.st.setStatus!.run("superseded", null, next.createdAt, previousId);
-      this.semantic.changed(prev.vis_key);
-      this.semantic.changed(visibilityKey(next.scope));
+      this.semantic.changed([prev.vis_key, visibilityKey(next.scope)]);
       // The superseded version leaves its neighbours' context (its own row stays for history).
       refreshNeighbours(this.db, around);
       const rowid = this.insertRow(next);
@@ -297,7 +298,7 @@ export class SqliteMemoryStore implements MemoryStore {
       if (!row) throw new StoreError("not_found", `memory ${id} not found`);
       this.insertSourceRow(row.rowid, source);
       this.st.touch!.run(source.at, row.rowid);
-      this.semantic.changed(row.vis_key);
+      this.semantic.changed([row.vis_key]);
       // A source in another conversation gives it neighbours there too.
       writeWordRow(this.db, row.rowid);
       refreshNeighbours(this.db, neighbours(this.db, row.rowid));
@@ -312,7 +313,7 @@ export class SqliteMemoryStore implements MemoryStore {
       if (!row) throw new StoreError("not_found", `memory ${id} not found`);
       const around = neighbours(this.db, row.rowid);
       this.st.setStatus!.run(status, trust, audit.at, id);
-      this.semantic.changed(row.vis_key);
+      this.semantic.changed([row.vis_key]);
       refreshNeighbours(this.db, [...around, ...neighbours(this.db, row.rowid)]);
       this.writeAudit(audit);
     }).immediate();
@@ -331,7 +332,7 @@ export class SqliteMemoryStore implements MemoryStore {
         this.st.deleteFts!.run(row.rowid);
         this.st.deleteTri!.run(row.rowid);
         this.vectors?.onForget(row.rowid);
-        this.semantic.changed(row.vis_key);
+        this.semantic.changed([row.vis_key]);
         this.st.deleteTags!.run(row.rowid);
         this.st.deleteSources!.run(row.rowid);
         this.st.purge!.run(audit.at, row.rowid);
@@ -526,13 +527,16 @@ export class SqliteMemoryStore implements MemoryStore {
     const ch = this.channels;
     const keys = this.keysFor(q.visibility);
     const lex = q.query;
+    const depth = Math.max(q.limit, 10);
+    // [semantic channel] the scope's own word associations expand the query; started first, it
+    // runs in its worker while this thread runs the word channels
+    const semJob = ch.semantic && !q.wordsOnly && keys && keys.length > 0 && lex.terms.length > 0 ? this.semantic.score(keys, lex.terms.join(" "), depth * 2) : null;
     const plan = this.planner.plan(lex.terms, lex.cjk, keys, q.now);
     const wordParts: string[] = [];
     // Unranked (newest) matches must mention a word themselves: a neighbour's mention would rank alike.
     const cols = q.wordsOnly || !ch.context || plan.newest ? "{content tags}" : "{content tags context}";
     if (plan.terms.length > 0) wordParts.push(`${cols}: ${orGroup(plan.terms)}`);
     if (plan.cjk.length > 0) wordParts.push(`cjk: ${orGroup(plan.cjk)}`);
-    const depth = Math.max(q.limit, 10);
     const spreading = ch.neighbours && !q.wordsOnly;
     const deep = ch.session && !q.wordsOnly ? Math.max(depth, SESSION_DEPTH) : depth;
     // Question cues (speaker, dates, answer kind) re-order a deeper pool of word hits.
@@ -557,8 +561,7 @@ export class SqliteMemoryStore implements MemoryStore {
     const prf = ch.prf && !q.wordsOnly ? this.feedbackPass(lexical, lexicalRaw, plan.terms, wordParts, cols, q, keys, depth) : [];
     // [vector channel] nearest memories by embedding, inside the viewer's keys
     const vec = this.vectors && !q.wordsOnly ? await this.vectorHits(q, keys, depth) : [];
-    // [semantic channel] the scope's own word associations expand the query
-    const sem = ch.semantic && !q.wordsOnly && keys ? this.semanticHits(q, keys, depth) : [];
+    const sem = semJob ? this.semanticRows(await semJob, q, keys, depth) : [];
     if (tri.length === 0 && prf.length === 0 && session.length === 0 && vec.length === 0 && sem.length === 0 && !ch.proximity && !ch.mmr) {
       const top = lexical.slice(0, q.limit);
       const recs = this.hydrateAll(top.map((h) => h.row));
@@ -619,11 +622,8 @@ export class SqliteMemoryStore implements MemoryStore {
     return addRanks(raw, found, CATEGORY_WEIGHT, "lower");
   }
 
-  /** Semantic channel: the scope's memories scored against the association-expanded query. */
-  private semanticHits(q: SearchQuery, keys: string[], depth: number): { row: MemoryRow; rank: number }[] {
-    if (keys.length === 0 || q.query.terms.length === 0) return [];
-    const indexes = this.semantic.indexesFor(keys);
-    const scored = scoreExpanded(indexes, expandQuery(indexes, q.query.terms.join(" ")), depth * 2);
+  /** Semantic channel: its scored memories (best first) that pass the search's filters. */
+  private semanticRows(scored: SemanticHit[], q: SearchQuery, keys: string[] | null, depth: number): { row: MemoryRow; rank: number }[] {
     const rows = this.rowsWhere(scored.map((h) => h.rowid), q, keys);
     const out: { row: MemoryRow; rank: number }[] = [];
     for (const h of scored) {
@@ -749,6 +749,7 @@ export class SqliteMemoryStore implements MemoryStore {
   }
 
   close(): void {
+    this.semantic.close();
     if (this.db.open) this.db.close();
   }
 

@@ -3,10 +3,11 @@
 // memory joins its scope's index; any other change to a scope (forget, status change, supersede,
 // expiry, a new source) drops that scope's index, so it is rebuilt from what the table holds now
 // and nothing of a forgotten memory survives. A write by another connection (PRAGMA data_version)
-// drops them all. Nothing is persisted: the index is derived data, one scope at a time. Flagged
-// memories no person confirmed stay out, as they stay out of search results.
+// drops them all (unless the owner follows writers itself: the semantic worker's connection would
+// count the store's own writes as another's). Nothing is persisted: the index is derived data, one
+// scope at a time. Flagged memories no person confirmed stay out, as they stay out of search results.
 import type { Statement } from "better-sqlite3";
-import { AssociationIndex } from "../../core/retrieval/associations.js";
+import { AssociationIndex, expandQuery, scoreExpanded } from "../../core/retrieval/associations.js";
 import type { Db } from "./database.js";
 
 /** newest memories per scope that take part (bounds build time and memory on huge scopes) */
@@ -21,7 +22,11 @@ export class SemanticIndexes {
   private readonly versionStmt: Statement;
   private dataVersion: number;
 
-  constructor(private readonly db: Db) {
+  /** `followWriters`: drop every index when another connection commits (see the header) */
+  constructor(
+    db: Db,
+    private readonly followWriters = true,
+  ) {
     this.load = db.prepare(`SELECT m.rowid AS rowid, m.content AS content,
         (SELECT s.thread_id FROM memory_sources s WHERE s.memory_rowid = m.rowid AND s.thread_id IS NOT NULL ORDER BY s.id LIMIT 1) AS thread
       FROM memories m WHERE m.vis_key = ? AND m.status IN ('active','pending') AND (m.flags = '' OR m.trust = 'user_confirmed')
@@ -38,10 +43,12 @@ export class SemanticIndexes {
 
   /** The indexes of these scope keys, built as needed. */
   indexesFor(keys: string[]): AssociationIndex[] {
-    const v = this.version();
-    if (v !== this.dataVersion) {
-      this.byKey.clear();
-      this.dataVersion = v;
+    if (this.followWriters) {
+      const v = this.version();
+      if (v !== this.dataVersion) {
+        this.byKey.clear();
+        this.dataVersion = v;
+      }
     }
     return keys.map((k) => {
       let ix = this.byKey.get(k);
@@ -72,10 +79,26 @@ export class SemanticIndexes {
     this.byKey.delete(key);
   }
 
+  /** Every scope rebuilds on next use. */
+  clear(): void {
+    this.byKey.clear();
+  }
+
+  /** The scope key of a memory (by rowid), if it exists. */
+  keyOfRow(rowid: number): string | null {
+    return (this.keyOf.get(rowid) as { vis_key: string } | undefined)?.vis_key ?? null;
+  }
+
+  /** The best `limit` memories of these scopes for the query text by expanded association, best first. */
+  score(keys: string[], text: string, limit: number): { rowid: number; score: number }[] {
+    const ixs = this.indexesFor(keys);
+    return scoreExpanded(ixs, expandQuery(ixs, text), limit);
+  }
+
   /** A memory (by rowid) changed: rebuild its scope on next use. */
   changedRow(rowid: number): void {
-    const r = this.keyOf.get(rowid) as { vis_key: string } | undefined;
-    if (r) this.changed(r.vis_key);
+    const key = this.keyOfRow(rowid);
+    if (key !== null) this.changed(key);
   }
 
   /** How many scopes are held (tests). */

@@ -1,0 +1,217 @@
+// Where the semantic channel runs. On a database file it runs in a worker thread with its own
+// read-only connection, so a search starts it first and runs the word channel meanwhile (every
+// channel on at 100k memories, the channel's ~1-2 ms are off the critical path on two cores). An
+// in-memory database cannot be shared with another connection, and a worker that fails falls back:
+// there the indexes live on the store's own thread, as before. Either way the store reports every
+// write here, and the result is the same list.
+import { existsSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { Worker } from "node:worker_threads";
+import type { Statement } from "better-sqlite3";
+import type { Db } from "./database.js";
+import { SemanticIndexes } from "./semantic-index.js";
+
+export interface SemanticHit {
+  rowid: number;
+  score: number;
+}
+
+export interface SemanticChannel {
+  /** A memory was committed. */
+  added(key: string, rowid: number, thread: string | null, content: string): void;
+  /** Memories of these scopes left or changed (may be called inside the writing transaction). */
+  changed(keys: Iterable<string>): void;
+  /** A memory (by rowid) changed. */
+  changedRow(rowid: number): void;
+  /** The best `limit` memories of these scopes for the query text, best first. */
+  score(keys: string[], text: string, limit: number): Promise<SemanticHit[]>;
+  close(): void;
+}
+
+export type ToSemanticWorker =
+  | { t: "added"; key: string; rowid: number; thread: string | null; content: string }
+  | { t: "changed"; keys: string[] }
+  | { t: "clear" }
+  | { t: "score"; id: number; keys: string[]; text: string; limit: number };
+
+export type FromSemanticWorker = { id: number; hits: SemanticHit[] } | { id: number; error: string };
+
+/** The semantic channel for this database: in a worker when the database is a file. */
+export function semanticChannel(db: Db): SemanticChannel {
+  const script = db.memory ? null : workerScript();
+  return script ? new WorkerSemantic(db, script) : new InThreadSemantic(db);
+}
+
+/** The compiled worker module beside this one; under vitest (TypeScript sources) the build's copy, which `npm test` makes first. */
+function workerScript(): URL | null {
+  const here = new URL(import.meta.url);
+  for (const candidate of [new URL("./semantic-worker.js", here), new URL("../../dist/stores/sqlite/semantic-worker.js", here)]) {
+    if (existsSync(fileURLToPath(candidate))) return candidate;
+  }
+  return null;
+}
+
+export class InThreadSemantic implements SemanticChannel {
+  private readonly indexes: SemanticIndexes;
+
+  constructor(db: Db) {
+    this.indexes = new SemanticIndexes(db);
+  }
+
+  added(key: string, rowid: number, thread: string | null, content: string): void {
+    this.indexes.added(key, rowid, thread, content);
+  }
+
+  changed(keys: Iterable<string>): void {
+    for (const k of keys) this.indexes.changed(k);
+  }
+
+  changedRow(rowid: number): void {
+    this.indexes.changedRow(rowid);
+  }
+
+  scoreNow(keys: string[], text: string, limit: number): SemanticHit[] {
+    return this.indexes.score(keys, text, limit);
+  }
+
+  score(keys: string[], text: string, limit: number): Promise<SemanticHit[]> {
+    return Promise.resolve(this.scoreNow(keys, text, limit));
+  }
+
+  close(): void {
+    this.indexes.clear();
+  }
+}
+
+interface Job {
+  keys: string[];
+  text: string;
+  limit: number;
+  resolve: (hits: SemanticHit[]) => void;
+}
+
+export class WorkerSemantic implements SemanticChannel {
+  /** started by the first search; until then it holds no index, so writes need not reach it */
+  private worker: Worker | null = null;
+  /** set once the worker failed: the channel runs on this thread from then on */
+  private fallback: InThreadSemantic | null = null;
+  private closed = false;
+  private readonly jobs = new Map<number, Job>();
+  private nextJob = 1;
+  private readonly versionStmt: Statement;
+  private readonly keyOf: Statement;
+  private dataVersion: number;
+
+  constructor(
+    private readonly db: Db,
+    private readonly script: URL,
+  ) {
+    this.versionStmt = db.prepare(`SELECT data_version AS v FROM pragma_data_version`);
+    this.keyOf = db.prepare(`SELECT vis_key FROM memories WHERE rowid = ?`);
+    this.dataVersion = this.version();
+  }
+
+  private version(): number {
+    return (this.versionStmt.get() as { v: number }).v;
+  }
+
+  /** Whether the worker thread is up (tests). */
+  get running(): boolean {
+    return this.worker !== null;
+  }
+
+  private post(m: ToSemanticWorker): void {
+    this.worker?.postMessage(m);
+  }
+
+  added(key: string, rowid: number, thread: string | null, content: string): void {
+    if (this.fallback) this.fallback.added(key, rowid, thread, content);
+    else this.post({ t: "added", key, rowid, thread, content });
+  }
+
+  changed(keys: Iterable<string>): void {
+    if (this.fallback) return this.fallback.changed(keys);
+    if (this.worker) this.post({ t: "changed", keys: [...keys] });
+  }
+
+  changedRow(rowid: number): void {
+    if (this.fallback) return this.fallback.changedRow(rowid);
+    if (!this.worker) return;
+    const r = this.keyOf.get(rowid) as { vis_key: string } | undefined;
+    if (r) this.post({ t: "changed", keys: [r.vis_key] });
+  }
+
+  score(keys: string[], text: string, limit: number): Promise<SemanticHit[]> {
+    if (this.closed) return Promise.resolve([]);
+    if (this.fallback) return this.fallback.score(keys, text, limit);
+    // The worker's connection cannot tell the store's commits from another connection's; this
+    // one can (data_version moves only for others), so the store decides when everything is stale.
+    const v = this.version();
+    if (v !== this.dataVersion) {
+      this.dataVersion = v;
+      this.post({ t: "clear" });
+    }
+    let worker = this.worker;
+    if (!worker) {
+      try {
+        worker = this.worker = this.start();
+      } catch (e) {
+        this.fail(e as Error);
+        return this.fallback!.score(keys, text, limit);
+      }
+    }
+    const id = this.nextJob++;
+    const w = worker;
+    return new Promise((resolve) => {
+      // a job in flight keeps the process alive; an idle worker never does
+      if (this.jobs.size === 0) w.ref();
+      this.jobs.set(id, { keys, text, limit, resolve });
+      w.postMessage({ t: "score", id, keys, text, limit } satisfies ToSemanticWorker);
+    });
+  }
+
+  private start(): Worker {
+    const w = new Worker(this.script, { workerData: { dbPath: this.db.name } });
+    w.unref();
+    w.on("message", (m: FromSemanticWorker) => this.settle(m));
+    w.on("error", (e) => this.fail(e));
+    w.on("exit", (code) => {
+      if (!this.closed && this.worker === w) this.fail(new Error(`the semantic worker exited (code ${code})`));
+    });
+    return w;
+  }
+
+  private settle(m: FromSemanticWorker): void {
+    // a job the worker could not score: fail() answers it (and the rest) from this thread
+    if ("error" in m) return this.fail(new Error(m.error));
+    const job = this.jobs.get(m.id);
+    if (!job) return;
+    this.jobs.delete(m.id);
+    if (this.jobs.size === 0) this.worker?.unref();
+    job.resolve(m.hits);
+  }
+
+  /** The worker is gone or never started: answer what it owed from this thread, and keep doing so. */
+  private fail(e: Error): void {
+    if (this.closed || this.fallback) return;
+    process.emitWarning(`semantic channel: ${e.message}; it runs on the store's thread from now on`);
+    const w = this.worker;
+    this.worker = null;
+    const fallback = (this.fallback = new InThreadSemantic(this.db));
+    void w?.terminate();
+    for (const [id, job] of this.jobs) {
+      this.jobs.delete(id);
+      job.resolve(fallback.scoreNow(job.keys, job.text, job.limit));
+    }
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    for (const job of this.jobs.values()) job.resolve([]);
+    this.jobs.clear();
+    void this.worker?.terminate();
+    this.worker = null;
+    this.fallback?.close();
+  }
+}

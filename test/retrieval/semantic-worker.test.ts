@@ -1,0 +1,172 @@
+import { describe, expect, it } from "vitest";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { fixedClock } from "../../core/clock.js";
+import { defaultConfig } from "../../core/config.js";
+import { visibilityKey, type RequestScope } from "../../core/memory/scope.js";
+import { MemoryService } from "../../core/memory/service.js";
+import { parseChannels } from "../../core/retrieval/channels.js";
+import { openDatabase } from "../../stores/sqlite/database.js";
+import { SqliteMemoryStore } from "../../stores/sqlite/memory-store.js";
+import { InThreadSemantic, semanticChannel, WorkerSemantic, type SemanticChannel } from "../../stores/sqlite/semantic-channel.js";
+import { tempDir } from "../helpers/tmp.js";
+
+// Two users talk about the same hobby in different words; filler gives the counts a background.
+const FILLER = ["the weather was grey and windy", "my brother called about the match", "the train was late again", "we watched a movie about space"];
+const ALICE = ["I signed up for a pottery course", "we shaped wet clay and painted a glaze", "the clay bowls need a second glaze", ...FILLER, "pottery again, more clay on my jeans"];
+const BOB = ["my pottery teacher fired the kiln", "the kiln cracked two vases", ...FILLER, "pottery vases from the kiln look great"];
+
+function setup() {
+  const dir = tempDir();
+  const db = openDatabase(join(dir, "memory.db"));
+  const clock = fixedClock(Date.UTC(2024, 0, 1));
+  const store = new SqliteMemoryStore(db, parseChannels("lexical,context,semantic"));
+  const svc = new MemoryService(store, clock, defaultConfig({ localUser: "alice" }));
+  const req = (user: string): RequestScope => ({ user, project: null, session: `${user}-t`, thread: `${user}-t`, ancestors: [] });
+  const key = (user: string) => visibilityKey({ level: "user", user, project: null, session: null, thread: null });
+  const write = async (user: string, content: string) => {
+    clock.advance(1000);
+    const { record } = await svc.remember(req(user), { content, kind: "note", scope: "user", userStated: true }, {
+      actor: "user",
+      threadId: `${user}-t`,
+      toolCallId: null,
+      messageIds: [`${user}-${clock.now()}`],
+    });
+    return record;
+  };
+  return { dir, db, store, svc, req, key, write };
+}
+
+const rowidOf = (db: ReturnType<typeof openDatabase>, id: string) => (db.prepare(`SELECT rowid FROM memories WHERE id = ?`).get(id) as { rowid: number }).rowid;
+
+describe("semantic channel in a worker thread", () => {
+  it("runs in a worker on a database file and scores exactly as on the store's thread", async () => {
+    const { db, store, write, key } = setup();
+    for (const t of ALICE) await write("alice", t);
+    for (const t of BOB) await write("bob", t);
+    const worker = semanticChannel(db);
+    expect(worker).toBeInstanceOf(WorkerSemantic);
+    const local = new InThreadSemantic(db);
+    for (const [keys, text] of [
+      [[key("alice")], "pottery"],
+      [[key("bob")], "pottery kiln"],
+      [[key("alice"), key("bob")], "clay vases"],
+      [[key("alice")], "nothing matches this"],
+    ] as const) {
+      const got = await worker.score([...keys], text, 10);
+      expect(got).toEqual(local.scoreNow([...keys], text, 10));
+    }
+    expect((worker as WorkerSemantic).running).toBe(true);
+    // Alice's expansion of "pottery" reaches her clay turns and never Bob's kiln turns.
+    const bobRows = new Set((db.prepare(`SELECT rowid FROM memories WHERE user_id = 'bob'`).all() as { rowid: number }[]).map((r) => r.rowid));
+    const alice = await worker.score([key("alice")], "pottery", 20);
+    expect(alice.length).toBeGreaterThan(1);
+    for (const h of alice) expect(bobRows.has(h.rowid)).toBe(false);
+    worker.close();
+    local.close();
+    store.close();
+  });
+
+  it("an in-memory database keeps the channel on the store's thread", () => {
+    const db = openDatabase(":memory:");
+    expect(semanticChannel(db)).toBeInstanceOf(InThreadSemantic);
+    db.close();
+  });
+
+  it("follows the store's writes in order: a new memory joins, a forgotten one is gone from the next search", async () => {
+    const { db, store, svc, req, write, key } = setup();
+    for (const t of ALICE) await write("alice", t);
+    // load Alice's index in the store's worker, then change it through the store
+    const first = await svc.search({ thread: req("alice") }, { query: "pottery", limit: 10 });
+    expect(first.length).toBeGreaterThan(0);
+    const secret = await write("alice", "pottery night: zanzibar quokka clay figurines");
+    await write("alice", "more zanzibar quokka pottery tomorrow");
+    const found = await svc.search({ thread: req("alice") }, { query: "quokka", limit: 20 });
+    expect(found.map((h) => h.record.id)).toContain(secret.id);
+    await svc.forget({ thread: req("alice") }, [secret.id], { actor: "user", threadId: "alice-t", toolCallId: null });
+    const after = await svc.search({ thread: req("alice") }, { query: "figurines zanzibar quokka", limit: 50 });
+    expect(after.map((h) => h.record.id)).not.toContain(secret.id);
+    // the store's own channel (its worker) dropped the memory from every index it holds
+    const own = (store as unknown as { semantic: SemanticChannel }).semantic;
+    expect(own).toBeInstanceOf(WorkerSemantic);
+    const hits = await own.score([key("alice")], "zanzibar quokka figurines", 50);
+    expect(hits.length).toBeGreaterThan(0);
+    expect(hits.map((h) => h.rowid)).not.toContain(rowidOf(db, secret.id));
+    store.close();
+  });
+
+  it("keeps an index until told: a write on the store's connection counts only once reported", async () => {
+    const { db, store, svc, req, write, key } = setup();
+    for (const t of ALICE) await write("alice", t);
+    const secret = await write("alice", "zanzibar quokka figurines");
+    const ch = semanticChannel(db);
+    expect((await ch.score([key("alice")], "quokka", 10)).map((h) => h.rowid)).toContain(rowidOf(db, secret.id));
+    const rowid = rowidOf(db, secret.id);
+    // same connection: data_version does not move, so only the store's report can drop the index
+    await svc.forget({ thread: req("alice") }, [secret.id], { actor: "user", threadId: "alice-t", toolCallId: null });
+    expect((await ch.score([key("alice")], "quokka", 10)).map((h) => h.rowid)).toContain(rowid);
+    ch.changed([key("alice")]);
+    expect((await ch.score([key("alice")], "quokka", 10)).map((h) => h.rowid)).not.toContain(rowid);
+    ch.close();
+    store.close();
+  });
+
+  it("another connection's commit reaches the worker's indexes (the store tells it)", async () => {
+    const { db, store, write, key } = setup();
+    for (const t of ALICE) await write("alice", t);
+    const ch = semanticChannel(db);
+    const before = await ch.score([key("alice")], "persimmon", 10);
+    expect(before).toEqual([]);
+    const other = new SqliteMemoryStore(openDatabase(db.name));
+    const svc2 = new MemoryService(other, fixedClock(Date.UTC(2024, 1, 1)), defaultConfig({ localUser: "alice" }));
+    const { record } = await svc2.remember(
+      { user: "alice", project: null, session: "alice-t", thread: "alice-t", ancestors: [] },
+      { content: "persimmon pottery with clay", kind: "note", scope: "user", userStated: true },
+      { actor: "user", threadId: "alice-t", toolCallId: null, messageIds: ["x"] },
+    );
+    other.close();
+    const after = await ch.score([key("alice")], "persimmon", 10);
+    expect(after.map((h) => h.rowid)).toContain(rowidOf(db, record.id));
+    ch.close();
+    store.close();
+  });
+
+  it("a worker that cannot start or dies answers from the store's thread, with a warning", async () => {
+    const { dir, db, store, write, key } = setup();
+    for (const t of ALICE) await write("alice", t);
+    const expected = new InThreadSemantic(db).scoreNow([key("alice")], "pottery", 10);
+    expect(expected.length).toBeGreaterThan(0);
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => warnings.push(w.message);
+    process.on("warning", onWarning);
+    try {
+      const broken = join(dir, "broken-worker.mjs");
+      writeFileSync(broken, `throw new Error("cannot open the database");\n`);
+      const ch = new WorkerSemantic(db, pathToFileURL(broken));
+      expect(await ch.score([key("alice")], "pottery", 10)).toEqual(expected);
+      // from then on it stays on this thread and still follows writes
+      const added = await write("alice", "pottery with a kumquat glaze");
+      ch.added(key("alice"), rowidOf(db, added.id), "alice-t", added.content);
+      expect((await ch.score([key("alice")], "kumquat", 10)).map((h) => h.rowid)).toContain(rowidOf(db, added.id));
+      expect(ch.running).toBe(false);
+      ch.close();
+      await new Promise((r) => setImmediate(r));
+      expect(warnings.some((w) => w.includes("semantic channel") && w.includes("cannot open the database"))).toBe(true);
+    } finally {
+      process.off("warning", onWarning);
+    }
+    store.close();
+  });
+
+  it("a closed channel answers nothing and stops its worker", async () => {
+    const { db, store, write, key } = setup();
+    for (const t of ALICE) await write("alice", t);
+    const ch = semanticChannel(db) as WorkerSemantic;
+    expect((await ch.score([key("alice")], "pottery", 5)).length).toBeGreaterThan(0);
+    ch.close();
+    expect(ch.running).toBe(false);
+    expect(await ch.score([key("alice")], "pottery", 5)).toEqual([]);
+    store.close();
+  });
+});
