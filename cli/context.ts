@@ -106,7 +106,8 @@ export function openMemory(opts: OpenOpts & { dbPath?: string; channels?: Partia
   const db = openDatabase(dbPath, { synchronous: env.INFINITY_MEMORY_SYNC === "full" ? "full" : "normal" });
   // [vector channel] optional embedder from config.embedder ("none" by default)
   const backend = sqliteBackendOver(db, dbPath, {
-    ...(opts.channels ? { channels: opts.channels } : {}),
+    // an explicit set (bench) wins over the config's switches
+    channels: opts.channels ?? config.search.channels,
     vectors: vectorChannelFromConfig(db, config.embedder, { now: () => clock.now(), env }),
   });
   const { service, sessionForget } = withService(backend, config, clock);
@@ -122,6 +123,8 @@ export function openMemory(opts: OpenOpts & { dbPath?: string; channels?: Partia
     service,
     sessionForget,
     close: () => {
+      // the memory store stops its semantic worker, then closes the database
+      backend.memory.close();
       if (db.open) db.close();
     },
   };
@@ -137,15 +140,15 @@ export async function openAnyMemory(opts: OpenOpts & { location?: string } = {})
   if (backendKindOf(location) === "sqlite") return openMemory({ ...opts, dbPath: location });
   const config = opts.config ?? loadConfig(dataHome(env), env);
   const clock = opts.clock ?? systemClock;
-  const backend = await openPostgres(location);
+  const backend = await openPostgres(location, config.search.channels);
   const { service, sessionForget } = withService(backend, config, clock);
   return { location: backend.location, config, clock, backend, service, sessionForget, close: () => backend.close() };
 }
 
-async function openPostgres(url: string): Promise<Backend> {
+async function openPostgres(url: string, channels: Partial<RetrievalChannels>): Promise<Backend> {
   // The module name is a variable so the SQLite build does not depend on the PostgreSQL adapter.
   const modName = "../stores/postgres/backend.js";
-  const mod = (await import(modName)) as { openPostgresBackend?: (url: string) => Promise<Backend> };
+  const mod = (await import(modName)) as { openPostgresBackend?: (url: string, opts: { channels: Partial<RetrievalChannels> }) => Promise<Backend> };
   if (typeof mod.openPostgresBackend !== "function") throw new Error("this build has no PostgreSQL adapter");
-  return mod.openPostgresBackend(url);
+  return mod.openPostgresBackend(url, { channels });
 }

@@ -1,6 +1,7 @@
 // The one configuration schema. Every tunable constant lives here with its default, and the
 // README quotes this file; nothing else hard-codes a threshold.
 import { z } from "zod";
+import { CHANNEL_NAMES } from "./retrieval/channels.js";
 
 export const MemoryConfig = z.object({
   /** user id for invocations that carry none (the daemon sets user_id only from root metadata) */
@@ -20,6 +21,11 @@ export const MemoryConfig = z.object({
     .object({
       defaultLimit: z.number().int().positive().default(10),
       maxLimit: z.number().int().positive().default(50),
+      /**
+       * retrieval channels switched on or off over the measured defaults (core/retrieval/channels.ts),
+       * e.g. {"semantic": true}; `lexical` stays on whatever this says
+       */
+      channels: z.partialRecord(z.enum(CHANNEL_NAMES), z.boolean()).default({}),
     })
     .prefault({}),
   list: z

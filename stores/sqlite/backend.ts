@@ -37,11 +37,12 @@ export function sqliteBackendOver(
   // Statements are prepared lazily per store, so building every store up front costs little.
   let conversations: SqliteConversationStore | null = null;
   let state: SqliteStateStore | null = null;
+  const memory = new SqliteMemoryStore(db, opts.channels ?? {}, opts.vectors);
   return {
     kind: "sqlite",
     location,
     db,
-    memory: new SqliteMemoryStore(db, opts.channels ?? {}, opts.vectors),
+    memory,
     toggles: new SqliteToggleStore(db),
     sessionIndex: new SqliteSessionIndex(db),
     journal: new SqliteRapJournal(db),
@@ -61,6 +62,8 @@ export function sqliteBackendOver(
       return (state ??= new SqliteStateStore(db));
     },
     close: async () => {
+      // the memory store stops its semantic worker, then closes the database
+      memory.close();
       if (db.open) db.close();
     },
   };

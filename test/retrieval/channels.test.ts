@@ -10,6 +10,8 @@ import { expansionTerms } from "../../core/retrieval/prf.js";
 import { mmr, proximityRerank } from "../../core/retrieval/rerank.js";
 import { openDatabase } from "../../stores/sqlite/database.js";
 import { SqliteMemoryStore } from "../../stores/sqlite/memory-store.js";
+import { MemoryConfig } from "../../core/config.js";
+import { openMemory } from "../../cli/context.js";
 import { tempDir } from "../helpers/tmp.js";
 
 describe("channel switches", () => {
@@ -18,6 +20,33 @@ describe("channel switches", () => {
     expect(channelList(c)).toEqual(["lexical", "context", "prf"]);
     expect(() => parseChannels("lexical,vectors")).toThrow(/unknown channel/);
     expect(channelList(parseChannels(channelList(DEFAULT_CHANNELS).join(",")))).toEqual(channelList(DEFAULT_CHANNELS));
+  });
+
+  it("config.json's search.channels switches channels for every command that opens the store", async () => {
+    const dir = tempDir();
+    const dbPath = join(dir, "memory.db");
+    const req: RequestScope = { user: "alice", project: null, session: "t", thread: "t", ancestors: [] };
+    const question = { query: "What instruments does Alice play?", limit: 5 };
+    const found = async (channels: Record<string, boolean>) => {
+      const ctx = openMemory({ dbPath, config: defaultConfig({ localUser: "alice", search: { channels } }), clock: fixedClock(Date.UTC(2024, 0, 1)), env: {} });
+      try {
+        if ((await ctx.service.list({ thread: req }, {})).items.length === 0) {
+          for (const [i, content] of ["I practise the violin every evening", "the weather was grey", "the train was late", "we watched a movie", "my brother called", "the museum shows old instruments of torture"].entries()) {
+            await ctx.service.remember(req, { content, kind: "note", scope: "user", userStated: true }, { actor: "user", threadId: "t", toolCallId: null, messageIds: [`m${i}`] });
+          }
+        }
+        const hits = await ctx.service.search({ thread: req }, question);
+        return hits.some((h) => h.record.content.includes("violin"));
+      } finally {
+        ctx.close();
+      }
+    };
+    // the category channel (on by default) finds the member "violin" for "instruments"
+    expect(await found({})).toBe(true);
+    expect(await found({ categories: false })).toBe(false);
+    const bad = MemoryConfig.safeParse({ search: { channels: { vectors: true } } });
+    expect(bad.success).toBe(false);
+    expect(JSON.stringify(bad.error?.issues)).toMatch(/search.*channels|vectors/);
   });
 });
 
