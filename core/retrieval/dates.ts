@@ -52,6 +52,12 @@ export function queryDateWindows(text: string, now: number): DateWindow[] {
     }
   };
   const b = (s: string) => new RegExp(`\\b${s}\\b`, "g");
+  // "as of December 2023", "by July 10, 2022", "until May": a running total up to that date, not
+  // something that happened in it (the answer is spread over everything said before), so these
+  // name no window; taken first so the forms below do not read the date on its own.
+  const upTo = `(?:as of|by|until|till|up (?:un)?to),? (?:the end of )?`;
+  const anyDate = `(?:${DAY_RE}(?: of)? ${MONTH_RE},? ${YEAR_RE}|${MONTH_RE} ${DAY_RE},? ${YEAR_RE}|${MONTH_RE},?(?: of)? ${YEAR_RE}|(?:19|20)\\d{2}-\\d{2}-\\d{2}|${MONTH_RE})`;
+  take(b(`${upTo}${anyDate}`), () => []);
   // 1 May 2022, 1 May, 2022, 1st of May 2022
   take(b(`${DAY_RE}(?: of)? ${MONTH_RE},? ${YEAR_RE}`), (m) => dayWindow(Number(m[3]), monthIndex(m[2]!), Number(m[1])));
   // May 1, 2022
@@ -62,7 +68,7 @@ export function queryDateWindows(text: string, now: number): DateWindow[] {
   take(b(`${MONTH_RE},?(?: of)? ${YEAR_RE}`), (m) => monthWindow(Number(m[2]), monthIndex(m[1]!)));
   // "in May", "during March": a month word needs a preposition (the verb "may", "march" and names stay out)
   const year = new Date(now).getUTCFullYear();
-  take(b(`(?:in|during|since|by|early|late|mid|of|last) ${MONTH_RE}`), (m) => {
+  take(b(`(?:in|during|since|early|late|mid|of|last) ${MONTH_RE}`), (m) => {
     const mi = monthIndex(m[1]!);
     return [monthWindow(year, mi), monthWindow(year - 1, mi)];
   });

@@ -76,6 +76,16 @@ describe("date cue", () => {
     expect(queryDateWindows("Which year was it? 2023", NOW)).toEqual([]);
   });
 
+  it("names no window for a running total up to a date ('as of', 'by', 'until')", () => {
+    expect(queryDateWindows("How many pets will Andrew have, as of December 2023?", NOW)).toEqual([]);
+    expect(queryDateWindows("How many tournaments has Nate won by July 10, 2022?", NOW)).toEqual([]);
+    expect(queryDateWindows("What had she finished until 3 June 2023?", NOW)).toEqual([]);
+    expect(queryDateWindows("What will be done by March?", NOW)).toEqual([]);
+    // the date on its own, and a period the question is in, still name one
+    expect(queryDateWindows("What did Andrew do in December 2023?", NOW)).toHaveLength(1);
+    expect(queryDateWindows("What did he buy by the lake on 3 June 2023?", NOW)).toHaveLength(1);
+  });
+
   it("measures relative phrases back from now", () => {
     const [w] = queryDateWindows("what did I decide yesterday", NOW);
     expect(inWindows(NOW - DAY, [w!])).toBe(true);
