@@ -81,6 +81,9 @@ async function serve(o: ServeOptions): Promise<void> {
   // Logs go to a file in both modes: the daemon discards a command server's stderr, and a person
   // running `npm start` wants the banner, not JSON lines.
   const logger = fileLogger(logFile);
+  // Node's warnings (e.g. a semantic worker that fell back to the store's thread) would go to the
+  // discarded stderr: the log file gets them.
+  process.on("warning", (w) => logger.warn({ warning: w.name, detail: w.message }, "node warning"));
   let ctx: AnyMemoryContext;
   try {
     ctx = await openAnyMemory({ location: o.db, config });

@@ -1,7 +1,7 @@
 // The memory server as the daemon runs it: a real child process per session, `sh -c`,
 // RAP_EMBEDDED=1, cwd {project}/.infinity, stdout closed after the port line, SIGINT on idle.
 import { describe, expect, it } from "vitest";
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { CLI, spawnCommandServer } from "../helpers/cli.js";
 import { postJson, startCallbackSink } from "../helpers/callback-sink.js";
@@ -55,6 +55,39 @@ describe("command-server mode", () => {
       expect((await sink.next((b) => b.id === "tu-3")).text).toMatch(/^No memories match/);
       process.kill(-s3.child.pid!, "SIGINT");
       expect(await s3.exited).toBe(0);
+    } finally {
+      await sink.close();
+    }
+  });
+
+  it("with the semantic channel switched on in config.json, searches through its worker thread and still exits 0 on SIGINT", async () => {
+    const dir = tempDir();
+    const cwd = join(dir, "proj", ".infinity");
+    mkdirSync(cwd, { recursive: true });
+    const home = join(dir, "home");
+    mkdirSync(home, { recursive: true });
+    writeFileSync(join(home, "config.json"), JSON.stringify({ search: { channels: { semantic: true } } }));
+    const sink = await startCallbackSink();
+    const command = `exec ${process.execPath} ${CLI} serve --toolset memory --db ${join(dir, "memory.db")}`;
+    try {
+      const s = await spawnCommandServer(command, cwd, { INFINITY_MEMORY_USER: "dana", INFINITY_MEMORY_HOME: home });
+      s.child.stdout.destroy();
+      const invoke = `http://127.0.0.1:${s.port}/invoke`;
+      const notes = ["We shaped wet clay on the wheel", "The clay bowls got a blue glaze", "Pottery class is on fridays", "The kiln fires the clay overnight"];
+      for (const [i, content] of notes.entries()) {
+        await postJson(invoke, invocation("memory_remember", { content, kind: "project" }, `w-${i}`, sink.url));
+        expect((await sink.next((b) => b.id === `w-${i}`)).text).toMatch(/Remembered as/);
+      }
+      await postJson(invoke, invocation("memory_search", { query: "clay glaze" }, "q-1", sink.url));
+      const hits = (await sink.next((b) => b.id === "q-1")).text;
+      expect(hits).toContain("blue glaze");
+      expect(hits).toContain("wet clay");
+      process.kill(-s.child.pid!, "SIGINT");
+      expect(await s.exited).toBe(0);
+      const log = readFileSync(join(cwd, "infinity-memory.log"), "utf8");
+      expect(log).toContain("command server ready");
+      // the worker started and answered: no fallback warning reached the log
+      expect(log).not.toContain("semantic channel");
     } finally {
       await sink.close();
     }
