@@ -145,6 +145,8 @@ export class PgMemoryStore implements MemoryStore {
     opts: PgMemoryStoreOptions = {},
   ) {
     this.channels = { ...DEFAULT_CHANNELS, ...opts.channels, lexical: true };
+    // the association indexes live beside a SQLite file (stores/sqlite/semantic-channel.ts)
+    if (this.channels.semantic) process.emitWarning("the semantic channel is not available on PostgreSQL; search runs without it");
     this.fts = db.profile === "postgres";
     this.embedder = opts.embedder ?? null;
     this.vectorWeight = opts.vectorWeight ?? 1;
