@@ -122,10 +122,28 @@ describe("answer-kind cue", () => {
     expect(answerKind("What European countries has Maria been to?")).toBe("place");
     expect(answerKind("Which US cities does John mention visiting?")).toBe("place");
     expect(answerKind("What areas of the U.S. has John been to?")).toBe("place");
-    expect(answerKind("What books has Tim read?")).toBeNull();
+    expect(answerKind("What books has Tim read?")).not.toBe("place");
     expect(holdsAnswer("place", "I went to a castle during my trip to the UK last Friday")).toBe(true);
     // one capital letter is a word ("I"), not a place
     expect(holdsAnswer("place", "When I went in I saw it")).toBe(false);
+  });
+
+  it("knows a question asking for a book, film, game or song, and a text naming a title", () => {
+    expect(answerKind("What books has Tim read?")).toBe("title");
+    expect(answerKind("Which two fantasy novels does Tim particularly enjoy writing about?")).toBe("title");
+    expect(answerKind("What video games does Nate play?")).toBe("title");
+    expect(answerKind("What kind of films does Joanna enjoy?")).toBe("title");
+    expect(answerKind("What is Nate's favorite movie trilogy?")).toBe("title");
+    // a verb is no qualifier, "play" is no work, and a work in passing asks for no title
+    expect(answerKind("What instruments does Melanie play?")).toBeNull();
+    expect(answerKind("What did Melanie do after the movie?")).toBeNull();
+    expect(answerKind("Did she read a book?")).toBeNull();
+    expect(holdsAnswer("title", "Tim: For sure! Harry Potter and Game of Thrones are amazing")).toBe(true);
+    expect(holdsAnswer("title", 'Nate: I watched "Little Women" recently')).toBe(true);
+    expect(holdsAnswer("title", "Nate: I watched “The Lord of the Rings” last night")).toBe(true);
+    // a greeting in front of a name, a single capitalised word, a sentence start: no title
+    expect(holdsAnswer("title", "Joanna: Hey Nate! Thanks Nate, How are you?")).toBe(false);
+    expect(holdsAnswer("title", "Nate: I love this series. It has adventures and Magic")).toBe(false);
   });
 });
 
@@ -190,5 +208,25 @@ describe("cues in the SQLite store", () => {
     };
     expect(await order(true)).toEqual(["answer", "addressing"]);
     expect(await order(false)).toEqual(["addressing", "answer"]);
+  });
+
+  it("a question asking for a book prefers the turn that names one", async () => {
+    const question = "What fantasy books does Tim like?";
+    const order = async (cues: boolean) => {
+      const db = openDatabase(":memory:");
+      const store = new SqliteMemoryStore(db, { cues });
+      const talk = mem("Tim: fantasy books are my thing, I like fantasy a lot", null);
+      const answer = mem("Tim: Harry Potter and Game of Thrones are the fantasy books I like", null);
+      const filler = ["John: basketball practice today", "Tim: my English class was hard", "John: we won the game", "Tim: I visited a travel agency"];
+      for (const r of [talk, answer, ...filler.map((t) => mem(t, null))]) {
+        await store.insert(r, { at: NOW, actor: "t", action: "create", targetKind: "memory", targetId: r.id, detail: {} });
+      }
+      const hits = await store.search({ visibility: { keys: [visibilityKey(scope)] }, query: analyzeQuery(question), text: question, statuses: ["active"], includeFlagged: false, now: NOW, limit: 2 });
+      store.close();
+      const names = new Map([[talk.id, "talk"], [answer.id, "answer"]]);
+      return hits.map((h) => names.get(h.record.id));
+    };
+    expect(await order(true)).toEqual(["answer", "talk"]);
+    expect(await order(false)).toEqual(["talk", "answer"]);
   });
 });
