@@ -4,7 +4,8 @@
 // hold a time expression against 17% of all turns. Counting questions ("how many", "how often")
 // likewise want a number or a frequency. A question asking for a book, film, game or song is
 // answered by a turn that names one ("Harry Potter and Game of Thrones", "watched \"Little Women\""):
-// on the LoCoMo dev split 60% of such evidence turns hold a title against 5% of all turns.
+// on the tuning half of the LoCoMo dev split 62% of such evidence turns hold a title against 5% of
+// all turns.
 
 export type AnswerKind = "time" | "amount" | "place" | "title";
 

@@ -23,7 +23,7 @@ export interface CueWeights {
 
 // Chosen on the LoCoMo tuning split (bench/locomo-ablation.ts --split tune); see the README's
 // retrieval table for the held-out figures. `title` is the strongest because its evidence is the
-// most distinct (60% of evidence turns against 5% of all turns): tune R@5/10/25 77.8/85.3/90.1 ->
+// most distinct (tune: 62% of evidence turns against 5% of all turns): tune R@5/10/25 77.8/85.3/90.1 ->
 // 77.5/85.4/90.1 at 0.3, 77.8/85.9/90.2 at 1.0, 77.6/86.1/90.2 at 1.5 (holdout 72.4/79.1/84.3 ->
 // 72.3/79.6/84.4 at 1.0).
 export const DEFAULT_CUES: CueWeights = { speaker: 0.3, date: 0.5, time: 0.3, amount: 0.5, place: 0.5, title: 1.0 };
