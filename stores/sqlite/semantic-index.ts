@@ -84,11 +84,6 @@ export class SemanticIndexes {
     this.byKey.clear();
   }
 
-  /** The scope key of a memory (by rowid), if it exists. */
-  keyOfRow(rowid: number): string | null {
-    return (this.keyOf.get(rowid) as { vis_key: string } | undefined)?.vis_key ?? null;
-  }
-
   /** The best `limit` memories of these scopes for the query text by expanded association, best first. */
   score(keys: string[], text: string, limit: number): { rowid: number; score: number }[] {
     const ixs = this.indexesFor(keys);
@@ -97,8 +92,8 @@ export class SemanticIndexes {
 
   /** A memory (by rowid) changed: rebuild its scope on next use. */
   changedRow(rowid: number): void {
-    const key = this.keyOfRow(rowid);
-    if (key !== null) this.changed(key);
+    const r = this.keyOf.get(rowid) as { vis_key: string } | undefined;
+    if (r) this.changed(r.vis_key);
   }
 
   /** How many scopes are held (tests). */
