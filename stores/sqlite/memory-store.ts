@@ -1,5 +1,6 @@
 // SQLite implementation of MemoryStore: records, provenance, tags, edges, audit and the two
 // full-text channels. Every multi-row change runs in one transaction; statements are prepared once.
+import { randomInt } from "node:crypto";
 import type { Statement } from "better-sqlite3";
 import { visibilityKey } from "../../core/memory/scope.js";
 import type { MemoryRecord, MemorySource, MemoryStatus, NewMemory, Trust } from "../../core/memory/record.js";
@@ -141,13 +142,15 @@ export class SqliteMemoryStore implements MemoryStore {
       byCall: p(`SELECT m.* FROM memory_sources s JOIN memories m ON m.rowid = s.memory_rowid
         WHERE s.thread_id = ? AND s.tool_call_id = ? ORDER BY m.version DESC LIMIT 1`),
       setStatus: p(`UPDATE memories SET status = ?, trust = COALESCE(?, trust), updated_at = ? WHERE id = ?`),
+      scopeToken: p(`SELECT token FROM scope_tokens WHERE vis_key = ?`),
+      renewScope: p(`INSERT INTO scope_tokens (vis_key, token) VALUES (?, ?) ON CONFLICT (vis_key) DO UPDATE SET token = excluded.token`),
       touch: p(`UPDATE memories SET updated_at = ? WHERE rowid = ?`),
       lineage: p(`SELECT * FROM memories WHERE lineage_id = ? ORDER BY version`),
       purge: p(`UPDATE memories SET content = '', content_hash = NULL, flags = '', status = 'deleted', updated_at = ?
         WHERE rowid = ?`),
       deleteTags: p(`DELETE FROM memory_tags WHERE memory_rowid = ?`),
       deleteSources: p(`DELETE FROM memory_sources WHERE memory_rowid = ?`),
-      dueExpiry: p(`SELECT rowid, id FROM memories WHERE expires_at IS NOT NULL AND expires_at <= ?
+      dueExpiry: p(`SELECT rowid, id, vis_key FROM memories WHERE expires_at IS NOT NULL AND expires_at <= ?
         AND status IN ('active','pending') LIMIT 500`),
       expire: p(`UPDATE memories SET status = 'expired', updated_at = ? WHERE rowid = ?`),
       edge: p(`INSERT OR IGNORE INTO edges (src, dst, relation, at) VALUES (?, ?, ?, ?)`),
@@ -211,6 +214,24 @@ export class SqliteMemoryStore implements MemoryStore {
     s.messageIds.forEach((m, i) => this.st.insertSourceMsg!.run(sid, i, m));
   }
 
+  /**
+   * [semantic channel] Inside a write transaction: the scope gets a fresh change token (any process
+   * holding an index of it sees the change), returned with the one it replaces.
+   */
+  private renewScope(key: string): { prev: number | null; next: number } {
+    const prev = (this.st.scopeToken!.get(key) as { token: number } | undefined)?.token ?? null;
+    const next = randomInt(2 ** 47);
+    this.st.renewScope!.run(key, next);
+    return { prev, next };
+  }
+
+  /** Inside a write transaction: these scopes' memories changed (new tokens; loaded indexes go now). */
+  private scopesChanged(keys: Iterable<string>): void {
+    const distinct = new Set(keys);
+    for (const k of distinct) this.renewScope(k);
+    this.semantic.changed(distinct);
+  }
+
   private writeAudit(a: AuditEntry): void {
     this.st.audit!.run(a.at, a.actor, a.action, a.targetKind, a.targetId, JSON.stringify(a.detail));
   }
@@ -218,16 +239,19 @@ export class SqliteMemoryStore implements MemoryStore {
   async insert(rec: NewMemory, audit: AuditEntry, edges: Edge[] = []): Promise<MemoryRecord> {
     const [vec] = this.vectors ? await this.vectors.vectorsFor([rec.content]) : [];
     let inserted = 0;
+    const key = visibilityKey(rec.scope);
+    let tokens: { prev: number | null; next: number } = { prev: null, next: 0 };
     this.db.transaction(() => {
       // insertRow must run with or without a vector channel (no optional-chaining short circuit)
       const rowid = this.insertRow(rec);
       inserted = rowid;
+      tokens = this.renewScope(key);
       this.vectors?.onInsert(rowid, rec, vec);
       for (const e of edges) this.st.edge!.run(e.src, e.dst, e.relation, e.at);
       this.writeAudit(audit);
     }).immediate();
     // [semantic channel] once committed, the memory joins its scope's association index
-    this.semantic.added(visibilityKey(rec.scope), inserted, rec.source.threadId, rec.content);
+    this.semantic.added(key, inserted, rec.source.threadId, rec.content, tokens.prev, tokens.next);
     return this.mustGet(rec.id);
   }
 
@@ -267,7 +291,7 @@ export class SqliteMemoryStore implements MemoryStore {
       // Word rows once all rows and sources exist: each new row and each older neighbour is
       // written once per batch, not once per arriving neighbour.
       indexNewRows(this.db, fresh);
-      this.semantic.changed(scopes);
+      this.scopesChanged(scopes);
     }).immediate();
     return out;
   }
@@ -281,7 +305,7 @@ export class SqliteMemoryStore implements MemoryStore {
       }
       const around = neighbours(this.db, prev.rowid);
       this.st.setStatus!.run("superseded", null, next.createdAt, previousId);
-      this.semantic.changed([prev.vis_key, visibilityKey(next.scope)]);
+      this.scopesChanged([prev.vis_key, visibilityKey(next.scope)]);
       // The superseded version leaves its neighbours' context (its own row stays for history).
       refreshNeighbours(this.db, around);
       const rowid = this.insertRow(next);
@@ -298,7 +322,7 @@ export class SqliteMemoryStore implements MemoryStore {
       if (!row) throw new StoreError("not_found", `memory ${id} not found`);
       this.insertSourceRow(row.rowid, source);
       this.st.touch!.run(source.at, row.rowid);
-      this.semantic.changed([row.vis_key]);
+      this.scopesChanged([row.vis_key]);
       // A source in another conversation gives it neighbours there too.
       writeWordRow(this.db, row.rowid);
       refreshNeighbours(this.db, neighbours(this.db, row.rowid));
@@ -313,7 +337,7 @@ export class SqliteMemoryStore implements MemoryStore {
       if (!row) throw new StoreError("not_found", `memory ${id} not found`);
       const around = neighbours(this.db, row.rowid);
       this.st.setStatus!.run(status, trust, audit.at, id);
-      this.semantic.changed([row.vis_key]);
+      this.scopesChanged([row.vis_key]);
       refreshNeighbours(this.db, [...around, ...neighbours(this.db, row.rowid)]);
       this.writeAudit(audit);
     }).immediate();
@@ -332,7 +356,7 @@ export class SqliteMemoryStore implements MemoryStore {
         this.st.deleteFts!.run(row.rowid);
         this.st.deleteTri!.run(row.rowid);
         this.vectors?.onForget(row.rowid);
-        this.semantic.changed([row.vis_key]);
+        this.scopesChanged([row.vis_key]);
         this.st.deleteTags!.run(row.rowid);
         this.st.deleteSources!.run(row.rowid);
         this.st.purge!.run(audit.at, row.rowid);
@@ -359,9 +383,9 @@ export class SqliteMemoryStore implements MemoryStore {
   async expireDue(now: number, actor: string): Promise<number> {
     let n = 0;
     this.db.transaction(() => {
-      for (const r of this.st.dueExpiry!.all(now) as { rowid: number; id: string }[]) {
+      for (const r of this.st.dueExpiry!.all(now) as { rowid: number; id: string; vis_key: string }[]) {
         this.st.expire!.run(now, r.rowid);
-        this.semantic.changedRow(r.rowid);
+        this.scopesChanged([r.vis_key]);
         this.writeAudit({ at: now, actor, action: "expire", targetKind: "memory", targetId: r.id, detail: {} });
         n++;
       }

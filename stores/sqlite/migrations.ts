@@ -657,4 +657,18 @@ CREATE TABLE memory_vector_meta (
 ) STRICT;
 `,
   },
+  {
+    version: 12,
+    name: "semantic channel: a change token per scope",
+    sql: `
+-- Every write transaction that changes a scope's memories gives the scope a fresh random token
+-- (stores/sqlite/memory-store.ts). A process holding a derived index of the scope (the semantic
+-- channel's) compares tokens to know whether any connection changed the scope since it read it:
+-- a change in one scope no longer invalidates the others. Keys and numbers only, no content.
+CREATE TABLE scope_tokens (
+  vis_key TEXT PRIMARY KEY,
+  token INTEGER NOT NULL
+) STRICT, WITHOUT ROWID;
+`,
+  },
 ];

@@ -2,12 +2,13 @@
 // read-only connection, so a search starts it first and runs the word channel meanwhile (every
 // channel on at 100k memories, the channel's ~1-2 ms are off the critical path on two cores). An
 // in-memory database cannot be shared with another connection, and a worker that fails falls back:
-// there the indexes live on the store's own thread, as before. Either way the store reports every
-// write here, and the result is the same list.
+// there the indexes live on the store's own thread, as before. Either way the indexes check their
+// scopes' change tokens on every search (semantic-index.ts), the store reports its own writes here
+// so an insert joins an index in place and a change drops one at once, and the result is the same
+// list.
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
-import type { Statement } from "better-sqlite3";
 import type { Db } from "./database.js";
 import { SemanticIndexes } from "./semantic-index.js";
 
@@ -17,21 +18,18 @@ export interface SemanticHit {
 }
 
 export interface SemanticChannel {
-  /** A memory was committed. */
-  added(key: string, rowid: number, thread: string | null, content: string): void;
+  /** A memory was committed; its scope's change token went from `prev` to `next`. */
+  added(key: string, rowid: number, thread: string | null, content: string, prev: number | null, next: number): void;
   /** Memories of these scopes left or changed (may be called inside the writing transaction). */
   changed(keys: Iterable<string>): void;
-  /** A memory (by rowid) changed. */
-  changedRow(rowid: number): void;
   /** The best `limit` memories of these scopes for the query text, best first. */
   score(keys: string[], text: string, limit: number): Promise<SemanticHit[]>;
   close(): void;
 }
 
 export type ToSemanticWorker =
-  | { t: "added"; key: string; rowid: number; thread: string | null; content: string }
+  | { t: "added"; key: string; rowid: number; thread: string | null; content: string; prev: number | null; next: number }
   | { t: "changed"; keys: string[] }
-  | { t: "clear" }
   | { t: "score"; id: number; keys: string[]; text: string; limit: number };
 
 export type FromSemanticWorker = { id: number; hits: SemanticHit[] } | { id: number; error: string };
@@ -58,16 +56,12 @@ export class InThreadSemantic implements SemanticChannel {
     this.indexes = new SemanticIndexes(db);
   }
 
-  added(key: string, rowid: number, thread: string | null, content: string): void {
-    this.indexes.added(key, rowid, thread, content);
+  added(key: string, rowid: number, thread: string | null, content: string, prev: number | null, next: number): void {
+    this.indexes.added(key, rowid, thread, content, prev, next);
   }
 
   changed(keys: Iterable<string>): void {
     for (const k of keys) this.indexes.changed(k);
-  }
-
-  changedRow(rowid: number): void {
-    this.indexes.changedRow(rowid);
   }
 
   scoreNow(keys: string[], text: string, limit: number): SemanticHit[] {
@@ -98,22 +92,11 @@ export class WorkerSemantic implements SemanticChannel {
   private closed = false;
   private readonly jobs = new Map<number, Job>();
   private nextJob = 1;
-  private readonly versionStmt: Statement;
-  private readonly keyOf: Statement;
-  private dataVersion: number;
 
   constructor(
     private readonly db: Db,
     private readonly script: URL,
-  ) {
-    this.versionStmt = db.prepare(`SELECT data_version AS v FROM pragma_data_version`);
-    this.keyOf = db.prepare(`SELECT vis_key FROM memories WHERE rowid = ?`);
-    this.dataVersion = this.version();
-  }
-
-  private version(): number {
-    return (this.versionStmt.get() as { v: number }).v;
-  }
+  ) {}
 
   /** Whether the worker thread is up (tests). */
   get running(): boolean {
@@ -124,9 +107,9 @@ export class WorkerSemantic implements SemanticChannel {
     this.worker?.postMessage(m);
   }
 
-  added(key: string, rowid: number, thread: string | null, content: string): void {
-    if (this.fallback) this.fallback.added(key, rowid, thread, content);
-    else this.post({ t: "added", key, rowid, thread, content });
+  added(key: string, rowid: number, thread: string | null, content: string, prev: number | null, next: number): void {
+    if (this.fallback) this.fallback.added(key, rowid, thread, content, prev, next);
+    else this.post({ t: "added", key, rowid, thread, content, prev, next });
   }
 
   changed(keys: Iterable<string>): void {
@@ -134,23 +117,9 @@ export class WorkerSemantic implements SemanticChannel {
     if (this.worker) this.post({ t: "changed", keys: [...keys] });
   }
 
-  changedRow(rowid: number): void {
-    if (this.fallback) return this.fallback.changedRow(rowid);
-    if (!this.worker) return;
-    const r = this.keyOf.get(rowid) as { vis_key: string } | undefined;
-    if (r) this.post({ t: "changed", keys: [r.vis_key] });
-  }
-
   score(keys: string[], text: string, limit: number): Promise<SemanticHit[]> {
     if (this.closed) return Promise.resolve([]);
     if (this.fallback) return this.fallback.score(keys, text, limit);
-    // The worker's connection cannot tell the store's commits from another connection's; this
-    // one can (data_version moves only for others), so the store decides when everything is stale.
-    const v = this.version();
-    if (v !== this.dataVersion) {
-      this.dataVersion = v;
-      this.post({ t: "clear" });
-    }
     let worker = this.worker;
     if (!worker) {
       try {

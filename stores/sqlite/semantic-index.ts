@@ -1,11 +1,12 @@
 // The semantic channel's per-scope association indexes (core/retrieval/associations.ts), built
-// lazily from the memories table the first time a scope is searched and kept in memory. A new
-// memory joins its scope's index; any other change to a scope (forget, status change, supersede,
-// expiry, a new source) drops that scope's index, so it is rebuilt from what the table holds now
-// and nothing of a forgotten memory survives. A write by another connection (PRAGMA data_version)
-// drops them all (unless the owner follows writers itself: the semantic worker's connection would
-// count the store's own writes as another's). Nothing is persisted: the index is derived data, one
-// scope at a time. Flagged memories no person confirmed stay out, as they stay out of search results.
+// lazily from the memories table the first time a scope is searched and kept in memory. Each index
+// remembers its scope's change token (table scope_tokens, renewed by every write transaction that
+// changes the scope, from any connection or process); a search compares tokens and rebuilds a scope
+// that changed since, so a write in one scope leaves the others' indexes alone. A memory inserted
+// by this store joins its scope's index in place when nothing else changed the scope in between;
+// the store also drops a scope as soon as it changes it (a forgotten memory does not wait in memory
+// for the next search). Nothing is persisted: the index is derived data, one scope at a time.
+// Flagged memories no person confirmed stay out, as they stay out of search results.
 import type { Statement } from "better-sqlite3";
 import { AssociationIndex, expandQuery, scoreExpanded } from "../../core/retrieval/associations.js";
 import type { Db } from "./database.js";
@@ -15,66 +16,70 @@ export const SEMANTIC_SCOPE_CAP = 20_000;
 /** scopes kept in memory at once (least recently used dropped first) */
 const MAX_SCOPES = 64;
 
-export class SemanticIndexes {
-  private readonly byKey = new Map<string, AssociationIndex>();
-  private readonly load: Statement;
-  private readonly keyOf: Statement;
-  private readonly versionStmt: Statement;
-  private dataVersion: number;
+interface Loaded {
+  ix: AssociationIndex;
+  /** the scope's change token when the index was read (null: the scope was never written since tokens exist) */
+  token: number | null;
+}
 
-  /** `followWriters`: drop every index when another connection commits (see the header) */
-  constructor(
-    db: Db,
-    private readonly followWriters = true,
-  ) {
-    this.load = db.prepare(`SELECT m.rowid AS rowid, m.content AS content,
+export class SemanticIndexes {
+  private readonly byKey = new Map<string, Loaded>();
+  private readonly tokenStmt: Statement;
+  private readonly build: (key: string) => Loaded;
+
+  constructor(db: Db) {
+    const load = db.prepare(`SELECT m.rowid AS rowid, m.content AS content,
         (SELECT s.thread_id FROM memory_sources s WHERE s.memory_rowid = m.rowid AND s.thread_id IS NOT NULL ORDER BY s.id LIMIT 1) AS thread
       FROM memories m WHERE m.vis_key = ? AND m.status IN ('active','pending') AND (m.flags = '' OR m.trust = 'user_confirmed')
       ORDER BY m.rowid DESC LIMIT ${SEMANTIC_SCOPE_CAP}`);
-    this.keyOf = db.prepare(`SELECT vis_key FROM memories WHERE rowid = ?`);
-    // prepared once: db.pragma() would prepare it on every search
-    this.versionStmt = db.prepare(`SELECT data_version AS v FROM pragma_data_version`);
-    this.dataVersion = this.version();
-  }
-
-  private version(): number {
-    return (this.versionStmt.get() as { v: number }).v;
-  }
-
-  /** The indexes of these scope keys, built as needed. */
-  indexesFor(keys: string[]): AssociationIndex[] {
-    if (this.followWriters) {
-      const v = this.version();
-      if (v !== this.dataVersion) {
-        this.byKey.clear();
-        this.dataVersion = v;
-      }
-    }
-    return keys.map((k) => {
-      let ix = this.byKey.get(k);
-      if (ix) {
-        // most recently used last
-        this.byKey.delete(k);
-        this.byKey.set(k, ix);
-        return ix;
-      }
-      ix = new AssociationIndex();
-      for (const r of this.load.all(k) as { rowid: number; content: string; thread: string | null }[]) ix.add(r.rowid, r.thread, r.content);
-      this.byKey.set(k, ix);
-      while (this.byKey.size > MAX_SCOPES) this.byKey.delete(this.byKey.keys().next().value!);
-      return ix;
+    this.tokenStmt = db.prepare(`SELECT token FROM scope_tokens WHERE vis_key = ?`);
+    // token and rows from one snapshot: a write between them would go unnoticed
+    this.build = db.transaction((key: string): Loaded => {
+      const token = this.token(key);
+      const ix = new AssociationIndex();
+      for (const r of load.all(key) as { rowid: number; content: string; thread: string | null }[]) ix.add(r.rowid, r.thread, r.content);
+      return { ix, token };
     });
   }
 
-  /** A memory was inserted: it joins its scope's index if that is loaded. */
-  added(key: string, rowid: number, thread: string | null, content: string): void {
-    const ix = this.byKey.get(key);
-    if (!ix) return;
-    if (ix.size >= SEMANTIC_SCOPE_CAP) this.byKey.delete(key);
-    else ix.add(rowid, thread, content);
+  private token(key: string): number | null {
+    return (this.tokenStmt.get(key) as { token: number } | undefined)?.token ?? null;
   }
 
-  /** Memories of a scope left or changed: rebuild it on next use. */
+  /** The indexes of these scope keys, current as of now: built or rebuilt as needed. */
+  indexesFor(keys: string[]): AssociationIndex[] {
+    return keys.map((k) => {
+      let e = this.byKey.get(k);
+      if (e && e.token === this.token(k)) {
+        // most recently used last
+        this.byKey.delete(k);
+        this.byKey.set(k, e);
+        return e.ix;
+      }
+      this.byKey.delete(k);
+      e = this.build(k);
+      this.byKey.set(k, e);
+      while (this.byKey.size > MAX_SCOPES) this.byKey.delete(this.byKey.keys().next().value!);
+      return e.ix;
+    });
+  }
+
+  /**
+   * This store inserted a memory and renewed its scope's token from `prev` to `next`: it joins the
+   * loaded index if that was current just before (else the index is stale and goes).
+   */
+  added(key: string, rowid: number, thread: string | null, content: string, prev: number | null, next: number): void {
+    const e = this.byKey.get(key);
+    if (!e) return;
+    if (e.token !== prev || e.ix.size >= SEMANTIC_SCOPE_CAP) {
+      this.byKey.delete(key);
+      return;
+    }
+    e.ix.add(rowid, thread, content);
+    e.token = next;
+  }
+
+  /** Memories of a scope left or changed: drop its index now (it is rebuilt on next use). */
   changed(key: string): void {
     this.byKey.delete(key);
   }
@@ -88,12 +93,6 @@ export class SemanticIndexes {
   score(keys: string[], text: string, limit: number): { rowid: number; score: number }[] {
     const ixs = this.indexesFor(keys);
     return scoreExpanded(ixs, expandQuery(ixs, text), limit);
-  }
-
-  /** A memory (by rowid) changed: rebuild its scope on next use. */
-  changedRow(rowid: number): void {
-    const r = this.keyOf.get(rowid) as { vis_key: string } | undefined;
-    if (r) this.changed(r.vis_key);
   }
 
   /** How many scopes are held (tests). */

@@ -1,7 +1,7 @@
 // The semantic channel's worker thread (see semantic-channel.ts): it holds the association indexes
 // and scores queries on its own read-only connection, beside the store's thread, which meanwhile
-// runs the word channel. It learns of the store's writes from messages only, in the order they were
-// made; the store also tells it when another connection committed.
+// runs the word channel. Scope change tokens tell it what any connection changed; the store's
+// messages, in the order its writes were made, add a new memory in place or drop a changed scope.
 import { parentPort, workerData } from "node:worker_threads";
 import { openDatabase } from "./database.js";
 import { SemanticIndexes } from "./semantic-index.js";
@@ -10,19 +10,15 @@ import type { FromSemanticWorker, ToSemanticWorker } from "./semantic-channel.js
 const port = parentPort;
 if (!port) throw new Error("semantic-worker.js runs as a worker thread of the memory store");
 const db = openDatabase((workerData as { dbPath: string }).dbPath, { readonly: true });
-// This connection sees the store's own commits as another connection's: the store follows writers.
-const indexes = new SemanticIndexes(db, false);
+const indexes = new SemanticIndexes(db);
 
 port.on("message", (m: ToSemanticWorker) => {
   switch (m.t) {
     case "added":
-      indexes.added(m.key, m.rowid, m.thread, m.content);
+      indexes.added(m.key, m.rowid, m.thread, m.content, m.prev, m.next);
       return;
     case "changed":
       for (const k of m.keys) indexes.changed(k);
-      return;
-    case "clear":
-      indexes.clear();
       return;
     case "score": {
       let reply: FromSemanticWorker;

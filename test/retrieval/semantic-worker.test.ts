@@ -38,6 +38,8 @@ function setup() {
   return { dir, db, store, svc, req, key, write };
 }
 
+const tokenOf = (db: ReturnType<typeof openDatabase>, key: string) =>
+  (db.prepare(`SELECT token FROM scope_tokens WHERE vis_key = ?`).get(key) as { token: number } | undefined)?.token ?? null;
 const rowidOf = (db: ReturnType<typeof openDatabase>, id: string) => (db.prepare(`SELECT rowid FROM memories WHERE id = ?`).get(id) as { rowid: number }).rowid;
 
 describe("semantic channel in a worker thread", () => {
@@ -96,23 +98,30 @@ describe("semantic channel in a worker thread", () => {
     store.close();
   });
 
-  it("keeps an index until told: a write on the store's connection counts only once reported", async () => {
+  it("notices a write it was not told about through the scope's token, and leaves other scopes' indexes alone", async () => {
     const { db, store, svc, req, write, key } = setup();
     for (const t of ALICE) await write("alice", t);
+    for (const t of BOB) await write("bob", t);
     const secret = await write("alice", "zanzibar quokka figurines");
-    const ch = semanticChannel(db);
-    expect((await ch.score([key("alice")], "quokka", 10)).map((h) => h.rowid)).toContain(rowidOf(db, secret.id));
     const rowid = rowidOf(db, secret.id);
-    // same connection: data_version does not move, so only the store's report can drop the index
-    await svc.forget({ thread: req("alice") }, [secret.id], { actor: "user", threadId: "alice-t", toolCallId: null });
+    const ch = semanticChannel(db);
     expect((await ch.score([key("alice")], "quokka", 10)).map((h) => h.rowid)).toContain(rowid);
-    ch.changed([key("alice")]);
+    // the store forgets through its own channel; this one hears nothing, the token tells it
+    await svc.forget({ thread: req("alice") }, [secret.id], { actor: "user", threadId: "alice-t", toolCallId: null });
     expect((await ch.score([key("alice")], "quokka", 10)).map((h) => h.rowid)).not.toContain(rowid);
+    // a scope nobody wrote keeps its index: the same tokens, the same scores, no rebuild
+    const inThread = new InThreadSemantic(db);
+    const bobBefore = inThread.scoreNow([key("bob")], "kiln", 10);
+    const loadedBefore = (inThread as unknown as { indexes: { loaded: number } }).indexes.loaded;
+    await write("alice", "another pottery evening");
+    expect(inThread.scoreNow([key("bob")], "kiln", 10)).toEqual(bobBefore);
+    expect((inThread as unknown as { indexes: { loaded: number } }).indexes.loaded).toBe(loadedBefore);
     ch.close();
+    inThread.close();
     store.close();
   });
 
-  it("another connection's commit reaches the worker's indexes (the store tells it)", async () => {
+  it("another connection's commit reaches the worker's indexes (the scope token tells it)", async () => {
     const { db, store, write, key } = setup();
     for (const t of ALICE) await write("alice", t);
     const ch = semanticChannel(db);
@@ -146,8 +155,9 @@ describe("semantic channel in a worker thread", () => {
       const ch = new WorkerSemantic(db, pathToFileURL(broken));
       expect(await ch.score([key("alice")], "pottery", 10)).toEqual(expected);
       // from then on it stays on this thread and still follows writes
+      const before = tokenOf(db, key("alice"));
       const added = await write("alice", "pottery with a kumquat glaze");
-      ch.added(key("alice"), rowidOf(db, added.id), "alice-t", added.content);
+      ch.added(key("alice"), rowidOf(db, added.id), "alice-t", added.content, before, tokenOf(db, key("alice"))!);
       expect((await ch.score([key("alice")], "kumquat", 10)).map((h) => h.rowid)).toContain(rowidOf(db, added.id));
       expect(ch.running).toBe(false);
       ch.close();

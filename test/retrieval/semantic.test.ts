@@ -173,17 +173,26 @@ describe("semantic index upkeep", () => {
   it("grows in place on insert, rebuilds after a change, and notices another connection's writes", async () => {
     const { db, store, write, key } = await setup();
     for (const [i, t] of ALICE.entries()) await write("alice", t, i);
+    const token = () => (db.prepare(`SELECT token FROM scope_tokens WHERE vis_key = ?`).get(key("alice")) as { token: number }).token;
     const sem = new SemanticIndexes(db);
     const ix = sem.indexesFor([key("alice")])[0]!;
     expect(ix.size).toBe(ALICE.length);
-    sem.added(key("alice"), 10_000, "alice-t", "a brand new kumquat memory");
+    // as the store does: renew the scope's token in the write, then report the insert with both tokens
+    const prev = token();
+    db.prepare(`UPDATE scope_tokens SET token = ? WHERE vis_key = ?`).run(prev + 1, key("alice"));
+    sem.added(key("alice"), 10_000, "alice-t", "a brand new kumquat memory", prev, prev + 1);
     expect(sem.indexesFor([key("alice")])[0]).toBe(ix);
     expect(ix.df(wordKey("kumquat"))).toBe(1);
-    sem.changed(key("alice"));
+    // an insert reported against a token the index never saw: the index is stale and goes
+    sem.added(key("alice"), 10_001, "alice-t", "a stale report", prev, prev + 2);
+    expect(sem.loaded).toBe(0);
     const rebuilt = sem.indexesFor([key("alice")])[0]!;
     expect(rebuilt).not.toBe(ix);
     expect(rebuilt.df(wordKey("kumquat"))).toBe(0);
-    // a second connection to the same file writes: the first one's indexes are dropped
+    sem.changed(key("alice"));
+    expect(sem.indexesFor([key("alice")])[0]).not.toBe(rebuilt);
+    const current = sem.indexesFor([key("alice")])[0]!;
+    // a second connection to the same file writes: its new token makes the first one rebuild
     const other = new SqliteMemoryStore(openDatabase(db.name));
     const svc2 = new MemoryService(other, fixedClock(Date.UTC(2024, 1, 1)), defaultConfig({ localUser: "alice" }));
     await svc2.remember({ user: "alice", project: null, session: "alice-t", thread: "alice-t", ancestors: [] },
@@ -191,7 +200,7 @@ describe("semantic index upkeep", () => {
       { actor: "user", threadId: "alice-t", toolCallId: null, messageIds: ["x"] });
     other.close();
     const fresh = sem.indexesFor([key("alice")])[0]!;
-    expect(fresh).not.toBe(rebuilt);
+    expect(fresh).not.toBe(current);
     expect(fresh.df(wordKey("persimmon"))).toBe(1);
     store.close();
   });
