@@ -22,6 +22,7 @@ import { openDatabase, type Db } from "../../stores/sqlite/database.js";
  */
 const DERIVED_ELSEWHERE: Record<string, string> = {
   memory_vector_meta: "vector index metadata: the PostgreSQL vector channel (pgvector) records its own embedder; run `memory reindex --vectors` there",
+  scope_tokens: "change tokens of the SQLite semantic channel's in-memory indexes, which PostgreSQL has no use for",
 };
 
 /**

@@ -145,8 +145,9 @@ export class PgMemoryStore implements MemoryStore {
     opts: PgMemoryStoreOptions = {},
   ) {
     this.channels = { ...DEFAULT_CHANNELS, ...opts.channels, lexical: true };
-    // the association indexes live beside a SQLite file (stores/sqlite/semantic-channel.ts)
-    if (this.channels.semantic) process.emitWarning("the semantic channel is not available on PostgreSQL; search runs without it");
+    // the association indexes live beside a SQLite file (stores/sqlite/semantic-channel.ts); said
+    // only when asked for by name (it is on in the defaults)
+    if (opts.channels?.semantic === true) process.emitWarning("the semantic channel is not available on PostgreSQL; search runs without it");
     this.fts = db.profile === "postgres";
     this.embedder = opts.embedder ?? null;
     this.vectorWeight = opts.vectorWeight ?? 1;

@@ -569,7 +569,9 @@ export class SqliteMemoryStore implements MemoryStore {
     const lexicalRaw = wordParts.length > 0 ? this.channel("memory_fts", wordParts.join(" OR "), q, keys, pool, plan) : [];
     // [categories] a question naming a kind of thing also finds turns naming its members
     const members = ch.categories && !q.wordsOnly && q.text ? categoryMembers(q.text) : [];
-    const pooled = members.length > 0 ? this.withCategories(lexicalRaw, members, q, keys, pool) : lexicalRaw;
+    const withMembers = members.length > 0 ? this.withCategories(lexicalRaw, members, q, keys, pool) : lexicalRaw;
+    // [semantic channel] memories the scope's word associations tie to the query rise in the pool
+    const pooled = semJob ? this.withAssociations(withMembers, await semJob, q, keys, pool) : withMembers;
     const lexicalDeep = cues ? applyCues(pooled, cues, "lower") : pooled;
     // Neighbour spreading re-scores the word channel: the turn after a matching question rises.
     const lexical = (spreading ? this.spreadNeighbours(lexicalDeep, q, keys, depth) : lexicalDeep).slice(0, depth);
@@ -585,8 +587,7 @@ export class SqliteMemoryStore implements MemoryStore {
     const prf = ch.prf && !q.wordsOnly ? this.feedbackPass(lexical, lexicalRaw, plan.terms, wordParts, cols, q, keys, depth) : [];
     // [vector channel] nearest memories by embedding, inside the viewer's keys
     const vec = this.vectors && !q.wordsOnly ? await this.vectorHits(q, keys, depth) : [];
-    const sem = semJob ? this.semanticRows(await semJob, q, keys, depth) : [];
-    if (tri.length === 0 && prf.length === 0 && session.length === 0 && vec.length === 0 && sem.length === 0 && !ch.proximity && !ch.mmr) {
+    if (tri.length === 0 && prf.length === 0 && session.length === 0 && vec.length === 0 && !ch.proximity && !ch.mmr) {
       const top = lexical.slice(0, q.limit);
       const recs = this.hydrateAll(top.map((h) => h.row));
       return top.map((h, i) => ({ record: recs[i]!, score: -h.rank, channel: "lexical" }));
@@ -599,14 +600,13 @@ export class SqliteMemoryStore implements MemoryStore {
       { name: "prf", weight: PRF_WEIGHT, hits: asList(prf) },
       { name: "session", weight: SESSION_WEIGHT, hits: asList(session) },
       { name: "vector", weight: this.vectors?.weight ?? 0, hits: asList(vec) },
-      { name: "semantic", weight: DEFAULT_ASSOCIATIONS.fusionWeight, hits: asList(sem) },
     ]).sort((a, b) => b.score - a.score || b.item.updated_at - a.item.updated_at);
     if (ch.proximity) fused = proximityRerank(fused, lex.terms);
     if (ch.mmr) fused = mmr(fused, q.limit);
     const top = fused.slice(0, q.limit);
     const recs = this.hydrateAll(top.map((h) => h.item));
     return top.map((h, i) => {
-      const lexicalHit = h.from.has("lexical") || h.from.has("prf") || h.from.has("session") || h.from.has("semantic");
+      const lexicalHit = h.from.has("lexical") || h.from.has("prf") || h.from.has("session");
       const triHit = h.from.has("trigram");
       if (!lexicalHit && !triHit) return { record: recs[i]!, score: h.score, channel: "vector" };
       return { record: recs[i]!, score: h.score, channel: lexicalHit && triHit ? "both" : lexicalHit ? "lexical" : "trigram" };
@@ -646,15 +646,30 @@ export class SqliteMemoryStore implements MemoryStore {
     return addRanks(raw, found, CATEGORY_WEIGHT, "lower");
   }
 
-  /** Semantic channel: its scored memories (best first) that pass the search's filters. */
-  private semanticRows(scored: SemanticHit[], q: SearchQuery, keys: string[] | null, depth: number): { row: MemoryRow; rank: number }[] {
+  /**
+   * The word pool with the semantic channel's memories added: its best one at `poolWeight` of the
+   * pool's best word score, the others in proportion to their association scores (the scales
+   * differ, so the channel's are mapped onto the pool's).
+   */
+  private withAssociations(
+    pool: { row: MemoryRow; rank: number }[],
+    scored: SemanticHit[],
+    q: SearchQuery,
+    keys: string[] | null,
+    depth: number,
+  ): { row: MemoryRow; rank: number }[] {
+    const top = scored[0]?.score ?? 0;
+    if (top <= 0) return pool;
+    // bm25 ranks are negative, better lower; an empty pool takes -1 as its best
+    const best = pool.reduce((m, h) => Math.min(m, h.rank), 0) || -1;
     const rows = this.rowsWhere(scored.map((h) => h.rowid), q, keys);
-    const out: { row: MemoryRow; rank: number }[] = [];
+    const found: { row: MemoryRow; rank: number }[] = [];
     for (const h of scored) {
       const row = rows.get(h.rowid);
-      if (row) out.push({ row, rank: -h.score });
+      if (row) found.push({ row, rank: (h.score / top) * best });
+      if (found.length >= depth) break;
     }
-    return out.slice(0, depth);
+    return addRanks(pool, found, DEFAULT_ASSOCIATIONS.poolWeight, "lower");
   }
 
   /** These memories, where they pass the search's filters. */

@@ -186,7 +186,8 @@ describe("cues in the SQLite store", () => {
     const question = "When did Jon open the dance studio in May 2023?";
     const order = async (cues: boolean) => {
       const db = openDatabase(":memory:");
-      const store = new SqliteMemoryStore(db, { cues });
+      // semantic off: the cue alone decides the order
+      const store = new SqliteMemoryStore(db, { cues, semantic: false });
       const addressing = mem("Gina: Jon, dance studio open?", Date.UTC(2023, 1, 10));
       const answer = mem("Jon: our dance studio open day was last week, finally", Date.UTC(2023, 4, 12));
       const filler = ["Gina: the store sells hoodies", "Jon: I lost my job as a banker", "Gina: never give up", "Jon: Paris was lovely"];
@@ -214,7 +215,7 @@ describe("cues in the SQLite store", () => {
     const question = "What fantasy books does Tim like?";
     const order = async (cues: boolean) => {
       const db = openDatabase(":memory:");
-      const store = new SqliteMemoryStore(db, { cues });
+      const store = new SqliteMemoryStore(db, { cues, semantic: false });
       const talk = mem("Tim: fantasy books are my thing, I like fantasy a lot", null);
       const answer = mem("Tim: Harry Potter and Game of Thrones are the fantasy books I like", null);
       const filler = ["John: basketball practice today", "Tim: my English class was hard", "John: we won the game", "Tim: I visited a travel agency"];
