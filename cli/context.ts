@@ -123,9 +123,8 @@ export function openMemory(opts: OpenOpts & { dbPath?: string; channels?: Partia
     service,
     sessionForget,
     close: () => {
-      // the memory store stops its semantic worker, then closes the database
+      // the memory store stops its semantic worker and closes the database
       backend.memory.close();
-      if (db.open) db.close();
     },
   };
 }

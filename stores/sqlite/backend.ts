@@ -62,9 +62,8 @@ export function sqliteBackendOver(
       return (state ??= new SqliteStateStore(db));
     },
     close: async () => {
-      // the memory store stops its semantic worker, then closes the database
+      // the memory store stops its semantic worker and closes the database
       memory.close();
-      if (db.open) db.close();
     },
   };
 }
