@@ -115,6 +115,30 @@ async function searchPhase(
   return { queries: queries.length, mean_results: Math.round((results / Math.max(1, queries.length)) * 10) / 10, latency_ms: summary(all), by_kind };
 }
 
+/** First-search latency on fresh stores over the same file: cold, then after a completed warm-up. */
+async function firstSearch(dbPath: string, config: ReturnType<typeof defaultConfig>, clock: ReturnType<typeof fixedClock>, q: { s: Sample; text: string }) {
+  const once = async (warm: boolean) => {
+    const c = openMemory({ dbPath, config, clock, env: {}, channels: CHANNELS });
+    try {
+      const w0 = performance.now();
+      // a warm-up keeps no process alive by itself (serve's server does); this one waits for it
+      const alive = setInterval(() => {}, 1000);
+      const scopes = warm ? await c.store.warm!().finally(() => clearInterval(alive)) : (clearInterval(alive), []);
+      const warmMs = performance.now() - w0;
+      const t = performance.now();
+      await c.service.search({ thread: scopeOf(q.s.m) }, { query: q.text, limit: 10 });
+      const ms = performance.now() - t;
+      return { ms, warmMs, scopes: scopes.length };
+    } finally {
+      c.close();
+    }
+  };
+  const cold = await once(false);
+  const warmed = await once(true);
+  const r1 = (x: number) => Math.round(x * 10) / 10;
+  return { cold_ms: r1(cold.ms), warm_up_ms: r1(warmed.warmMs), warm_up_scopes: warmed.scopes, after_warm_up_ms: r1(warmed.ms) };
+}
+
 async function runOne(n: number): Promise<Record<string, unknown>> {
   const dir = mkdtempSync(join(tmpdir(), "imem-scale-"));
   const dbPath = join(dir, "memory.db");
@@ -197,6 +221,15 @@ async function runOne(n: number): Promise<Record<string, unknown>> {
       }
     }
 
+    // A fresh server's first search: cold (its scope's semantic index is built inside it) and after
+    // the warm-up that `serve` and the provider proxy start when they open the store.
+    // The searched user's own write comes last, as it would for the person whose session starts.
+    const q0 = queries[0]!;
+    if (CHANNELS.semantic) {
+      await ctx.service.remember(scopeOf(q0.s.m), { content: `${q0.text} (latest note)`, kind: "fact", scope: q0.s.m.level }, { actor: "user", threadId: scopeOf(q0.s.m).thread, toolCallId: null });
+    }
+    const first = CHANNELS.semantic ? await firstSearch(dbPath, ctx.config, clock, q0) : null;
+
     let prefix: unknown = null;
     if (n <= PREFIX_MAX) {
       const builder = new MemoryPrefixBuilder({
@@ -233,6 +266,7 @@ async function runOne(n: number): Promise<Record<string, unknown>> {
       },
       search,
       search_all_channels: searchAll,
+      first_search: first,
       prefix,
       index: { db_bytes: dbBytes, wal_bytes: walBytes, total_bytes: dbBytes + walBytes, bytes_per_memory: Math.round((dbBytes + walBytes) / n), after_ingest: { db_bytes: dbAfterIngest, wal_bytes: walAfterIngest } },
       rss_mb: Math.round(rss / 1e6),

@@ -153,6 +153,12 @@ export interface MemoryStore {
   audit(targetId: string, limit: number): Promise<StoredAuditEntry[]>;
   /** all exportable (non-deleted) records visible under `visibility`, oldest first */
   exportAll(visibility: Visibility): AsyncIterable<MemoryRecord>;
+  /**
+   * Optional: build in-memory search indexes of the scopes written last in the background, so a
+   * fresh server's first search does not wait for them (SQLite's semantic channel). Searches need
+   * not wait for it; it resolves with the scopes it built.
+   */
+  warm?(): Promise<string[]>;
   close(): void;
 }
 

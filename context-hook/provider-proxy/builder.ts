@@ -5,6 +5,7 @@ import { pathToFileURL } from "node:url";
 import { resolve } from "node:path";
 import type { Logger } from "pino";
 import type { AnyMemoryContext } from "../../cli/context.js";
+import type { MemoryStore } from "../../stores/traits.js";
 import { MemoryPrefixBuilder } from "../../core/retrieval/prefix.js";
 import type { PrefixBuilder } from "../../core/retrieval/prefix-types.js";
 import { loadTokenCounter } from "../../core/retrieval/tokens.js";
@@ -22,6 +23,8 @@ export async function memoryPrefixBuilder(ctx: PrefixBuilderContext): Promise<Pr
   const m = ctx.memory;
   // Loading the vocabulary takes ~0.2 s: pay it at start, not inside the first call's deadline.
   const tokens = await loadTokenCounter(m.config.prefix.tokenizer);
+  // Likewise the semantic indexes of the scopes written last (built in the background).
+  warmSemantic(m.backend.memory, ctx.logger);
   return new MemoryPrefixBuilder({
     service: m.service,
     toggles: m.backend.toggles,
@@ -29,6 +32,15 @@ export async function memoryPrefixBuilder(ctx: PrefixBuilderContext): Promise<Pr
     tokens,
     config: m.config,
     skills: new CatalogOffers(openSkills(m).service),
+  });
+}
+
+/** Start the store's background warm-up (if it has one) and log what it built. */
+export function warmSemantic(store: MemoryStore, logger: Logger): void {
+  if (!store.warm) return;
+  const t0 = performance.now();
+  void store.warm().then((scopes) => {
+    if (scopes.length > 0) logger.info({ scopes: scopes.length, ms: Math.round(performance.now() - t0) }, "semantic indexes built for the scopes written last");
   });
 }
 

@@ -787,6 +787,11 @@ export class SqliteMemoryStore implements MemoryStore {
     return exportAllVia((q) => this.list(q), visibility);
   }
 
+  /** [semantic channel] build the indexes of the scopes written last, in its worker; resolves with their keys */
+  warm(): Promise<string[]> {
+    return this.channels.semantic ? this.semantic.warm() : Promise.resolve([]);
+  }
+
   close(): void {
     this.semantic.close();
     if (this.db.open) this.db.close();

@@ -24,15 +24,26 @@ export interface SemanticChannel {
   changed(keys: Iterable<string>): void;
   /** The best `limit` memories of these scopes for the query text, best first. */
   score(keys: string[], text: string, limit: number): Promise<SemanticHit[]>;
+  /**
+   * Build the indexes of the scopes written last in the background (`WARM_UP`), so a fresh
+   * server's first search does not pay for them. Only a worker does: on the store's own thread it
+   * would block, and there the first search builds its scope as before. Resolves with the scopes
+   * built once they are (none off a worker, or when a warm-up already ran).
+   */
+  warm(): Promise<string[]>;
   close(): void;
 }
+
+/** What a warm-up builds: the scopes written last, at most this many and this many memories in all. */
+export const WARM_UP = { scopes: 8, memories: 40_000 } as const;
 
 export type ToSemanticWorker =
   | { t: "added"; key: string; rowid: number; thread: string | null; content: string; prev: number | null; next: number }
   | { t: "changed"; keys: string[] }
-  | { t: "score"; id: number; keys: string[]; text: string; limit: number };
+  | { t: "score"; id: number; keys: string[]; text: string; limit: number }
+  | { t: "warm"; id: number; scopes: number; memories: number };
 
-export type FromSemanticWorker = { id: number; hits: SemanticHit[] } | { id: number; error: string };
+export type FromSemanticWorker = { id: number; hits: SemanticHit[] } | { id: number; error: string } | { id: number; warmed: string[] };
 
 /** The semantic channel for this database: in a worker when the database is a file. */
 export function semanticChannel(db: Db): SemanticChannel {
@@ -72,6 +83,10 @@ export class InThreadSemantic implements SemanticChannel {
     return Promise.resolve(this.scoreNow(keys, text, limit));
   }
 
+  warm(): Promise<string[]> {
+    return Promise.resolve([]);
+  }
+
   close(): void {
     this.indexes.clear();
   }
@@ -90,6 +105,8 @@ export class WorkerSemantic implements SemanticChannel {
   /** set once the worker failed: the channel runs on this thread from then on */
   private fallback: InThreadSemantic | null = null;
   private closed = false;
+  /** the warm-up, once asked for (its promise settles when the worker has built the scopes) */
+  private warming: { id: number; done: (keys: string[]) => void } | null = null;
   private readonly jobs = new Map<number, Job>();
   private nextJob = 1;
 
@@ -120,17 +137,9 @@ export class WorkerSemantic implements SemanticChannel {
   score(keys: string[], text: string, limit: number): Promise<SemanticHit[]> {
     if (this.closed) return Promise.resolve([]);
     if (this.fallback) return this.fallback.score(keys, text, limit);
-    let worker = this.worker;
-    if (!worker) {
-      try {
-        worker = this.worker = this.start();
-      } catch (e) {
-        this.fail(e as Error);
-        return this.fallback!.score(keys, text, limit);
-      }
-    }
+    const w = this.started();
+    if (!w) return this.fallback!.score(keys, text, limit);
     const id = this.nextJob++;
-    const w = worker;
     return new Promise((resolve) => {
       // a job in flight keeps the process alive; an idle worker never does
       if (this.jobs.size === 0) w.ref();
@@ -139,18 +148,43 @@ export class WorkerSemantic implements SemanticChannel {
     });
   }
 
+  warm(): Promise<string[]> {
+    if (this.closed || this.fallback || this.warming) return Promise.resolve([]);
+    const w = this.started();
+    if (!w) return Promise.resolve([]);
+    const id = this.nextJob++;
+    // not a job: an idle worker stays unref'd, so a warm-up never keeps the process alive
+    this.warming = { id, done: () => {} };
+    const p = new Promise<string[]>((resolve) => (this.warming!.done = resolve));
+    w.postMessage({ t: "warm", id, scopes: WARM_UP.scopes, memories: WARM_UP.memories } satisfies ToSemanticWorker);
+    return p;
+  }
+
+  /** The worker, started on first use; null when it cannot start (the channel fell back). */
+  private started(): Worker | null {
+    if (this.worker) return this.worker;
+    try {
+      return (this.worker = this.start());
+    } catch (e) {
+      this.fail(e as Error);
+      return null;
+    }
+  }
+
   private start(): Worker {
     const w = new Worker(this.script, { workerData: { dbPath: this.db.name } });
-    w.unref();
     w.on("message", (m: FromSemanticWorker) => this.settle(m));
     w.on("error", (e) => this.fail(e));
     w.on("exit", (code) => {
       if (!this.closed && this.worker === w) this.fail(new Error(`the semantic worker exited (code ${code})`));
     });
+    // after the listeners: a "message" listener refs the worker's port again
+    w.unref();
     return w;
   }
 
   private settle(m: FromSemanticWorker): void {
+    if ("warmed" in m) return this.warming?.id === m.id ? this.warming.done(m.warmed) : undefined;
     // a job the worker could not score: fail() answers it (and the rest) from this thread
     if ("error" in m) return this.fail(new Error(m.error));
     const job = this.jobs.get(m.id);
@@ -167,6 +201,7 @@ export class WorkerSemantic implements SemanticChannel {
     const w = this.worker;
     this.worker = null;
     const fallback = (this.fallback = new InThreadSemantic(this.db));
+    this.warming?.done([]);
     void w?.terminate();
     for (const [id, job] of this.jobs) {
       this.jobs.delete(id);
@@ -179,6 +214,7 @@ export class WorkerSemantic implements SemanticChannel {
     this.closed = true;
     for (const job of this.jobs.values()) job.resolve([]);
     this.jobs.clear();
+    this.warming?.done([]);
     void this.worker?.terminate();
     this.worker = null;
     this.fallback?.close();

@@ -15,6 +15,8 @@ import type { Db } from "./database.js";
 export const SEMANTIC_SCOPE_CAP = 20_000;
 /** scopes kept in memory at once (least recently used dropped first) */
 const MAX_SCOPES = 64;
+/** newest memories read to find who wrote last, and each one's newest memories read for their scopes (warm-up) */
+const WARM_SCAN = 20_000;
 
 interface Loaded {
   ix: AssociationIndex;
@@ -26,6 +28,9 @@ export class SemanticIndexes {
   private readonly byKey = new Map<string, Loaded>();
   private readonly tokenStmt: Statement;
   private readonly build: (key: string) => Loaded;
+  private readonly newestUsers: Statement;
+  private readonly keysOfUser: Statement;
+  private readonly sizeOf: Statement;
 
   constructor(db: Db) {
     const load = db.prepare(`SELECT m.rowid AS rowid, m.content AS content,
@@ -33,6 +38,9 @@ export class SemanticIndexes {
       FROM memories m WHERE m.vis_key = ? AND m.status IN ('active','pending') AND (m.flags = '' OR m.trust = 'user_confirmed')
       ORDER BY m.rowid DESC LIMIT ${SEMANTIC_SCOPE_CAP}`);
     this.tokenStmt = db.prepare(`SELECT token FROM scope_tokens WHERE vis_key = ?`);
+    this.newestUsers = db.prepare(`SELECT user_id FROM memories ORDER BY rowid DESC LIMIT ${WARM_SCAN}`).pluck();
+    this.keysOfUser = db.prepare(`SELECT vis_key FROM memories WHERE user_id = ? ORDER BY updated_at DESC LIMIT ${WARM_SCAN}`).pluck();
+    this.sizeOf = db.prepare(`SELECT COUNT(*) FROM memories WHERE vis_key = ? AND status IN ('active','pending')`).pluck();
     // token and rows from one snapshot: a write between them would go unnoticed
     this.build = db.transaction((key: string): Loaded => {
       const token = this.token(key);
@@ -62,6 +70,35 @@ export class SemanticIndexes {
       while (this.byKey.size > MAX_SCOPES) this.byKey.delete(this.byKey.keys().next().value!);
       return e.ix;
     });
+  }
+
+  /**
+   * The scopes most likely searched next: those of the people who wrote last (whoever wrote the
+   * newest memories), each person's most recently written scopes first, at most `maxScopes` whose
+   * indexes would hold at most `maxMemories` in all (a scope over the budget is passed over). What
+   * a warm-up builds before the first search asks.
+   */
+  recentScopes(maxScopes: number, maxMemories: number): string[] {
+    const users: string[] = [];
+    for (const u of this.newestUsers.iterate() as IterableIterator<string>) {
+      if (!users.includes(u)) users.push(u);
+      if (users.length >= maxScopes) break;
+    }
+    const out: string[] = [];
+    const seen = new Set<string>();
+    let total = 0;
+    for (const u of users) {
+      for (const key of this.keysOfUser.iterate(u) as IterableIterator<string>) {
+        if (seen.has(key)) continue;
+        seen.add(key);
+        const n = Math.min(SEMANTIC_SCOPE_CAP, this.sizeOf.get(key) as number);
+        if (n === 0 || total + n > maxMemories) continue;
+        total += n;
+        out.push(key);
+        if (out.length >= maxScopes) return out;
+      }
+    }
+    return out;
   }
 
   /**

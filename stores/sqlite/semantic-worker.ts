@@ -20,6 +20,10 @@ port.on("message", (m: ToSemanticWorker) => {
     case "changed":
       for (const k of m.keys) indexes.changed(k);
       return;
+    case "warm":
+      // one scope per turn of the event loop: a search that arrives meanwhile is not held up by the rest
+      warmUp(m.id, m.scopes, m.memories);
+      return;
     case "score": {
       let reply: FromSemanticWorker;
       try {
@@ -31,3 +35,33 @@ port.on("message", (m: ToSemanticWorker) => {
     }
   }
 });
+
+/**
+ * Build the indexes of the scopes written last, one per turn of the event loop (a search that
+ * arrives meanwhile is not held up by the rest), then report them. A scope that fails is left to the
+ * first search that needs it, which builds it again and reports the error.
+ */
+function warmUp(id: number, scopes: number, memories: number): void {
+  let keys: string[] = [];
+  try {
+    keys = indexes.recentScopes(scopes, memories);
+  } catch {
+    // nothing warmed; searches build as they go
+  }
+  const built: string[] = [];
+  const next = (): void => {
+    const key = keys.shift();
+    if (key === undefined) {
+      port!.postMessage({ id, warmed: built } satisfies FromSemanticWorker);
+      return;
+    }
+    try {
+      indexes.indexesFor([key]);
+      built.push(key);
+    } catch {
+      // left to the search that needs it
+    }
+    setImmediate(next);
+  };
+  next();
+}

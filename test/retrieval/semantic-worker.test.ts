@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { fixedClock } from "../../core/clock.js";
@@ -9,7 +10,8 @@ import { MemoryService } from "../../core/memory/service.js";
 import { parseChannels } from "../../core/retrieval/channels.js";
 import { openDatabase } from "../../stores/sqlite/database.js";
 import { SqliteMemoryStore } from "../../stores/sqlite/memory-store.js";
-import { InThreadSemantic, semanticChannel, WorkerSemantic, type SemanticChannel } from "../../stores/sqlite/semantic-channel.js";
+import { InThreadSemantic, semanticChannel, WARM_UP, WorkerSemantic, type SemanticChannel } from "../../stores/sqlite/semantic-channel.js";
+import { SemanticIndexes } from "../../stores/sqlite/semantic-index.js";
 import { tempDir } from "../helpers/tmp.js";
 
 // Two users talk about the same hobby in different words; filler gives the counts a background.
@@ -167,6 +169,74 @@ describe("semantic channel in a worker thread", () => {
       process.off("warning", onWarning);
     }
     store.close();
+  });
+
+  it("names the scopes of whoever wrote last for a warm-up, newest first, within its scope and memory budgets", async () => {
+    const { db, store, write, key } = setup();
+    for (const t of ALICE) await write("alice", t);
+    for (const t of BOB) await write("bob", t);
+    await write("carol", "carol's only note about pottery");
+    const ix = new SemanticIndexes(db);
+    expect(ix.recentScopes(8, 1_000)).toEqual([key("carol"), key("bob"), key("alice")]);
+    expect(ix.recentScopes(2, 1_000)).toEqual([key("carol"), key("bob")]);
+    // Bob's memories would pass the budget: the warm-up stops before his scope
+    expect(ix.recentScopes(8, BOB.length)).toEqual([key("carol")]);
+    // naming them builds nothing
+    expect(ix.loaded).toBe(0);
+    store.close();
+  });
+
+  it("a warm-up builds the scopes written last in the worker, once, and searches score as before", async () => {
+    const { dir, db, store, write, key } = setup();
+    for (const t of ALICE) await write("alice", t);
+    for (const t of BOB) await write("bob", t);
+    store.close();
+    // a fresh server over the same file
+    const db2 = openDatabase(join(dir, "memory.db"));
+    const fresh = new SqliteMemoryStore(db2, parseChannels("lexical,context,semantic"));
+    const ch = (fresh as unknown as { semantic: SemanticChannel }).semantic as WorkerSemantic;
+    expect(ch.running).toBe(false);
+    expect(await fresh.warm()).toEqual([key("bob"), key("alice")]);
+    expect(ch.running).toBe(true);
+    // once per store: a second caller (the gRPC hook beside the tool server) builds nothing again
+    expect(await fresh.warm()).toEqual([]);
+    const local = new InThreadSemantic(db2);
+    expect(await ch.score([key("alice")], "pottery", 10)).toEqual(local.scoreNow([key("alice")], "pottery", 10));
+    local.close();
+    fresh.close();
+    void db;
+    // with the channel off there is nothing to warm and no worker starts
+    const db3 = openDatabase(join(dir, "memory.db"));
+    const off = new SqliteMemoryStore(db3, parseChannels("lexical,context"));
+    expect(await off.warm()).toEqual([]);
+    expect(((off as unknown as { semantic: SemanticChannel }).semantic as WorkerSemantic).running).toBe(false);
+    off.close();
+    expect(WARM_UP.scopes).toBeGreaterThan(0);
+  });
+
+  it("a warm-up never keeps the process alive: a script that starts one and returns exits at once", () => {
+    const { dir, store, write } = setup();
+    return (async () => {
+      for (const t of ALICE) await write("alice", t);
+      store.close();
+      const dist = (p: string) => pathToFileURL(join(process.cwd(), "dist", p)).href;
+      const script = [
+        `import { openDatabase } from ${JSON.stringify(dist("stores/sqlite/database.js"))};`,
+        `import { SqliteMemoryStore } from ${JSON.stringify(dist("stores/sqlite/memory-store.js"))};`,
+        `import { parseChannels } from ${JSON.stringify(dist("core/retrieval/channels.js"))};`,
+        `const store = new SqliteMemoryStore(openDatabase(${JSON.stringify(join(dir, "memory.db"))}), parseChannels("lexical,semantic"));`,
+        `process.on("warning", (w) => console.log("warning:", w.message));`,
+        `void store.warm();`,
+        `console.log("worker running:", store.semantic.running);`,
+      ].join("\n");
+      const file = join(dir, "warm.mjs");
+      writeFileSync(file, script);
+      const t0 = Date.now();
+      const out = execFileSync(process.execPath, [file], { encoding: "utf8", timeout: 20_000 });
+      // the warm-up was posted to a running worker (no fallback warning), and the script still ended
+      expect(out.trim()).toBe("worker running: true");
+      expect(Date.now() - t0).toBeLessThan(20_000);
+    })();
   });
 
   it("a closed channel answers nothing and stops its worker", async () => {
