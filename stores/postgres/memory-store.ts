@@ -10,7 +10,7 @@ import type { MemoryRecord, MemorySource, MemoryStatus, NewMemory, Trust } from 
 import { cjkBigrams } from "../../core/retrieval/analyze.js";
 import { DEFAULT_CHANNELS, type RetrievalChannels } from "../../core/retrieval/channels.js";
 import { addRanks, rrf } from "../../core/retrieval/fusion.js";
-import { categoryMembers } from "../../core/retrieval/categories.js";
+import { addedWords } from "../../core/retrieval/added-words.js";
 import { applyCues, CUE_POOL, queryCues } from "../../core/retrieval/cues.js";
 import { asks, spreadHead, spreadScores, type Sides } from "../../core/retrieval/spread.js";
 import { mmr, proximityRerank } from "../../core/retrieval/rerank.js";
@@ -884,10 +884,11 @@ export class PgMemoryStore implements MemoryStore {
       const cues = ch.cues && !q.wordsOnly && q.text ? queryCues(q.text, lex.terms, q.now) : null;
       const pool = cues ? Math.max(deep, CUE_POOL) : deep;
       const raw = this.fts ? await this.wordChannel(c, q, lex.terms, lex.cjk, pool) : await this.scanChannel(c, q, pool);
-      // [categories] a question naming a kind of thing also finds turns naming its members, at
-      // CATEGORY_WEIGHT of their word score (own text and tags only), as on SQLite
-      const members = ch.categories && !q.wordsOnly && q.text && this.fts ? categoryMembers(q.text) : [];
-      const pooled = members.length > 0 ? addRanks(raw, await this.wordChannel(c, q, members, [], pool, true), CATEGORY_WEIGHT, "higher") : raw;
+      // Lower-weight words, as on SQLite: [categories] a question naming a kind of thing also finds
+      // turns naming its members; an irregular verb's other forms find turns that tell in the past.
+      // At CATEGORY_WEIGHT of their word score (own text and tags only).
+      const added = !q.wordsOnly && this.fts ? addedWords(q.text, lex.terms, ch.categories) : [];
+      const pooled = added.length > 0 ? addRanks(raw, await this.wordChannel(c, q, added, [], pool, true), CATEGORY_WEIGHT, "higher") : raw;
       const lexicalDeep = cues ? applyCues(pooled, cues, "higher") : pooled;
       // Neighbour spreading re-scores the word channel: the reply after a matching question rises.
       const spreading = ch.neighbours && !q.wordsOnly;

@@ -30,7 +30,7 @@ import { addRanks, rrf } from "../../core/retrieval/fusion.js";
 import { DEFAULT_PRF, expansionTerms } from "../../core/retrieval/prf.js";
 import { mmr, proximityRerank } from "../../core/retrieval/rerank.js";
 import { applyCues, CUE_POOL, queryCues } from "../../core/retrieval/cues.js";
-import { categoryMembers } from "../../core/retrieval/categories.js";
+import { addedWords } from "../../core/retrieval/added-words.js";
 import { hasCjk } from "../../core/retrieval/analyze.js";
 import { asks } from "../../core/retrieval/spread.js";
 // [vector channel] optional embedder + sqlite-vec index (issue 8 §2), kept in step with every write
@@ -567,9 +567,10 @@ export class SqliteMemoryStore implements MemoryStore {
     const cues = ch.cues && !q.wordsOnly && q.text ? queryCues(q.text, lex.terms, q.now) : null;
     const pool = cues ? Math.max(deep, CUE_POOL) : deep;
     const lexicalRaw = wordParts.length > 0 ? this.channel("memory_fts", wordParts.join(" OR "), q, keys, pool, plan) : [];
-    // [categories] a question naming a kind of thing also finds turns naming its members
-    const members = ch.categories && !q.wordsOnly && q.text ? categoryMembers(q.text) : [];
-    const withMembers = members.length > 0 ? this.withCategories(lexicalRaw, members, q, keys, pool) : lexicalRaw;
+    // Lower-weight words: [categories] a question naming a kind of thing also finds turns naming
+    // its members; an irregular verb's other forms ("go" → "went") find turns that tell in the past
+    const added = q.wordsOnly ? [] : addedWords(q.text, lex.terms, ch.categories);
+    const withMembers = added.length > 0 ? this.withCategories(lexicalRaw, added, q, keys, pool) : lexicalRaw;
     // [semantic channel] memories the scope's word associations tie to the query rise in the pool
     const pooled = semJob ? this.withAssociations(withMembers, await semJob, q, keys, pool) : withMembers;
     const lexicalDeep = cues ? applyCues(pooled, cues, "lower") : pooled;
@@ -630,8 +631,8 @@ export class SqliteMemoryStore implements MemoryStore {
   }
 
   /**
-   * The word pool with the category members' own-text matches added at CATEGORY_WEIGHT of their
-   * bm25 (as if they were lower-weight query words).
+   * The word pool with the added words' own-text matches (category members, verb forms) added at
+   * CATEGORY_WEIGHT of their bm25 (as if they were lower-weight query words).
    */
   private withCategories(
     raw: { row: MemoryRow; rank: number }[],

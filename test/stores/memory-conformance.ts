@@ -220,6 +220,25 @@ export function memoryConformance(name: string, make: () => Promise<MemoryUnderT
       expect(ids).not.toContain(bobs.id);
     });
 
+    it.runIf(categories)("an irregular verb's past form (\"ran\" for \"run\") ranks the turn that tells it first, inside the viewer's scope only", async () => {
+      const s = await fresh();
+      // each in a conversation of its own: no neighbour's words in its context
+      let n = 0;
+      const alone = (content: string, scope = scopeOf("alice")) =>
+        mem(content, { scope, source: { threadId: `verb-${n++}`, messageIds: [], toolCallId: null, actor: "user", at: T0 } });
+      const told = alone("Caroline: I ran the Boston marathon with my cousin, and we stopped for pancakes on the way home");
+      const bobs = alone("Caroline: I ran the Boston marathon with my cousin, and we stopped for pancakes on the way home", scopeOf("bob"));
+      const named = alone("Caroline: the Boston marathon was on the news, and the traffic downtown was terrible");
+      // enough other turns that a word in two of them is a rare one
+      const filler = Array.from({ length: 30 }, (_, i) => alone(`Caroline: note ${i} about the garden and the weather`));
+      for (const r of [told, bobs, named, ...filler]) await s.insert(r, audit(r.id));
+      const question = "Did Caroline run the Boston marathon?";
+      const ids = (await s.search(q(question, keysOf(scopeOf("alice")), { text: question }))).map((h) => h.record.id);
+      expect(ids[0]).toBe(told.id);
+      expect(ids).toContain(named.id);
+      expect(ids).not.toContain(bobs.id);
+    });
+
     it("neighbour spreading: the reply after a matching question ranks before the turn after a matching statement", async () => {
       const s = await fresh();
       const turn = (content: string, thread: string) => mem(content, { source: { threadId: thread, messageIds: [], toolCallId: null, actor: "user", at: T0 } });

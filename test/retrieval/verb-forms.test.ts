@@ -1,0 +1,49 @@
+// Irregular verbs: "When did she go…" reaches "I went…", a word the stemmer never joins to "go".
+import { describe, expect, it } from "vitest";
+import { otherVerbForms } from "../../core/retrieval/verb-forms.js";
+import { addedWords } from "../../core/retrieval/added-words.js";
+import { analyzeQuery } from "../../core/retrieval/analyze.js";
+import { openTestMemory, req, T0 } from "../helpers/memory.js";
+import { tempDir } from "../helpers/tmp.js";
+import { seedMemories } from "../../bench/seed.js";
+
+describe("irregular verb forms (pure)", () => {
+  it("adds the other forms of any form, once, after the query's own words", () => {
+    expect(otherVerbForms(["go", "lisbon"])).toEqual(["went", "gone"]);
+    expect(otherVerbForms(["bought", "bicycle"])).toEqual(["buy"]);
+    expect(otherVerbForms(["swim", "swam"])).toEqual(["swum"]);
+    expect(otherVerbForms(["painted", "garden"])).toEqual([]);
+  });
+
+  it("leaves out forms that are everyday nouns or chat filler", () => {
+    // "saw" (the tool), "left" (the side), "thought" (the noun) would match turns about other things
+    expect(otherVerbForms(["see"])).toEqual(["seen"]);
+    expect(otherVerbForms(["leave", "think", "rise", "find"])).toEqual([]);
+  });
+
+  it("joins category members in the added words, members first, nothing twice", () => {
+    const q = "Which instruments did Melanie buy?";
+    const words = addedWords(q, analyzeQuery(q).terms, true);
+    expect(words).toContain("violin");
+    expect(words.at(-1)).toBe("bought");
+    expect(new Set(words).size).toBe(words.length);
+    // with the category channel off the verb forms stay
+    expect(addedWords(q, analyzeQuery(q).terms, false)).toEqual(["bought"]);
+  });
+});
+
+describe("irregular verb forms in search", () => {
+  it("the turn that tells it in the past outranks one that only shares the nouns", async () => {
+    const dir = tempDir();
+    const texts = [
+      "Caroline: I ran the Boston marathon with my cousin, and we stopped for pancakes on the way home",
+      "Caroline: the Boston marathon",
+      ...Array.from({ length: 40 }, (_, i) => `Caroline: note ${i} about the garden and the weather`),
+    ];
+    const m = openTestMemory(dir, "verbs.db");
+    await seedMemories(m, texts.length, (i) => ({ scope: req(), level: "user", kind: "note", content: texts[i]!, at: T0 + i }));
+    const hits = await m.service.search({ thread: req() }, { query: "Did Caroline run the Boston marathon?", limit: 5 });
+    expect(hits[0]?.record.content).toContain("I ran the Boston marathon");
+    m.close();
+  });
+});
