@@ -7,7 +7,7 @@ import { SessionsReader } from "../../stores/infinity-files/sessions.js";
 import { announcePort, fileLogger, installShutdown, isEmbedded } from "../../toolsets/rap/command-server.js";
 import { startRapServer } from "../../toolsets/rap/server.js";
 import { startContextHookServer } from "../../context-hook/grpc/server.js";
-import { memoryPrefixBuilder, warmSemantic } from "../../context-hook/provider-proxy/builder.js";
+import { memoryPrefixBuilder } from "../../context-hook/provider-proxy/builder.js";
 import { memoryToolset } from "../../toolsets/memory/tools.js";
 import { EvolutionService } from "../../core/learning/evolution.js";
 import { startEvolution } from "../../core/learning/evolution-start.js";
@@ -92,8 +92,6 @@ async function serve(o: ServeOptions): Promise<void> {
     throw e;
   }
   const stores = ctx.backend;
-  // the first searches find the recently written scopes' semantic indexes built (in the background)
-  if (o.toolset === "memory") warmSemantic(stores.memory, logger);
   // With row-level security (postgres …?rls=1) every store call must run as a user or as system
   // maintenance: tool calls as their user, the background and cross-user work as system.
   const identity = (stores as { pg?: { rls?: boolean } }).pg?.rls ? await pgIdentity() : NO_IDENTITY;

@@ -23,7 +23,10 @@ export async function memoryPrefixBuilder(ctx: PrefixBuilderContext): Promise<Pr
   const m = ctx.memory;
   // Loading the vocabulary takes ~0.2 s: pay it at start, not inside the first call's deadline.
   const tokens = await loadTokenCounter(m.config.prefix.tokenizer);
-  // Likewise the semantic indexes of the scopes written last (built in the background).
+  // Likewise the semantic indexes of the scopes written last, built in the background: a first
+  // prefix would otherwise build its scope inside the deadline (~0.3 s for 20k memories). A tool
+  // server alone does not warm up: a tool call has no such deadline, and a session that never
+  // searches should not hold the indexes.
   warmSemantic(m.backend.memory, ctx.logger);
   return new MemoryPrefixBuilder({
     service: m.service,

@@ -25,8 +25,8 @@ export interface SemanticChannel {
   /** The best `limit` memories of these scopes for the query text, best first. */
   score(keys: string[], text: string, limit: number): Promise<SemanticHit[]>;
   /**
-   * Build the indexes of the scopes written last in the background (`WARM_UP`), so a fresh
-   * server's first search does not pay for them. Only a worker does: on the store's own thread it
+   * Build the indexes of the scopes of whoever wrote last in the background (`WARM_UP`), so a
+   * fresh server's first search does not pay for them. Only a worker does: on the store's own thread it
    * would block, and there the first search builds its scope as before. Resolves with the scopes
    * built once they are (none off a worker, or when a warm-up already ran).
    */
@@ -34,7 +34,7 @@ export interface SemanticChannel {
   close(): void;
 }
 
-/** What a warm-up builds: the scopes written last, at most this many and this many memories in all. */
+/** What a warm-up builds: the scopes of whoever wrote last, at most this many and this many memories in all. */
 export const WARM_UP = { scopes: 8, memories: 40_000 } as const;
 
 export type ToSemanticWorker =

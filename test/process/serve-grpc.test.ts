@@ -3,6 +3,7 @@
 import { create } from "@bufbuild/protobuf";
 import { credentials, makeGenericClientConstructor, type Client, type ServiceError } from "@grpc/grpc-js";
 import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { describe, expect, it } from "vitest";
@@ -24,20 +25,26 @@ function buildPrefix(client: Client, req: unknown): Promise<BuildPrefixResponse>
   });
 }
 
+/** `serve --grpc` on this directory's database: its toolset URL, its gRPC address and its exit code. */
+async function startServe(dir: string) {
+  const child = spawn(process.execPath, [CLI, "serve", "--port", "0", "--grpc", "127.0.0.1:0", "--db", join(dir, "m.db"), "--log", join(dir, "s.log")], {
+    env: { ...process.env, INFINITY_MEMORY_HOME: dir, INFINITY_MEMORY_USER: "alice" },
+    stdio: ["ignore", "pipe", "ignore"],
+  });
+  const exited = new Promise<number | null>((r) => child.on("exit", (c) => r(c)));
+  const lines: string[] = [];
+  const rl = createInterface({ input: child.stdout });
+  const ready = new Promise<void>((resolve) => rl.on("line", (l) => (lines.push(l), l.startsWith("ContextHook gRPC:") && resolve())));
+  await ready;
+  const url = /listening on (http:\/\/\S+)/.exec(lines.join("\n"))![1]!;
+  const grpcAddress = /ContextHook gRPC: (\S+)/.exec(lines.join("\n"))![1]!;
+  return { child, exited, url, grpcAddress };
+}
+
 describe("serve --grpc", () => {
-  it("answers BuildPrefix with what the memory toolset stored", async () => {
+  it("answers BuildPrefix with what the memory toolset stored; restarted, it builds the semantic index of the scope written last before any prefix asks", async () => {
     const dir = tempDir();
-    const child = spawn(process.execPath, [CLI, "serve", "--port", "0", "--grpc", "127.0.0.1:0", "--db", join(dir, "m.db"), "--log", join(dir, "s.log")], {
-      env: { ...process.env, INFINITY_MEMORY_HOME: dir, INFINITY_MEMORY_USER: "alice" },
-      stdio: ["ignore", "pipe", "ignore"],
-    });
-    const exited = new Promise<number | null>((r) => child.on("exit", (c) => r(c)));
-    const lines: string[] = [];
-    const rl = createInterface({ input: child.stdout });
-    const ready = new Promise<void>((resolve) => rl.on("line", (l) => (lines.push(l), l.startsWith("ContextHook gRPC:") && resolve())));
-    await ready;
-    const url = /listening on (http:\/\/\S+)/.exec(lines.join("\n"))![1]!;
-    const grpcAddress = /ContextHook gRPC: (\S+)/.exec(lines.join("\n"))![1]!;
+    const { child, exited, url, grpcAddress } = await startServe(dir);
     const sink = await startCallbackSink();
     try {
       await postJson(`${url}/invoke`, {
@@ -62,5 +69,26 @@ describe("serve --grpc", () => {
       child.kill("SIGINT");
     }
     expect(await exited).toBe(0);
+    // The empty database at the first start had nothing to warm up; this one has Alice's scope.
+    const logFile = join(dir, "s.log");
+    const before = readFileSync(logFile, "utf8");
+    expect(before).not.toContain("semantic indexes built");
+    const again = await startServe(dir);
+    try {
+      let warmed: { scopes: number } | null = null;
+      for (let i = 0; i < 100 && !warmed; i++) {
+        const line = readFileSync(logFile, "utf8").slice(before.length).split("\n").find((l) => l.includes("semantic indexes built"));
+        if (line) warmed = JSON.parse(line) as { scopes: number };
+        else await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(warmed?.scopes).toBe(1);
+      const client = new HookClient(again.grpcAddress, credentials.createInsecure());
+      const res = await buildPrefix(client, create(BuildPrefixRequestSchema, { threadId: "root-4", rootThreadId: "root-4", userId: "alice", task: "which package manager for JavaScript" }));
+      expect(res.text).toContain("User prefers pnpm over npm for JavaScript projects");
+      client.close();
+    } finally {
+      again.child.kill("SIGINT");
+    }
+    expect(await again.exited).toBe(0);
   });
 });
