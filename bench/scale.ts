@@ -115,7 +115,9 @@ async function searchPhase(
   return { queries: queries.length, mean_results: Math.round((results / Math.max(1, queries.length)) * 10) / 10, latency_ms: summary(all), by_kind };
 }
 
-/** First-search latency on fresh stores over the same file: cold, then after a completed warm-up. */
+const FIRST_SEARCH_RUNS = 5;
+
+/** First-search latency on fresh stores over the same file: cold, then after a completed warm-up (median of FIRST_SEARCH_RUNS). */
 async function firstSearch(dbPath: string, config: ReturnType<typeof defaultConfig>, clock: ReturnType<typeof fixedClock>, q: { s: Sample; text: string }) {
   const once = async (warm: boolean) => {
     const c = openMemory({ dbPath, config, clock, env: {}, channels: CHANNELS });
@@ -133,10 +135,23 @@ async function firstSearch(dbPath: string, config: ReturnType<typeof defaultConf
       c.close();
     }
   };
-  const cold = await once(false);
-  const warmed = await once(true);
+  // the median of a few fresh starts: one search alone may meet a GC pause
+  const runs: { cold: number; after: number; warmMs: number; scopes: number }[] = [];
+  for (let i = 0; i < FIRST_SEARCH_RUNS; i++) {
+    const cold = await once(false);
+    const warmed = await once(true);
+    runs.push({ cold: cold.ms, after: warmed.ms, warmMs: warmed.warmMs, scopes: warmed.scopes });
+  }
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
   const r1 = (x: number) => Math.round(x * 10) / 10;
-  return { cold_ms: r1(cold.ms), warm_up_ms: r1(warmed.warmMs), warm_up_scopes: warmed.scopes, after_warm_up_ms: r1(warmed.ms) };
+  return {
+    runs: FIRST_SEARCH_RUNS,
+    cold_ms: r1(median(runs.map((r) => r.cold))),
+    warm_up_ms: r1(median(runs.map((r) => r.warmMs))),
+    warm_up_scopes: runs[0]!.scopes,
+    after_warm_up_ms: r1(median(runs.map((r) => r.after))),
+    after_warm_up_max_ms: r1(Math.max(...runs.map((r) => r.after))),
+  };
 }
 
 async function runOne(n: number): Promise<Record<string, unknown>> {
@@ -223,10 +238,11 @@ async function runOne(n: number): Promise<Record<string, unknown>> {
 
     // A fresh server's first search: cold (its scope's semantic index is built inside it) and after
     // the warm-up that `serve` and the provider proxy start when they open the store.
-    // The searched user's own write comes last, as it would for the person whose session starts.
+    // The searched person wrote last, in the project of the session that starts (as when someone
+    // comes back to the project they worked in).
     const q0 = queries[0]!;
     if (CHANNELS.semantic) {
-      await ctx.service.remember(scopeOf(q0.s.m), { content: `${q0.text} (latest note)`, kind: "fact", scope: q0.s.m.level }, { actor: "user", threadId: scopeOf(q0.s.m).thread, toolCallId: null });
+      await ctx.service.remember(scopeOf(q0.s.m), { content: `${q0.text} (latest note)`, kind: "fact", scope: "project" }, { actor: "user", threadId: scopeOf(q0.s.m).thread, toolCallId: null });
     }
     const first = CHANNELS.semantic ? await firstSearch(dbPath, ctx.config, clock, q0) : null;
 

@@ -15,6 +15,8 @@ import type { Db } from "./database.js";
 export const SEMANTIC_SCOPE_CAP = 20_000;
 /** scopes kept in memory at once (least recently used dropped first) */
 const MAX_SCOPES = 64;
+/** which scopes of a person a warm-up builds first: the broad ones every search of theirs reads */
+const LEVEL_ORDER = ["user", "project", "session", "thread"];
 /** newest memories read to find who wrote last, and each one's newest memories read for their scopes (warm-up) */
 const WARM_SCAN = 20_000;
 
@@ -39,7 +41,7 @@ export class SemanticIndexes {
       ORDER BY m.rowid DESC LIMIT ${SEMANTIC_SCOPE_CAP}`);
     this.tokenStmt = db.prepare(`SELECT token FROM scope_tokens WHERE vis_key = ?`);
     this.newestUsers = db.prepare(`SELECT user_id FROM memories ORDER BY rowid DESC LIMIT ${WARM_SCAN}`).pluck();
-    this.keysOfUser = db.prepare(`SELECT vis_key FROM memories WHERE user_id = ? ORDER BY updated_at DESC LIMIT ${WARM_SCAN}`).pluck();
+    this.keysOfUser = db.prepare(`SELECT vis_key AS key, level FROM memories WHERE user_id = ? ORDER BY updated_at DESC LIMIT ${WARM_SCAN}`);
     this.sizeOf = db.prepare(`SELECT COUNT(*) FROM memories WHERE vis_key = ? AND status IN ('active','pending')`).pluck();
     // token and rows from one snapshot: a write between them would go unnoticed
     this.build = db.transaction((key: string): Loaded => {
@@ -74,7 +76,9 @@ export class SemanticIndexes {
 
   /**
    * The scopes most likely searched next: those of the people who wrote last (whoever wrote the
-   * newest memories), each person's most recently written scopes first, at most `maxScopes` whose
+   * newest memories). Of each person, the user-level scope first and then the project scopes,
+   * since every search of theirs (or of a session in that project) reads them, then their session
+   * and thread scopes; most recently written first within a level. At most `maxScopes` whose
    * indexes would hold at most `maxMemories` in all (a scope over the budget is passed over). What
    * a warm-up builds before the first search asks.
    */
@@ -88,9 +92,14 @@ export class SemanticIndexes {
     const seen = new Set<string>();
     let total = 0;
     for (const u of users) {
-      for (const key of this.keysOfUser.iterate(u) as IterableIterator<string>) {
-        if (seen.has(key)) continue;
-        seen.add(key);
+      const keys: { key: string; level: string }[] = [];
+      for (const r of this.keysOfUser.iterate(u) as IterableIterator<{ key: string; level: string }>) {
+        if (!seen.has(r.key)) keys.push(r);
+        seen.add(r.key);
+      }
+      // stable: recency order stays within a level
+      keys.sort((a, b) => LEVEL_ORDER.indexOf(a.level) - LEVEL_ORDER.indexOf(b.level));
+      for (const { key } of keys) {
         const n = Math.min(SEMANTIC_SCOPE_CAP, this.sizeOf.get(key) as number);
         if (n === 0 || total + n > maxMemories) continue;
         total += n;

@@ -171,16 +171,23 @@ describe("semantic channel in a worker thread", () => {
     store.close();
   });
 
-  it("names the scopes of whoever wrote last for a warm-up, newest first, within its scope and memory budgets", async () => {
-    const { db, store, write, key } = setup();
+  it("names the scopes of whoever wrote last for a warm-up, newest first, a person's broad scopes before their sessions, within its budgets", async () => {
+    const { db, store, svc, req, write, key } = setup();
     for (const t of ALICE) await write("alice", t);
     for (const t of BOB) await write("bob", t);
     await write("carol", "carol's only note about pottery");
+    // Carol's last write is in her session; her user-level scope, read by every search of hers, still comes first.
+    await svc.remember(req("carol"), { content: "this session: glaze the bowls", kind: "note", scope: "session", userStated: true }, {
+      actor: "user",
+      threadId: "carol-t",
+      toolCallId: null,
+    });
+    const carolSession = visibilityKey({ level: "session", user: "carol", project: null, session: "carol-t", thread: null });
     const ix = new SemanticIndexes(db);
-    expect(ix.recentScopes(8, 1_000)).toEqual([key("carol"), key("bob"), key("alice")]);
-    expect(ix.recentScopes(2, 1_000)).toEqual([key("carol"), key("bob")]);
+    expect(ix.recentScopes(8, 1_000)).toEqual([key("carol"), carolSession, key("bob"), key("alice")]);
+    expect(ix.recentScopes(3, 1_000)).toEqual([key("carol"), carolSession, key("bob")]);
     // Bob's memories would pass the budget: the warm-up stops before his scope
-    expect(ix.recentScopes(8, BOB.length)).toEqual([key("carol")]);
+    expect(ix.recentScopes(8, BOB.length)).toEqual([key("carol"), carolSession]);
     // naming them builds nothing
     expect(ix.loaded).toBe(0);
     store.close();
