@@ -15,6 +15,11 @@ import type { Db } from "./database.js";
 export const SEMANTIC_SCOPE_CAP = 20_000;
 /** scopes kept in memory at once (least recently used dropped first) */
 const MAX_SCOPES = 64;
+/**
+ * memories held in all loaded indexes at once (least recently used scopes dropped first): an index
+ * takes ~0.55 KB per memory, so at most ~110 MB, where 64 full scopes would take ~700 MB
+ */
+export const MAX_INDEXED = 200_000;
 /** which scopes of a person a warm-up builds first: the broad ones every search of theirs reads */
 const LEVEL_ORDER = ["user", "project", "session", "thread"];
 /** newest memories read to find who wrote last, and each one's newest memories read for their scopes (warm-up) */
@@ -34,7 +39,11 @@ export class SemanticIndexes {
   private readonly keysOfUser: Statement;
   private readonly sizeOf: Statement;
 
-  constructor(db: Db) {
+  /** `maxIndexed`: memories held in all loaded indexes at once (MAX_INDEXED unless a test says) */
+  constructor(
+    db: Db,
+    private readonly maxIndexed = MAX_INDEXED,
+  ) {
     const load = db.prepare(`SELECT m.rowid AS rowid, m.content AS content,
         (SELECT s.thread_id FROM memory_sources s WHERE s.memory_rowid = m.rowid AND s.thread_id IS NOT NULL ORDER BY s.id LIMIT 1) AS thread
       FROM memories m WHERE m.vis_key = ? AND m.status IN ('active','pending') AND (m.flags = '' OR m.trust = 'user_confirmed')
@@ -58,7 +67,7 @@ export class SemanticIndexes {
 
   /** The indexes of these scope keys, current as of now: built or rebuilt as needed. */
   indexesFor(keys: string[]): AssociationIndex[] {
-    return keys.map((k) => {
+    const out = keys.map((k) => {
       let e = this.byKey.get(k);
       if (e && e.token === this.token(k)) {
         // most recently used last
@@ -69,9 +78,29 @@ export class SemanticIndexes {
       this.byKey.delete(k);
       e = this.build(k);
       this.byKey.set(k, e);
-      while (this.byKey.size > MAX_SCOPES) this.byKey.delete(this.byKey.keys().next().value!);
       return e.ix;
     });
+    this.evict(new Set(keys));
+    return out;
+  }
+
+  /** Least recently used scopes go while more than MAX_SCOPES scopes or `maxIndexed` memories are held; `keep` stays. */
+  private evict(keep: Set<string>): void {
+    let held = 0;
+    for (const e of this.byKey.values()) held += e.ix.size;
+    for (const [k, e] of this.byKey) {
+      if (this.byKey.size <= MAX_SCOPES && held <= this.maxIndexed) break;
+      if (keep.has(k)) continue;
+      this.byKey.delete(k);
+      held -= e.ix.size;
+    }
+  }
+
+  /** Memories held in all loaded indexes (tests). */
+  get held(): number {
+    let n = 0;
+    for (const e of this.byKey.values()) n += e.ix.size;
+    return n;
   }
 
   /**

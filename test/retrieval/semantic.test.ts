@@ -206,6 +206,35 @@ describe("semantic index upkeep", () => {
   });
 });
 
+describe("semantic index memory bound", () => {
+  it("drops the least recently used scopes once the loaded indexes hold more memories than allowed, never the ones a search reads", async () => {
+    const { db, store, write, key } = await setup();
+    for (const [i, t] of ALICE.entries()) await write("alice", t, i);
+    for (const [i, t] of BOB.entries()) await write("bob", t, i);
+    for (const [i, t] of ALICE.slice(0, 4).entries()) await write("carol", t, i);
+    const sizes = { alice: ALICE.length, bob: BOB.length, carol: 4 };
+    // room for two of the three scopes
+    const sem = new SemanticIndexes(db, sizes.alice + sizes.bob);
+    sem.indexesFor([key("alice")]);
+    sem.indexesFor([key("bob")]);
+    expect(sem.held).toBe(sizes.alice + sizes.bob);
+    // Carol's scope pushes out the least recently used one (Alice's)
+    const bobIx = sem.indexesFor([key("bob")])[0];
+    sem.indexesFor([key("carol")]);
+    expect(sem.held).toBe(sizes.bob + sizes.carol);
+    expect(sem.indexesFor([key("bob")])[0]).toBe(bobIx);
+    // one search over all three keeps all three, over the bound for as long as it needs them
+    const all = sem.indexesFor([key("alice"), key("bob"), key("carol")]);
+    expect(all.map((ix) => ix.size)).toEqual([sizes.alice, sizes.bob, sizes.carol]);
+    expect(sem.loaded).toBe(3);
+    // the next search reads Carol's alone: the oldest go until the bound holds again
+    sem.indexesFor([key("carol")]);
+    expect(sem.held).toBeLessThanOrEqual(sizes.alice + sizes.bob);
+    expect(sem.loaded).toBe(2);
+    store.close();
+  });
+});
+
 describe("neighbour spreading", () => {
   it("the answer after a matching question rises even when it shares no word with the query", async () => {
     const turns = [
