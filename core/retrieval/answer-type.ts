@@ -7,6 +7,8 @@
 // on the tuning half of the LoCoMo dev split 62% of such evidence turns hold a title against 5% of
 // all turns.
 
+import { PLACE_NAMES } from "./categories.js";
+
 export type AnswerKind = "time" | "amount" | "place" | "title";
 
 const WHEN_RE = /^\s*(?:when\b|what (?:year|month|date|day|time)\b|which (?:year|month|date|day)\b|since when\b|how long ago\b)/iu;
@@ -43,7 +45,8 @@ const NUMBER_WORDS = "one|two|three|four|five|six|seven|eight|nine|ten|eleven|tw
 const AMOUNT_RE_TEXT = new RegExp(`\\b(?:\\d+|${NUMBER_WORDS})\\b|\\b(?:daily|weekly|monthly|yearly|every)\\b`, "iu");
 
 // A capitalised name or an acronym after a word of place or motion ("a trip to Rome", "lives in
-// Boston", "back from the UK"); case matters here, so this one reads the text as written.
+// Boston", "back from the UK"), or a country, state or city the category lexicon knows, capitalised
+// anywhere ("my home country, Sweden"); case matters here, so this one reads the text as written.
 const PLACE_RE_TEXT = /\b(?:to|in|at|from|near|around|visit|visited|visiting)\s+(?:the\s+)?\p{Lu}(?:\p{Ll}+|\p{Lu}+\b)/u;
 
 // A title as written: quoted, or two or more capitalised words in a row ("Game of Thrones"), not
@@ -68,5 +71,12 @@ export function holdsAnswer(kind: AnswerKind, content: string): boolean {
   if (kind === "time") return TIME_RE.test(content);
   if (kind === "amount") return AMOUNT_RE_TEXT.test(content);
   if (kind === "title") return holdsTitle(content);
-  return PLACE_RE_TEXT.test(content);
+  return PLACE_RE_TEXT.test(content) || namesKnownPlace(content);
+}
+
+const CAP_WORD_RE = /\b\p{Lu}\p{Ll}+\b/gu;
+/** A capitalised word that is a known country, state or city ("my home country, Sweden"). */
+function namesKnownPlace(content: string): boolean {
+  for (const m of content.matchAll(CAP_WORD_RE)) if (PLACE_NAMES.has(m[0].toLowerCase())) return true;
+  return false;
 }

@@ -37,6 +37,9 @@ const CITIES = [
   "nashville", "vegas", "angeles", "francisco", "diego", "phoenix", "philadelphia", "detroit", "honolulu",
 ];
 
+/** Every country, US state and city name the lexicon knows (lower case). */
+export const PLACE_NAMES: ReadonlySet<string> = new Set([...COUNTRIES, ...US_STATES, ...CITIES]);
+
 const CATEGORIES: Category[] = [
   { names: ["country", "countries", "nation", "nations"], members: COUNTRIES },
   { names: ["state", "states"], members: US_STATES },

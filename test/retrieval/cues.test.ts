@@ -128,6 +128,14 @@ describe("answer-kind cue", () => {
     expect(holdsAnswer("place", "When I went in I saw it")).toBe(false);
   });
 
+  it("a country, state or city it knows is a place wherever it stands, when written as a name", () => {
+    expect(holdsAnswer("place", "a gift from my grandma in my home country, Sweden")).toBe(true);
+    expect(holdsAnswer("place", "Florida was warm and the beach was lovely")).toBe(true);
+    // lower case it is another word ("turkey" for dinner), and an unknown capitalised word is no place
+    expect(holdsAnswer("place", "we had turkey and pie")).toBe(false);
+    expect(holdsAnswer("place", "Grandma made pie")).toBe(false);
+  });
+
   it("knows a question asking for a book, film, game or song, and a text naming a title", () => {
     expect(answerKind("What books has Tim read?")).toBe("title");
     expect(answerKind("Which two fantasy novels does Tim particularly enjoy writing about?")).toBe("title");
