@@ -1,6 +1,6 @@
 // Irregular English verbs: a question asks in the base form ("When did she go to the parade?",
-// "What did he buy?") while the turn that answers says it in the past ("I went to a pride
-// parade", "I bought these figurines"). The FTS tokenizer's Porter stemmer joins "paint",
+// "What did he buy?", "What does her drawing mean?") while the turn that answers says it in the
+// past ("I went to a pride parade", "I bought these figurines", "I drew it"). The FTS tokenizer's Porter stemmer joins "paint",
 // "painted" and "painting" but never "go" and "went": their stems differ. A query word that is one
 // form of an irregular verb also searches the verb's other forms. General English, not learned from
 // any data set. Forms that are common nouns or adjectives in everyday speech ("rose", "saw", "left",
@@ -91,12 +91,38 @@ const VERBS: readonly (readonly string[])[] = [
 const GROUP_OF = new Map<string, readonly string[]>();
 for (const forms of VERBS) for (const f of forms) GROUP_OF.set(f, forms);
 
+/**
+ * The verb a word is a form of: itself, or its base under a regular ending the stemmer already
+ * joins to it ("drawing", "draws", "running", "rides" → "draw", "run", "ride").
+ */
+function groupOf(w: string): readonly string[] | undefined {
+  const direct = GROUP_OF.get(w);
+  if (direct) return direct;
+  const bases: string[] = [];
+  if (w.endsWith("ing")) {
+    const stem = w.slice(0, -3);
+    bases.push(stem, stem + "e");
+    if (stem.length >= 2 && stem.at(-1) === stem.at(-2)) bases.push(stem.slice(0, -1)); // running → run
+  } else if (w.endsWith("es")) bases.push(w.slice(0, -2), w.slice(0, -1));
+  else if (w.endsWith("s")) bases.push(w.slice(0, -1));
+  for (const b of bases) {
+    const g = GROUP_OF.get(b);
+    // only from the base: "wrote" + "s" is no word
+    if (g && g[0] === b) return g;
+  }
+  return undefined;
+}
+
 /** The other forms of the irregular verbs among these words, not already among them (in order). */
 export function otherVerbForms(words: readonly string[]): string[] {
   const have = new Set(words);
   const out: string[] = [];
   for (const w of words) {
-    for (const f of GROUP_OF.get(w) ?? []) {
+    const group = groupOf(w) ?? [];
+    // the base of "drawing" is the same stem to the tokenizer: nothing to add
+    const viaEnding = !GROUP_OF.has(w);
+    for (const f of group) {
+      if (viaEnding && f === group[0]) continue;
       if (!have.has(f)) {
         have.add(f);
         out.push(f);

@@ -15,6 +15,16 @@ describe("irregular verb forms (pure)", () => {
     expect(otherVerbForms(["painted", "garden"])).toEqual([]);
   });
 
+  it("reads a regular ending of an irregular verb's base, adding only the forms the stemmer cannot join", () => {
+    // "drawing" is "draw" to the stemmer already: "drew" and "drawn" are added, "draw" is not
+    expect(otherVerbForms(["drawing"])).toEqual(["drew", "drawn"]);
+    expect(otherVerbForms(["running"])).toEqual(["ran"]);
+    expect(otherVerbForms(["rides"])).toEqual(["rode", "ridden"]);
+    expect(otherVerbForms(["goes"])).toEqual(["went", "gone"]);
+    // an ending on a past form makes no word, and a word that merely ends in -ing is no verb form
+    expect(otherVerbForms(["wrotes", "ring", "things"])).toEqual(["rang", "rung"]);
+  });
+
   it("leaves out forms that are everyday nouns or chat filler", () => {
     // "saw" (the tool), "left" (the side), "thought" (the noun) would match turns about other things
     expect(otherVerbForms(["see"])).toEqual(["seen"]);
