@@ -11,7 +11,11 @@ import type { Statement } from "better-sqlite3";
 import { AssociationIndex, expandQuery, scoreExpanded } from "../../core/retrieval/associations.js";
 import type { Db } from "./database.js";
 
-/** newest memories per scope that take part (bounds build time and memory on huge scopes) */
+/**
+ * most recently written memories per scope that take part (bounds build time and memory on huge
+ * scopes). In the order of the scope's time index: by rowid, SQLite would read and sort the whole
+ * scope first (0.8 s for a 420k-memory scope at 1M memories, against 30 ms).
+ */
 export const SEMANTIC_SCOPE_CAP = 20_000;
 /** scopes kept in memory at once (least recently used dropped first) */
 const MAX_SCOPES = 64;
@@ -47,7 +51,7 @@ export class SemanticIndexes {
     const load = db.prepare(`SELECT m.rowid AS rowid, m.content AS content,
         (SELECT s.thread_id FROM memory_sources s WHERE s.memory_rowid = m.rowid AND s.thread_id IS NOT NULL ORDER BY s.id LIMIT 1) AS thread
       FROM memories m WHERE m.vis_key = ? AND m.status IN ('active','pending') AND (m.flags = '' OR m.trust = 'user_confirmed')
-      ORDER BY m.rowid DESC LIMIT ${SEMANTIC_SCOPE_CAP}`);
+      ORDER BY m.updated_at DESC LIMIT ${SEMANTIC_SCOPE_CAP}`);
     this.tokenStmt = db.prepare(`SELECT token FROM scope_tokens WHERE vis_key = ?`);
     this.newestUsers = db.prepare(`SELECT user_id FROM memories ORDER BY rowid DESC LIMIT ${WARM_SCAN}`).pluck();
     this.keysOfUser = db.prepare(`SELECT vis_key AS key, level FROM memories WHERE user_id = ? ORDER BY updated_at DESC LIMIT ${WARM_SCAN}`);
