@@ -117,15 +117,23 @@ async function searchPhase(
 
 const FIRST_SEARCH_RUNS = 5;
 
+/** A warm-up keeps no process alive by itself (a server does); this waits for one with a timer running. */
+async function awaitAlive<T>(p: Promise<T>): Promise<T> {
+  const alive = setInterval(() => {}, 1000);
+  try {
+    return await p;
+  } finally {
+    clearInterval(alive);
+  }
+}
+
 /** First-search latency on fresh stores over the same file: cold, then after a completed warm-up (median of FIRST_SEARCH_RUNS). */
 async function firstSearch(dbPath: string, config: ReturnType<typeof defaultConfig>, clock: ReturnType<typeof fixedClock>, q: { s: Sample; text: string }) {
   const once = async (warm: boolean) => {
     const c = openMemory({ dbPath, config, clock, env: {}, channels: CHANNELS });
     try {
       const w0 = performance.now();
-      // a warm-up keeps no process alive by itself (serve's server does); this one waits for it
-      const alive = setInterval(() => {}, 1000);
-      const scopes = warm ? await c.store.warm!().finally(() => clearInterval(alive)) : (clearInterval(alive), []);
+      const scopes = warm ? await awaitAlive(c.store.warm!()) : [];
       const warmMs = performance.now() - w0;
       const t = performance.now();
       await c.service.search({ thread: scopeOf(q.s.m) }, { query: q.text, limit: 10 });
@@ -237,9 +245,9 @@ async function runOne(n: number): Promise<Record<string, unknown>> {
     }
 
     // A fresh server's first search: cold (its scope's semantic index is built inside it) and after
-    // the warm-up that `serve` and the provider proxy start when they open the store.
-    // The searched person wrote last, in the project of the session that starts (as when someone
-    // comes back to the project they worked in).
+    // the warm-up that the prefix builders (provider proxy, serve --grpc) start when they open the
+    // store. The searched person wrote last, in the project of the session that starts (as when
+    // someone comes back to the project they worked in).
     const q0 = queries[0]!;
     if (CHANNELS.semantic) {
       await ctx.service.remember(scopeOf(q0.s.m), { content: `${q0.text} (latest note)`, kind: "fact", scope: "project" }, { actor: "user", threadId: scopeOf(q0.s.m).thread, toolCallId: null });

@@ -10,7 +10,7 @@ import type { MemoryRecord, MemorySource, MemoryStatus, NewMemory, Trust } from 
 import { cjkBigrams } from "../../core/retrieval/analyze.js";
 import { DEFAULT_CHANNELS, type RetrievalChannels } from "../../core/retrieval/channels.js";
 import { addRanks, rrf } from "../../core/retrieval/fusion.js";
-import { addedWords } from "../../core/retrieval/added-words.js";
+import { ADDED_WORD_WEIGHT, addedWords } from "../../core/retrieval/added-words.js";
 import { applyCues, CUE_POOL, queryCues } from "../../core/retrieval/cues.js";
 import { asks, spreadHead, spreadScores, type Sides } from "../../core/retrieval/spread.js";
 import { mmr, proximityRerank } from "../../core/retrieval/rerank.js";
@@ -57,8 +57,6 @@ export const DSQL_MAX_BATCH = 400;
 // own cost time for no recall there).
 const SESSION_DEPTH = CUE_POOL;
 const SESSION_TOP = 3;
-/** [categories] weight of a member word's score against a query word's (as on SQLite) */
-const CATEGORY_WEIGHT = 0.4;
 const MONTHS = ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december"];
 const CURRENT = `('active','pending')`;
 
@@ -886,9 +884,9 @@ export class PgMemoryStore implements MemoryStore {
       const raw = this.fts ? await this.wordChannel(c, q, lex.terms, lex.cjk, pool) : await this.scanChannel(c, q, pool);
       // Lower-weight words, as on SQLite: [categories] a question naming a kind of thing also finds
       // turns naming its members; an irregular verb's other forms find turns that tell in the past.
-      // At CATEGORY_WEIGHT of their word score (own text and tags only).
+      // At ADDED_WORD_WEIGHT of their word score (own text and tags only).
       const added = !q.wordsOnly && this.fts ? addedWords(q.text, lex.terms, ch.categories) : [];
-      const pooled = added.length > 0 ? addRanks(raw, await this.wordChannel(c, q, added, [], pool, true), CATEGORY_WEIGHT, "higher") : raw;
+      const pooled = added.length > 0 ? addRanks(raw, await this.wordChannel(c, q, added, [], pool, true), ADDED_WORD_WEIGHT, "higher") : raw;
       const lexicalDeep = cues ? applyCues(pooled, cues, "higher") : pooled;
       // Neighbour spreading re-scores the word channel: the reply after a matching question rises.
       const spreading = ch.neighbours && !q.wordsOnly;

@@ -30,7 +30,7 @@ import { addRanks, rrf } from "../../core/retrieval/fusion.js";
 import { DEFAULT_PRF, expansionTerms } from "../../core/retrieval/prf.js";
 import { mmr, proximityRerank } from "../../core/retrieval/rerank.js";
 import { applyCues, CUE_POOL, queryCues } from "../../core/retrieval/cues.js";
-import { addedWords } from "../../core/retrieval/added-words.js";
+import { ADDED_WORD_WEIGHT, addedWords } from "../../core/retrieval/added-words.js";
 import { hasCjk } from "../../core/retrieval/analyze.js";
 import { asks } from "../../core/retrieval/spread.js";
 // [vector channel] optional embedder + sqlite-vec index (issue 8 §2), kept in step with every write
@@ -52,10 +52,6 @@ const PRF_POSTINGS_BUDGET = POSTINGS_BUDGET / 2;
 // holdout 66.7/76.0/83.4 against 66.4/75.9/82.9).
 const SESSION_DEPTH = CUE_POOL;
 const SESSION_WEIGHT = 1.0;
-// [categories] weight of a member word's bm25 against a query word's (LoCoMo tune, default +
-// categories, R@5/10/25: 0.25 77.7/85.3/89.9, 0.4 77.8/85.4/90.1, 0.5 77.5/85.4/90.2, 0.7
-// 77.6/85.4/89.9, 1.0 77.1/85.0/89.8; without 77.3/85.0/89.8)
-const CATEGORY_WEIGHT = 0.4;
 /** best turns per conversation that make up its score */
 const SESSION_TOP = 3;
 
@@ -570,7 +566,7 @@ export class SqliteMemoryStore implements MemoryStore {
     // Lower-weight words: [categories] a question naming a kind of thing also finds turns naming
     // its members; an irregular verb's other forms ("go" → "went") find turns that tell in the past
     const added = q.wordsOnly ? [] : addedWords(q.text, lex.terms, ch.categories);
-    const withMembers = added.length > 0 ? this.withCategories(lexicalRaw, added, q, keys, pool) : lexicalRaw;
+    const withMembers = added.length > 0 ? this.withAddedWords(lexicalRaw, added, q, keys, pool) : lexicalRaw;
     // [semantic channel] memories the scope's word associations tie to the query rise in the pool
     const pooled = semJob ? this.withAssociations(withMembers, await semJob, q, keys, pool) : withMembers;
     const lexicalDeep = cues ? applyCues(pooled, cues, "lower") : pooled;
@@ -632,9 +628,9 @@ export class SqliteMemoryStore implements MemoryStore {
 
   /**
    * The word pool with the added words' own-text matches (category members, verb forms) added at
-   * CATEGORY_WEIGHT of their bm25 (as if they were lower-weight query words).
+   * ADDED_WORD_WEIGHT of their bm25 (as if they were lower-weight query words).
    */
-  private withCategories(
+  private withAddedWords(
     raw: { row: MemoryRow; rank: number }[],
     members: string[],
     q: SearchQuery,
@@ -644,7 +640,7 @@ export class SqliteMemoryStore implements MemoryStore {
     const plan = this.planner.plan(members, [], keys, q.now);
     if (plan.newest || plan.terms.length === 0) return raw;
     const found = this.channel("memory_fts", `{content tags}: ${orGroup(plan.terms)}`, q, keys, pool, plan);
-    return addRanks(raw, found, CATEGORY_WEIGHT, "lower");
+    return addRanks(raw, found, ADDED_WORD_WEIGHT, "lower");
   }
 
   /**
