@@ -137,7 +137,8 @@ export class SemanticIndexes {
         if (n === 0 || total + n > maxMemories) continue;
         total += n;
         out.push(key);
-        if (out.length >= maxScopes) return out;
+        // full: nothing more fits, however many small scopes are left to count
+        if (out.length >= maxScopes || total >= maxMemories) return out;
       }
     }
     return out;
