@@ -1,12 +1,14 @@
 // Irregular English verbs: a question asks in the base form ("When did she go to the parade?",
 // "What did he buy?", "What does her drawing mean?") while the turn that answers says it in the
-// past ("I went to a pride parade", "I bought these figurines", "I drew it"). The FTS tokenizer's Porter stemmer joins "paint",
-// "painted" and "painting" but never "go" and "went": their stems differ. A query word that is one
-// form of an irregular verb also searches the verb's other forms. General English, not learned from
-// any data set. Forms that are common nouns or adjectives in everyday speech ("rose", "saw", "left",
-// "felt", "found", "lead") are left out: they would match turns about flowers, tools and
-// directions, and so are "bit", "said", "knew", "thought" and "meant", which chat uses in passing
-// far more often than it reports with them. "be", "have", "do" and "get" are stop words.
+// past ("I went to a pride parade", "I bought these figurines", "I drew it"). The FTS tokenizer's
+// Porter stemmer joins "paint", "painted" and "painting" but never "go" and "went": their stems
+// differ. A query word that is one form of an irregular verb (or its base with a regular ending)
+// also searches the verb's other forms. General English, not learned from any data set. Forms that
+// are common nouns or adjectives in everyday speech ("rose", "saw", "left", "felt", "found", "lead")
+// are left out: they would match turns about flowers, tools and directions, and so are "bit",
+// "said", "knew", "thought" and "meant", which chat uses in passing far more often than it reports
+// with them, and the very common "make", "take", "come", "give". "be", "have", "do" and "get" are
+// stop words.
 
 /** base form, then its past and past-participle forms (a form the stemmer already joins is omitted) */
 const VERBS: readonly (readonly string[])[] = [
