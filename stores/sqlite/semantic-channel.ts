@@ -9,6 +9,7 @@
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
+import { WARM_UP } from "../../core/retrieval/association-cache.js";
 import type { Db } from "./database.js";
 import { SemanticIndexes } from "./semantic-index.js";
 
@@ -34,8 +35,7 @@ export interface SemanticChannel {
   close(): void;
 }
 
-/** What a warm-up builds: the scopes of whoever wrote last, at most this many and this many memories in all. */
-export const WARM_UP = { scopes: 8, memories: 40_000 } as const;
+export { WARM_UP };
 
 export type ToSemanticWorker =
   | { t: "added"; key: string; rowid: number; thread: string | null; content: string; prev: number | null; next: number }

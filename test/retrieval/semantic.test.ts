@@ -10,32 +10,7 @@ import { openDatabase } from "../../stores/sqlite/database.js";
 import { SqliteMemoryStore } from "../../stores/sqlite/memory-store.js";
 import { SemanticIndexes } from "../../stores/sqlite/semantic-index.js";
 import { tempDir } from "../helpers/tmp.js";
-
-// Alice's pottery talk goes with clay and glaze; Bob's with kilns and vases. Filler turns give
-// the frequencies something to be measured against.
-const FILLER = [
-  "the weather was grey and windy all day",
-  "my brother called about the football match",
-  "we watched a long movie about space travel",
-  "the train was late again this morning",
-  "I bought new running shoes at the mall",
-  "our neighbour is repainting the fence",
-];
-const ALICE = [
-  "I signed up for a pottery course downtown",
-  "we shaped wet clay and painted a glaze on every bowl",
-  "the clay bowls need a second glaze coat",
-  ...FILLER,
-  "pottery again tonight, more clay on my jeans",
-  "the glaze came out a deep blue",
-];
-const BOB = [
-  "my pottery teacher fired the kiln overnight",
-  "the kiln cracked two vases",
-  ...FILLER,
-  "pottery vases from the kiln look great",
-  "I gave one of the vases to my aunt",
-];
+import { ALICE, BOB, FILLER } from "./semantic-fixtures.js";
 
 async function setup(channels = parseChannels("lexical,context,trigram,semantic")) {
   const dir = tempDir();

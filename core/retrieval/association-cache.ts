@@ -1,0 +1,137 @@
+// The semantic channel's in-memory association indexes, one per scope, as a store adapter keeps
+// them (stores/sqlite/semantic-index.ts, stores/postgres/semantic-index.ts): each index remembers
+// its scope's change token when it was read, so an adapter that reads the current token knows
+// whether any writer changed the scope since. Least recently used scopes go first once too many
+// memories are held. Pure: the adapters read tokens and rows and build the indexes.
+import type { AssociationIndex } from "./associations.js";
+
+/**
+ * most recently written memories per scope that take part (bounds build time and memory on huge
+ * scopes; the adapters read them newest first)
+ */
+export const SEMANTIC_SCOPE_CAP = 20_000;
+/** scopes kept in memory at once (least recently used dropped first) */
+export const MAX_SCOPES = 64;
+/**
+ * memories held in all loaded indexes at once (least recently used scopes dropped first): an index
+ * takes ~0.55 KB per memory, so at most ~110 MB, where 64 full scopes would take ~700 MB
+ */
+export const MAX_INDEXED = 200_000;
+/** What a warm-up builds: the scopes of whoever wrote last, at most this many and this many memories in all. */
+export const WARM_UP = { scopes: 8, memories: 40_000 } as const;
+/** which scopes of a person a warm-up builds first: the broad ones every search of theirs reads */
+export const LEVEL_ORDER = ["user", "project", "session", "thread"];
+
+interface Loaded {
+  ix: AssociationIndex;
+  /** the scope's change token when the index was read (null: the scope had none) */
+  token: number | null;
+}
+
+export class AssociationCache {
+  private readonly byKey = new Map<string, Loaded>();
+
+  /** `maxIndexed`: memories held in all loaded indexes at once */
+  constructor(private readonly maxIndexed = MAX_INDEXED) {}
+
+  /** The scope's index if it was read at this token (now the most recently used); a stale one goes. */
+  current(key: string, token: number | null): AssociationIndex | undefined {
+    const e = this.byKey.get(key);
+    if (!e) return undefined;
+    this.byKey.delete(key);
+    if (e.token !== token) return undefined;
+    this.byKey.set(key, e);
+    return e.ix;
+  }
+
+  /** A freshly read index of the scope, read at this token. */
+  put(key: string, ix: AssociationIndex, token: number | null): void {
+    this.byKey.delete(key);
+    this.byKey.set(key, { ix, token });
+  }
+
+  /** Least recently used scopes go while more than MAX_SCOPES scopes or `maxIndexed` memories are held; `keep` stays. */
+  evict(keep: Set<string>): void {
+    let held = this.held;
+    for (const [k, e] of this.byKey) {
+      if (this.byKey.size <= MAX_SCOPES && held <= this.maxIndexed) break;
+      if (keep.has(k)) continue;
+      this.byKey.delete(k);
+      held -= e.ix.size;
+    }
+  }
+
+  /**
+   * The adapter inserted a memory and the scope's token went from `prev` to `next` in that write:
+   * it joins the loaded index if that was current just before (else the index is stale and goes).
+   */
+  added(key: string, rowid: number, thread: string | null, content: string, prev: number | null, next: number): void {
+    const e = this.byKey.get(key);
+    if (!e) return;
+    if (e.token !== prev || e.ix.size >= SEMANTIC_SCOPE_CAP) {
+      this.byKey.delete(key);
+      return;
+    }
+    e.ix.add(rowid, thread, content);
+    e.token = next;
+  }
+
+  /** Memories of a scope left or changed: drop its index now (it is rebuilt on next use). */
+  changed(key: string): void {
+    this.byKey.delete(key);
+  }
+
+  /** Every scope rebuilds on next use. */
+  clear(): void {
+    this.byKey.clear();
+  }
+
+  /** Memories held in all loaded indexes. */
+  get held(): number {
+    let n = 0;
+    for (const e of this.byKey.values()) n += e.ix.size;
+    return n;
+  }
+
+  /** How many scopes are held. */
+  get loaded(): number {
+    return this.byKey.size;
+  }
+}
+
+/**
+ * Which scopes a warm-up builds, given the people who wrote last (newest first): of each person,
+ * the user-level scope first and then the project scopes, since every search of theirs (or of a
+ * session in that project) reads them, then their session and thread scopes; most recently written
+ * first within a level. At most `maxScopes` whose indexes would hold at most `maxMemories` in all (a
+ * scope over the budget is passed over). `sizeOf` is asked only for scopes that may still fit.
+ */
+export function warmScopes(
+  users: Iterable<string>,
+  keysOf: (user: string) => Iterable<{ key: string; level: string }>,
+  sizeOf: (key: string) => number,
+  maxScopes: number,
+  maxMemories: number,
+): string[] {
+  const out: string[] = [];
+  const seen = new Set<string>();
+  let total = 0;
+  for (const u of users) {
+    const keys: { key: string; level: string }[] = [];
+    for (const r of keysOf(u)) {
+      if (!seen.has(r.key)) keys.push(r);
+      seen.add(r.key);
+    }
+    // stable: recency order stays within a level
+    keys.sort((a, b) => LEVEL_ORDER.indexOf(a.level) - LEVEL_ORDER.indexOf(b.level));
+    for (const { key } of keys) {
+      const n = Math.min(SEMANTIC_SCOPE_CAP, sizeOf(key));
+      if (n === 0 || total + n > maxMemories) continue;
+      total += n;
+      out.push(key);
+      // full: nothing more fits, however many small scopes are left to count
+      if (out.length >= maxScopes || total >= maxMemories) return out;
+    }
+  }
+  return out;
+}
