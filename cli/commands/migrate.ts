@@ -17,12 +17,12 @@ import { rebuildSkillSearch } from "../../stores/postgres/skill-store.js";
 import { openDatabase, type Db } from "../../stores/sqlite/database.js";
 
 /**
- * SQLite tables with no PostgreSQL twin, because the PostgreSQL store derives what they hold
- * another way; their rows are not copied (reported as skipped).
+ * SQLite tables whose rows the PostgreSQL store derives its own way (with or without a table of
+ * the same name); their rows are not copied (reported as skipped).
  */
 const DERIVED_ELSEWHERE: Record<string, string> = {
   memory_vector_meta: "vector index metadata: the PostgreSQL vector channel (pgvector) records its own embedder; run `memory reindex --vectors` there",
-  scope_tokens: "change tokens of the SQLite semantic channel's in-memory indexes, which PostgreSQL has no use for",
+  scope_tokens: "change tokens of the semantic channel's in-memory indexes: PostgreSQL's triggers renew its own as the memories are copied",
 };
 
 /**
@@ -154,11 +154,15 @@ async function plan(src: Db, target: PgDb): Promise<{ tables: PlannedTable[]; sk
       continue;
     }
     if (virtual.some((v) => t.name.startsWith(`${v}_`))) continue; // shadow tables of an index
+    const elsewhere = DERIVED_ELSEWHERE[t.name];
+    if (elsewhere) {
+      skipped.push({ table: t.name, reason: elsewhere });
+      continue;
+    }
     const rows = (src.prepare(`SELECT count(*) AS n FROM ${quoteIdent(t.name)}`).get() as { n: number }).n;
     const target = pgCols.get(t.name);
     if (!target) {
-      const derived = DERIVED_ELSEWHERE[t.name];
-      if (derived || rows === 0) skipped.push({ table: t.name, reason: derived ?? "no PostgreSQL table and no rows" });
+      if (rows === 0) skipped.push({ table: t.name, reason: "no PostgreSQL table and no rows" });
       else problems.push(`table ${t.name} (${rows} rows) has no PostgreSQL counterpart`);
       continue;
     }

@@ -14,6 +14,8 @@ import { ADDED_WORD_WEIGHT, addedWords } from "../../core/retrieval/added-words.
 import { applyCues, CUE_POOL, queryCues } from "../../core/retrieval/cues.js";
 import { asks, spreadHead, spreadScores, type Sides } from "../../core/retrieval/spread.js";
 import { mmr, proximityRerank } from "../../core/retrieval/rerank.js";
+import { WARM_UP } from "../../core/retrieval/association-cache.js";
+import { DEFAULT_ASSOCIATIONS } from "../../core/retrieval/associations.js";
 import {
   StoreError,
   type AuditEntry,
@@ -30,6 +32,7 @@ import {
 } from "../traits.js";
 import type { Embedder } from "../../core/embedding/embedder.js";
 import { asPgSystem, type PgDb, type Q } from "./pool.js";
+import { PgSemanticIndexes } from "./semantic-index.js";
 import { decodeCursor, encodeCursor, exportAllVia, pushTo, recordOf, sourcesByMemory, type MemoryRow } from "../memory-rows.js";
 
 
@@ -137,16 +140,19 @@ export class PgMemoryStore implements MemoryStore {
   private corpus: { n: number; at: number; user: string | undefined } | null = null;
   /** the last embedding failure, for status output */
   lastVectorError: string | null = null;
+  /** [semantic channel] per-scope association indexes in this process (off under DSQL) */
+  private readonly semantic: PgSemanticIndexes | null;
 
   constructor(
     private readonly db: PgDb,
     opts: PgMemoryStoreOptions = {},
   ) {
     this.channels = { ...DEFAULT_CHANNELS, ...opts.channels, lexical: true };
-    // the association indexes live beside a SQLite file (stores/sqlite/semantic-channel.ts); said
-    // only when asked for by name (it is on in the defaults)
-    if (opts.channels?.semantic === true) process.emitWarning("the semantic channel is not available on PostgreSQL; search runs without it");
     this.fts = db.profile === "postgres";
+    // The semantic channel needs the scope change tokens that triggers keep, which DSQL lacks;
+    // said only when asked for by name (it is on in the defaults).
+    if (opts.channels?.semantic === true && !this.fts) process.emitWarning("the semantic channel is not available under the DSQL profile; search runs without it");
+    this.semantic = this.channels.semantic && this.fts ? new PgSemanticIndexes(db) : null;
     this.embedder = opts.embedder ?? null;
     this.vectorWeight = opts.vectorWeight ?? 1;
     this.minSimilarity = opts.minSimilarity ?? null;
@@ -515,12 +521,26 @@ export class PgMemoryStore implements MemoryStore {
 
   async insert(rec: NewMemory, audit: AuditEntry, edges: Edge[] = []): Promise<MemoryRecord> {
     const [vec] = await this.vectorsFor([rec.content]);
-    return this.db.tx(async (c) => {
-      await this.insertRow(c, rec, vec);
+    const key = visibilityKey(rec.scope);
+    // [semantic channel] the scope's token before and after this write (the last attempt's)
+    const tokens: { rowid?: number; prev?: number | null; next?: number } = {};
+    const out = await this.db.tx(async (c) => {
+      tokens.rowid = await this.insertRow(c, rec, vec);
+      if (this.semantic) {
+        // the write holds the scope's token row until it commits: no other change comes in between
+        const t = (await c.query<{ token: number; prev: number | null }>(`SELECT token, prev FROM scope_tokens WHERE vis_key = $1`, [key])).rows[0];
+        tokens.prev = t?.prev ?? null;
+        tokens.next = t?.token;
+      }
       for (const e of edges) await this.addEdgeIn(c, e);
       await this.writeAudit(c, audit);
       return this.mustGet(c, rec.id);
     }, rec.scope.user);
+    // once committed, the memory joins its scope's loaded association index
+    if (this.semantic && tokens.rowid !== undefined && tokens.next !== undefined) {
+      this.semantic.added(key, tokens.rowid, rec.source.threadId, rec.content, tokens.prev ?? null, tokens.next);
+    }
+    return out;
   }
 
   async insertMany(items: BatchInsertItem[]): Promise<BatchInsertOutcome[]> {
@@ -566,12 +586,15 @@ export class PgMemoryStore implements MemoryStore {
       await this.refresh(c, (await this.writeWordRows(c, rowids)).filter((n) => !freshSet.has(n)));
       return out;
     };
-    return user !== null ? this.db.tx(run, user) : this.db.tx(run);
+    const out = await (user !== null ? this.db.tx(run, user) : this.db.tx(run));
+    this.semantic?.changed(new Set(items.filter((_i, j) => out[j]!.status === "created").map((i) => visibilityKey(i.rec.scope))));
+    return out;
   }
 
   async supersede(previousId: string, next: NewMemory, audit: AuditEntry): Promise<MemoryRecord> {
     const [vec] = await this.vectorsFor([next.content]);
-    return this.db.tx(async (c) => {
+    const changed = new Set([visibilityKey(next.scope)]);
+    const out = await this.db.tx(async (c) => {
       const prev = (await c.query<MemoryRow>(`SELECT * FROM memories WHERE id = $1 FOR UPDATE`, [previousId])).rows[0];
       if (!prev || (prev.status !== "active" && prev.status !== "pending")) {
         throw new StoreError("constraint", `memory ${previousId} is not current (status ${prev?.status ?? "missing"})`);
@@ -582,8 +605,11 @@ export class PgMemoryStore implements MemoryStore {
       await this.insertRow(c, next, vec);
       await this.addEdgeIn(c, { src: next.id, dst: previousId, relation: "supersedes", at: next.createdAt });
       await this.writeAudit(c, audit);
+      changed.add(prev.vis_key);
       return this.mustGet(c, next.id);
     }, next.scope.user);
+    this.semantic?.changed(changed);
+    return out;
   }
 
   async addSource(id: string, source: MemorySource, audit: AuditEntry): Promise<void> {
@@ -600,9 +626,11 @@ export class PgMemoryStore implements MemoryStore {
 
   async setStatus(id: string, status: MemoryStatus, trust: Trust | null, audit: AuditEntry): Promise<MemoryRecord> {
     if (status === "deleted") throw new StoreError("constraint", "use forget() to delete a memory");
-    return this.db.tx(async (c) => {
+    const changed = new Set<string>();
+    const out = await this.db.tx(async (c) => {
       const row = (await c.query<MemoryRow>(`SELECT * FROM memories WHERE id = $1 FOR UPDATE`, [id])).rows[0];
       if (!row) throw new StoreError("not_found", `memory ${id} not found`);
+      changed.add(row.vis_key);
       const around = (await this.neighbours(c, row.rowid)).map((n) => n.rowid);
       await c.query(`UPDATE memories SET status = $1, trust = COALESCE($2, trust), updated_at = $3 WHERE rowid = $4`, [status, trust, audit.at, row.rowid]);
       const after = await this.writeWordRow(c, row.rowid);
@@ -610,10 +638,13 @@ export class PgMemoryStore implements MemoryStore {
       await this.writeAudit(c, audit);
       return this.mustGet(c, id);
     });
+    this.semantic?.changed(changed);
+    return out;
   }
 
   async forget(ids: string[], audit: AuditEntry): Promise<string[]> {
-    return this.db.tx(async (c) => {
+    const changed = new Set<string>();
+    const out = await this.db.tx(async (c) => {
       const purged: string[] = [];
       const around = new Set<number>();
       for (const id of ids) {
@@ -635,27 +666,35 @@ export class PgMemoryStore implements MemoryStore {
         );
         around.delete(row.rowid);
         purged.push(id);
+        changed.add(row.vis_key);
       }
       await this.refresh(c, around);
       await this.writeAudit(c, { ...audit, detail: { ...audit.detail, ids: purged } });
       return purged;
     });
+    // [semantic channel] nothing of a forgotten memory waits in memory for the next search
+    this.semantic?.changed(changed);
+    return out;
   }
 
   /** a sweep across every user's records: runs as system maintenance under RLS */
   async expireDue(now: number, actor: string): Promise<number> {
-    return asPgSystem(() => this.db.tx(async (c) => {
-      const due = await c.query<{ rowid: number; id: string }>(
-        `SELECT rowid, id FROM memories WHERE expires_at IS NOT NULL AND expires_at <= $1 AND status IN ${CURRENT}
+    const changed = new Set<string>();
+    const n = await asPgSystem(() => this.db.tx(async (c) => {
+      const due = await c.query<{ rowid: number; id: string; vis_key: string }>(
+        `SELECT rowid, id, vis_key FROM memories WHERE expires_at IS NOT NULL AND expires_at <= $1 AND status IN ${CURRENT}
          ORDER BY rowid LIMIT 500 FOR UPDATE${this.db.profile === "dsql" ? "" : " SKIP LOCKED"}`,
         [now],
       );
       for (const r of due.rows) {
         await c.query(`UPDATE memories SET status = 'expired', updated_at = $1 WHERE rowid = $2`, [now, r.rowid]);
         await this.writeAudit(c, { at: now, actor, action: "expire", targetKind: "memory", targetId: r.id, detail: {} });
+        changed.add(r.vis_key);
       }
       return due.rows.length;
     }));
+    this.semantic?.changed(changed);
+    return n;
   }
 
   async addEdge(edge: Edge): Promise<void> {
@@ -873,10 +912,20 @@ export class PgMemoryStore implements MemoryStore {
   }
 
   async search(q: SearchQuery): Promise<SearchHit[]> {
+    const depth = Math.max(q.limit, 10);
+    // [semantic channel] the scopes' own word associations expand the query; started first, it
+    // reads tokens (and builds what changed) on its own connection while the word channel runs
+    const keys = "keys" in q.visibility ? q.visibility.keys : null;
+    const semJob =
+      this.semantic && !q.wordsOnly && keys && keys.length > 0 && q.query.terms.length > 0
+        ? this.semantic.score(keys, q.query.terms.join(" "), depth * 2, this.userOf(q.visibility)).catch((e: unknown) => {
+            this.db.log.warn(`postgres: semantic channel skipped for this search: ${(e as Error).message}`);
+            return [];
+          })
+        : null;
     return this.db.read(async (c) => {
       const ch = this.channels;
       const lex = q.query;
-      const depth = Math.max(q.limit, 10);
       const deep = ch.session && !q.wordsOnly ? Math.max(depth, SESSION_DEPTH) : depth;
       // Question cues (speaker, dates, answer kind) re-order a deeper pool of word hits.
       const cues = ch.cues && !q.wordsOnly && q.text ? queryCues(q.text, lex.terms, q.now) : null;
@@ -886,7 +935,9 @@ export class PgMemoryStore implements MemoryStore {
       // turns naming its members; an irregular verb's other forms find turns that tell in the past.
       // At ADDED_WORD_WEIGHT of their word score (own text and tags only).
       const added = !q.wordsOnly && this.fts ? addedWords(q.text, lex.terms, ch.categories) : [];
-      const pooled = added.length > 0 ? addRanks(raw, await this.wordChannel(c, q, added, [], pool, true), ADDED_WORD_WEIGHT, "higher") : raw;
+      const withMembers = added.length > 0 ? addRanks(raw, await this.wordChannel(c, q, added, [], pool, true), ADDED_WORD_WEIGHT, "higher") : raw;
+      // [semantic channel] memories the scope's word associations tie to the query rise in the pool
+      const pooled = semJob ? await this.withAssociations(c, withMembers, await semJob, q, pool) : withMembers;
       const lexicalDeep = cues ? applyCues(pooled, cues, "higher") : pooled;
       // Neighbour spreading re-scores the word channel: the reply after a matching question rises.
       const spreading = ch.neighbours && !q.wordsOnly;
@@ -919,6 +970,35 @@ export class PgMemoryStore implements MemoryStore {
         return { record: recs[i]!, score: h.score, channel: lexicalHit && triHit ? ("both" as const) : lexicalHit ? ("lexical" as const) : ("trigram" as const) };
       });
     }, this.userOf(q.visibility));
+  }
+
+  /**
+   * The word pool with the semantic channel's memories added, as on SQLite: its best one at
+   * `poolWeight` of the pool's best word score, the others in proportion to their association
+   * scores (the scales differ, so the channel's are mapped onto the pool's). Its memories pass the
+   * search's scope and filters like any hit.
+   */
+  private async withAssociations(
+    c: Q,
+    pool: { row: MemoryRow; rank: number }[],
+    scored: { rowid: number; score: number }[],
+    q: SearchQuery,
+    depth: number,
+  ): Promise<{ row: MemoryRow; rank: number }[]> {
+    const top = scored[0]?.score ?? 0;
+    if (top <= 0) return pool;
+    // ranks are positive here, better higher; an empty pool takes 1 as its best
+    const best = pool.reduce((m, h) => Math.max(m, h.rank), 0) || 1;
+    const p = new Params();
+    const sql = `SELECT m.* FROM memories m WHERE m.rowid = ANY(${p.add(scored.map((h) => h.rowid))}::bigint[]) AND ${this.scope(q.visibility, p, "m")} AND ${this.filters(q, p)}`;
+    const rows = new Map((await c.query<MemoryRow>(sql, p.values)).rows.map((r) => [Number(r.rowid), r]));
+    const found: { row: MemoryRow; rank: number }[] = [];
+    for (const h of scored) {
+      const row = rows.get(h.rowid);
+      if (row) found.push({ row, rank: (h.score / top) * best });
+      if (found.length >= depth) break;
+    }
+    return addRanks(pool, found, DEFAULT_ASSOCIATIONS.poolWeight, "higher");
   }
 
   /** Conversation channel: threads scored by their best few word hits, best conversation first. */
@@ -982,7 +1062,14 @@ export class PgMemoryStore implements MemoryStore {
   }
 
   /** The pool belongs to the backend, which ends it once for every store. */
-  close(): void {}
+  /** [semantic channel] build the indexes of the scopes written last, in the background; resolves with their keys */
+  warm(): Promise<string[]> {
+    return this.semantic ? this.semantic.warm(WARM_UP.scopes, WARM_UP.memories).catch(() => []) : Promise.resolve([]);
+  }
+
+  close(): void {
+    this.semantic?.clear();
+  }
 
   /** Rows → records with tags and sources, in three queries however many rows there are. */
   private async hydrateAll(c: Q, rows: MemoryRow[]): Promise<MemoryRecord[]> {

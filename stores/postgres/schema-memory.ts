@@ -249,6 +249,61 @@ CREATE TABLE state_user_choices (
   PRIMARY KEY (thread_id, choice_id)
 );`;
 
+// Every statement that changes a scope's memories gives the scope a fresh change token (from a
+// sequence), keeping the one it replaces, whichever connection, process or server wrote. A process
+// holding a derived index of the scope (the semantic channel's, stores/postgres/semantic-index.ts)
+// compares tokens to know whether anyone changed the scope since it read it; a writer that reads
+// (prev, token) inside its own transaction knows its write was the only change in between.
+// Statement-level triggers with transition tables: one upsert per scope per statement. Keys and
+// numbers only, no content. DSQL has no triggers or sequences: the table only, the channel is off.
+const scopeTokens = (p: P) => `
+CREATE TABLE scope_tokens (
+  vis_key text PRIMARY KEY,
+  user_id text NOT NULL,
+  token bigint NOT NULL,
+  prev bigint
+);
+${
+  p === "dsql"
+    ? ""
+    : `CREATE SEQUENCE scope_token_seq;
+
+CREATE FUNCTION renew_scope_tokens() RETURNS trigger LANGUAGE plpgsql AS $fn$
+BEGIN
+  IF TG_OP = 'TRUNCATE' THEN
+    DELETE FROM scope_tokens;
+  ELSIF TG_OP = 'INSERT' THEN
+    INSERT INTO scope_tokens (vis_key, user_id, token)
+      SELECT vis_key, user_id, nextval('scope_token_seq') FROM (SELECT DISTINCT vis_key, user_id FROM new_rows ORDER BY vis_key) k
+      ON CONFLICT (vis_key) DO UPDATE SET prev = scope_tokens.token, token = excluded.token;
+  ELSIF TG_OP = 'DELETE' THEN
+    INSERT INTO scope_tokens (vis_key, user_id, token)
+      SELECT vis_key, user_id, nextval('scope_token_seq') FROM (SELECT DISTINCT vis_key, user_id FROM old_rows ORDER BY vis_key) k
+      ON CONFLICT (vis_key) DO UPDATE SET prev = scope_tokens.token, token = excluded.token;
+  ELSE
+    -- an update counts where what the channel reads changed (a bump of updated_at alone does not)
+    INSERT INTO scope_tokens (vis_key, user_id, token)
+      SELECT vis_key, user_id, nextval('scope_token_seq') FROM (
+        SELECT DISTINCT x.vis_key, x.user_id FROM new_rows n JOIN old_rows o ON o.rowid = n.rowid,
+          LATERAL (VALUES (n.vis_key, n.user_id), (o.vis_key, o.user_id)) AS x(vis_key, user_id)
+        WHERE (n.content, n.status, n.vis_key, n.flags, n.trust) IS DISTINCT FROM (o.content, o.status, o.vis_key, o.flags, o.trust)
+        ORDER BY x.vis_key) k
+      ON CONFLICT (vis_key) DO UPDATE SET prev = scope_tokens.token, token = excluded.token;
+  END IF;
+  RETURN NULL;
+END
+$fn$;
+
+CREATE TRIGGER memories_scope_insert AFTER INSERT ON memories REFERENCING NEW TABLE AS new_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION renew_scope_tokens();
+CREATE TRIGGER memories_scope_update AFTER UPDATE ON memories REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION renew_scope_tokens();
+CREATE TRIGGER memories_scope_delete AFTER DELETE ON memories REFERENCING OLD TABLE AS old_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION renew_scope_tokens();
+CREATE TRIGGER memories_scope_truncate AFTER TRUNCATE ON memories
+  FOR EACH STATEMENT EXECUTE FUNCTION renew_scope_tokens();`
+}`;
+
 function step(version: number, name: string, ddl: (p: P) => string): PgMigration {
   return { version, name, sql: ddl("postgres"), dsql: ddl("dsql") };
 }
@@ -258,6 +313,7 @@ export const MEMORY_MIGRATIONS: PgMigration[] = [
   step(2, "toolset toggles, root contexts, LLM budget", small),
   step(3, "session search index", sessions),
   step(4, "Infinity conversation and state stores", conversations),
+  step(5, "semantic channel: a change token per scope", scopeTokens),
 ];
 
 /** Tables whose rows belong to one user (column user_id): the row-level security set. */
@@ -270,4 +326,5 @@ export const USER_SCOPED_TABLES = [
   "session_threads",
   "session_messages",
   "root_contexts",
+  "scope_tokens",
 ] as const;

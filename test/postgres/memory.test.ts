@@ -89,31 +89,6 @@ describePg("postgres memory store: forget leaves no trace in any table", (base) 
   });
 });
 
-describePg("postgres memory store: channel switches", (base) => {
-  const database = memoryDatabase(base, "switches");
-
-  it("warns that the semantic channel is SQLite-only when it is switched on, and searches without it", async () => {
-    const warnings: string[] = [];
-    const onWarning = (w: Error) => warnings.push(w.message);
-    process.on("warning", onWarning);
-    try {
-      const plain = new PgMemoryStore(database());
-      const semantic = new PgMemoryStore(database(), { channels: { semantic: true } });
-      const m = mem("the glaze on the clay bowls came out blue");
-      await plain.insert(m, { at: 1, actor: "u", action: "create", targetKind: "memory", targetId: m.id, detail: {} });
-      const text = "glaze bowls";
-      const q = { visibility: { keys: [visibilityKey(m.scope)] }, query: analyzeQuery(text), text, statuses: ["active" as const], includeFlagged: false, now: 10, limit: 10 };
-      const found = (await semantic.search(q)).map((h) => h.record.id);
-      expect(found).toEqual([m.id]);
-      expect(found).toEqual((await plain.search(q)).map((h) => h.record.id));
-      await new Promise((r) => setImmediate(r));
-      expect(warnings.filter((w) => w.includes("semantic channel is not available on PostgreSQL"))).toHaveLength(1);
-    } finally {
-      process.off("warning", onWarning);
-    }
-  });
-});
-
 describePg("postgres memory store: several servers writing one conversation", (base) => {
   let url = "";
   let drop: () => Promise<void>;

@@ -56,6 +56,7 @@ describePg("postgres row-level security (rls=1)", (base) => {
   it("a query without the user setting sees nothing", async () => {
     expect((await db.pool.query(`SELECT count(*)::int AS n FROM memories`)).rows[0].n).toBe(0);
     expect((await db.pool.query(`SELECT count(*)::int AS n FROM memory_words`)).rows[0].n).toBe(0);
+    expect((await db.pool.query(`SELECT count(*)::int AS n FROM scope_tokens`)).rows[0].n).toBe(0);
     expect(await store.get(alice.id)).toBeNull();
   });
 
@@ -73,6 +74,8 @@ describePg("postgres row-level security (rls=1)", (base) => {
         limit: 10,
       });
       expect(hits.map((h) => h.record.id)).toEqual([alice.id]);
+      // the semantic channel's change tokens are Alice's alone too
+      expect((await db.query<{ vis_key: string }>(`SELECT vis_key FROM scope_tokens`)).map((r) => r.vis_key)).toEqual([visibilityKey(scopeOf("alice"))]);
       expect(await store.get(bob.id)).toBeNull();
       expect((await store.get(alice.id))?.content).toBe(alice.content);
     });
