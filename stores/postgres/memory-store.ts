@@ -522,23 +522,24 @@ export class PgMemoryStore implements MemoryStore {
   async insert(rec: NewMemory, audit: AuditEntry, edges: Edge[] = []): Promise<MemoryRecord> {
     const [vec] = await this.vectorsFor([rec.content]);
     const key = visibilityKey(rec.scope);
-    // [semantic channel] the scope's token before and after this write (the last attempt's)
-    const tokens: { rowid?: number; prev?: number | null; next?: number } = {};
+    // [semantic channel] the row and transaction of the attempt that committed
+    const mine: { rowid?: number; xact?: string } = {};
     const out = await this.db.tx(async (c) => {
-      tokens.rowid = await this.insertRow(c, rec, vec);
-      if (this.semantic) {
-        // the write holds the scope's token row until it commits: no other change comes in between
-        const t = (await c.query<{ token: number; prev: number | null }>(`SELECT token, prev FROM scope_tokens WHERE vis_key = $1`, [key])).rows[0];
-        tokens.prev = t?.prev ?? null;
-        tokens.next = t?.token;
-      }
+      mine.rowid = await this.insertRow(c, rec, vec);
+      if (this.semantic) mine.xact = (await c.query<{ x: string }>(`SELECT pg_current_xact_id()::text AS x`)).rows[0]!.x;
       for (const e of edges) await this.addEdgeIn(c, e);
       await this.writeAudit(c, audit);
       return this.mustGet(c, rec.id);
     }, rec.scope.user);
-    // once committed, the memory joins its scope's loaded association index
-    if (this.semantic && tokens.rowid !== undefined && tokens.next !== undefined) {
-      this.semantic.added(key, tokens.rowid, rec.source.threadId, rec.content, tokens.prev ?? null, tokens.next);
+    if (this.semantic && mine.rowid !== undefined) {
+      // The scope's token was renewed at commit. If this write renewed it last, `prev` is the token
+      // just before it and the memory joins the loaded index; else the index is rebuilt when next
+      // searched (a failed read only costs that).
+      const t = (
+        await this.db.query<{ token: number; prev: number | null; by_xact: string | null }>(`SELECT token, prev, by_xact FROM scope_tokens WHERE vis_key = $1`, [key], rec.scope.user).catch(() => [])
+      )[0];
+      if (t && t.by_xact === mine.xact) this.semantic.added(key, mine.rowid, rec.source.threadId, rec.content, t.prev === null ? null : Number(t.prev), Number(t.token));
+      else this.semantic.changed([key]);
     }
     return out;
   }
@@ -989,9 +990,14 @@ export class PgMemoryStore implements MemoryStore {
     if (top <= 0) return pool;
     // ranks are positive here, better higher; an empty pool takes 1 as its best
     const best = pool.reduce((m, h) => Math.max(m, h.rank), 0) || 1;
-    const p = new Params();
-    const sql = `SELECT m.* FROM memories m WHERE m.rowid = ANY(${p.add(scored.map((h) => h.rowid))}::bigint[]) AND ${this.scope(q.visibility, p, "m")} AND ${this.filters(q, p)}`;
-    const rows = new Map((await c.query<MemoryRow>(sql, p.values)).rows.map((r) => [Number(r.rowid), r]));
+    // rows the pool holds passed the filters already; only the others are read (often none)
+    const rows = new Map(pool.map((h) => [Number(h.row.rowid), h.row]));
+    const missing = scored.map((h) => h.rowid).filter((r) => !rows.has(r));
+    if (missing.length > 0) {
+      const p = new Params();
+      const sql = `SELECT m.* FROM memories m WHERE m.rowid = ANY(${p.add(missing)}::bigint[]) AND ${this.scope(q.visibility, p, "m")} AND ${this.filters(q, p)}`;
+      for (const r of (await c.query<MemoryRow>(sql, p.values)).rows) rows.set(Number(r.rowid), r);
+    }
     const found: { row: MemoryRow; rank: number }[] = [];
     for (const h of scored) {
       const row = rows.get(h.rowid);

@@ -249,57 +249,66 @@ CREATE TABLE state_user_choices (
   PRIMARY KEY (thread_id, choice_id)
 );`;
 
-// Every statement that changes a scope's memories gives the scope a fresh change token (from a
+// Every transaction that changes a scope's memories gives the scope a fresh change token (from a
 // sequence), keeping the one it replaces, whichever connection, process or server wrote. A process
 // holding a derived index of the scope (the semantic channel's, stores/postgres/semantic-index.ts)
-// compares tokens to know whether anyone changed the scope since it read it; a writer that reads
-// (prev, token) inside its own transaction knows its write was the only change in between.
-// Statement-level triggers with transition tables: one upsert per scope per statement. Keys and
-// numbers only, no content. DSQL has no triggers or sequences: the table only, the channel is off.
+// compares tokens to know whether anyone changed the scope since it read it. The triggers are
+// deferred to commit, so a write holds the scope's token row only while it commits (writers of one
+// scope do not queue behind each other's whole transactions), and renew each scope once per
+// transaction (a transaction-local list of the scopes done). The row names the transaction that
+// renewed it last: a writer that finds its own transaction there after committing knows `prev` was
+// the token just before its write. Keys and numbers only, no content. DSQL has no triggers or
+// sequences: the table only, and the channel is off there.
 const scopeTokens = (p: P) => `
 CREATE TABLE scope_tokens (
   vis_key text PRIMARY KEY,
   user_id text NOT NULL,
   token bigint NOT NULL,
-  prev bigint
+  prev bigint,
+  by_xact text
 );
 ${
   p === "dsql"
     ? ""
     : `CREATE SEQUENCE scope_token_seq;
 
+CREATE FUNCTION renew_scope_token(k text, u text) RETURNS void LANGUAGE plpgsql AS $fn$
+DECLARE
+  done text := coalesce(current_setting('imem.renewed_scopes', true), '');
+BEGIN
+  IF position(E'\\n' || k || E'\\n' IN done) > 0 THEN
+    RETURN;
+  END IF;
+  INSERT INTO scope_tokens (vis_key, user_id, token, by_xact) VALUES (k, u, nextval('scope_token_seq'), pg_current_xact_id()::text)
+    ON CONFLICT (vis_key) DO UPDATE SET prev = scope_tokens.token, token = excluded.token, by_xact = excluded.by_xact;
+  PERFORM set_config('imem.renewed_scopes', CASE WHEN done = '' THEN E'\\n' ELSE done END || k || E'\\n', true);
+END
+$fn$;
+
 CREATE FUNCTION renew_scope_tokens() RETURNS trigger LANGUAGE plpgsql AS $fn$
 BEGIN
   IF TG_OP = 'TRUNCATE' THEN
     DELETE FROM scope_tokens;
-  ELSIF TG_OP = 'INSERT' THEN
-    INSERT INTO scope_tokens (vis_key, user_id, token)
-      SELECT vis_key, user_id, nextval('scope_token_seq') FROM (SELECT DISTINCT vis_key, user_id FROM new_rows ORDER BY vis_key) k
-      ON CONFLICT (vis_key) DO UPDATE SET prev = scope_tokens.token, token = excluded.token;
-  ELSIF TG_OP = 'DELETE' THEN
-    INSERT INTO scope_tokens (vis_key, user_id, token)
-      SELECT vis_key, user_id, nextval('scope_token_seq') FROM (SELECT DISTINCT vis_key, user_id FROM old_rows ORDER BY vis_key) k
-      ON CONFLICT (vis_key) DO UPDATE SET prev = scope_tokens.token, token = excluded.token;
-  ELSE
-    -- an update counts where what the channel reads changed (a bump of updated_at alone does not)
-    INSERT INTO scope_tokens (vis_key, user_id, token)
-      SELECT vis_key, user_id, nextval('scope_token_seq') FROM (
-        SELECT DISTINCT x.vis_key, x.user_id FROM new_rows n JOIN old_rows o ON o.rowid = n.rowid,
-          LATERAL (VALUES (n.vis_key, n.user_id), (o.vis_key, o.user_id)) AS x(vis_key, user_id)
-        WHERE (n.content, n.status, n.vis_key, n.flags, n.trust) IS DISTINCT FROM (o.content, o.status, o.vis_key, o.flags, o.trust)
-        ORDER BY x.vis_key) k
-      ON CONFLICT (vis_key) DO UPDATE SET prev = scope_tokens.token, token = excluded.token;
+    RETURN NULL;
+  END IF;
+  IF TG_OP IN ('UPDATE', 'DELETE') THEN
+    PERFORM renew_scope_token(OLD.vis_key, OLD.user_id);
+  END IF;
+  IF TG_OP IN ('UPDATE', 'INSERT') THEN
+    PERFORM renew_scope_token(NEW.vis_key, NEW.user_id);
   END IF;
   RETURN NULL;
 END
 $fn$;
 
-CREATE TRIGGER memories_scope_insert AFTER INSERT ON memories REFERENCING NEW TABLE AS new_rows
-  FOR EACH STATEMENT EXECUTE FUNCTION renew_scope_tokens();
-CREATE TRIGGER memories_scope_update AFTER UPDATE ON memories REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
-  FOR EACH STATEMENT EXECUTE FUNCTION renew_scope_tokens();
-CREATE TRIGGER memories_scope_delete AFTER DELETE ON memories REFERENCING OLD TABLE AS old_rows
-  FOR EACH STATEMENT EXECUTE FUNCTION renew_scope_tokens();
+CREATE CONSTRAINT TRIGGER memories_scope_insert AFTER INSERT ON memories DEFERRABLE INITIALLY DEFERRED
+  FOR EACH ROW EXECUTE FUNCTION renew_scope_tokens();
+-- an update counts where what the channel reads changed (a bump of updated_at alone does not)
+CREATE CONSTRAINT TRIGGER memories_scope_update AFTER UPDATE ON memories DEFERRABLE INITIALLY DEFERRED
+  FOR EACH ROW WHEN ((NEW.content, NEW.status, NEW.vis_key, NEW.flags, NEW.trust) IS DISTINCT FROM (OLD.content, OLD.status, OLD.vis_key, OLD.flags, OLD.trust))
+  EXECUTE FUNCTION renew_scope_tokens();
+CREATE CONSTRAINT TRIGGER memories_scope_delete AFTER DELETE ON memories DEFERRABLE INITIALLY DEFERRED
+  FOR EACH ROW EXECUTE FUNCTION renew_scope_tokens();
 CREATE TRIGGER memories_scope_truncate AFTER TRUNCATE ON memories
   FOR EACH STATEMENT EXECUTE FUNCTION renew_scope_tokens();`
 }`;
