@@ -25,7 +25,10 @@ export class PgSemanticIndexes {
   private readonly cache: AssociationCache;
   /** builds under way, by scope key */
   private readonly building = new Map<string, Promise<AssociationIndex>>();
-  /** per scope, counted up by each change this store makes: a build that began before it is not kept */
+  /**
+   * per scope being built, counted up by each change this store makes meanwhile: a build that
+   * began before the change is not kept (entries live only while their build runs)
+   */
   private readonly generation = new Map<string, number>();
 
   /** `maxIndexed`: memories held in all loaded indexes at once (MAX_INDEXED unless a test says) */
@@ -54,7 +57,10 @@ export class PgSemanticIndexes {
   private buildShared(key: string, user?: string): Promise<AssociationIndex> {
     let b = this.building.get(key);
     if (!b) {
-      b = this.build(key, user).finally(() => this.building.delete(key));
+      b = this.build(key, user).finally(() => {
+        this.building.delete(key);
+        this.generation.delete(key);
+      });
       this.building.set(key, b);
     }
     return b;
@@ -141,7 +147,7 @@ export class PgSemanticIndexes {
    * joins the loaded index if that was current just before (else the index is stale and goes).
    */
   added(key: string, rowid: number, thread: string | null, content: string, prev: number | null, next: number): void {
-    if (this.building.has(key)) this.bump(key);
+    this.bump(key);
     this.cache.added(key, rowid, thread, content, prev, next);
   }
 
@@ -154,7 +160,7 @@ export class PgSemanticIndexes {
   }
 
   private bump(key: string): void {
-    this.generation.set(key, (this.generation.get(key) ?? 0) + 1);
+    if (this.building.has(key)) this.generation.set(key, (this.generation.get(key) ?? 0) + 1);
   }
 
   /** Every scope rebuilds on next use. */
