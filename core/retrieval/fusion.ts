@@ -42,3 +42,31 @@ export function addRanks<T extends { row: { rowid: number }; rank: number }>(bas
   const dir = better === "lower" ? 1 : -1;
   return [...out.values()].sort((a, b) => dir * (a.rank - b.rank) || a.row.rowid - b.row.rowid);
 }
+
+/**
+ * The word pool with the semantic channel's memories added (`scored`, best first, with the rows
+ * that passed the search's filters in `rows`): its best one at `weight` of the pool's best word
+ * score, the others in proportion to their association scores (the scales differ, so the channel's
+ * are mapped onto the pool's). At most `depth` of them; ranks better `lower` (SQLite bm25, negative)
+ * or `higher` (PostgreSQL, positive).
+ */
+export function addAssociationHits<R extends { rowid: number }>(
+  pool: { row: R; rank: number }[],
+  scored: { rowid: number; score: number }[],
+  rows: Map<number, R>,
+  depth: number,
+  weight: number,
+  better: "lower" | "higher",
+): { row: R; rank: number }[] {
+  const top = scored[0]?.score ?? 0;
+  if (top <= 0) return pool;
+  // an empty pool takes a unit score as its best
+  const best = better === "lower" ? pool.reduce((m, h) => Math.min(m, h.rank), 0) || -1 : pool.reduce((m, h) => Math.max(m, h.rank), 0) || 1;
+  const found: { row: R; rank: number }[] = [];
+  for (const h of scored) {
+    const row = rows.get(h.rowid);
+    if (row) found.push({ row, rank: (h.score / top) * best });
+    if (found.length >= depth) break;
+  }
+  return addRanks(pool, found, weight, better);
+}

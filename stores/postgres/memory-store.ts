@@ -9,7 +9,7 @@ import { visibilityKey } from "../../core/memory/scope.js";
 import type { MemoryRecord, MemorySource, MemoryStatus, NewMemory, Trust } from "../../core/memory/record.js";
 import { cjkBigrams } from "../../core/retrieval/analyze.js";
 import { DEFAULT_CHANNELS, type RetrievalChannels } from "../../core/retrieval/channels.js";
-import { addRanks, rrf } from "../../core/retrieval/fusion.js";
+import { addAssociationHits, addRanks, rrf } from "../../core/retrieval/fusion.js";
 import { ADDED_WORD_WEIGHT, addedWords } from "../../core/retrieval/added-words.js";
 import { applyCues, CUE_POOL, queryCues } from "../../core/retrieval/cues.js";
 import { asks, spreadHead, spreadScores, type Sides } from "../../core/retrieval/spread.js";
@@ -974,10 +974,8 @@ export class PgMemoryStore implements MemoryStore {
   }
 
   /**
-   * The word pool with the semantic channel's memories added, as on SQLite: its best one at
-   * `poolWeight` of the pool's best word score, the others in proportion to their association
-   * scores (the scales differ, so the channel's are mapped onto the pool's). Its memories pass the
-   * search's scope and filters like any hit.
+   * The word pool with the semantic channel's memories added, as on SQLite (core/retrieval/fusion.ts
+   * addAssociationHits); its memories pass the search's scope and filters like any hit.
    */
   private async withAssociations(
     c: Q,
@@ -986,10 +984,7 @@ export class PgMemoryStore implements MemoryStore {
     q: SearchQuery,
     depth: number,
   ): Promise<{ row: MemoryRow; rank: number }[]> {
-    const top = scored[0]?.score ?? 0;
-    if (top <= 0) return pool;
-    // ranks are positive here, better higher; an empty pool takes 1 as its best
-    const best = pool.reduce((m, h) => Math.max(m, h.rank), 0) || 1;
+    if ((scored[0]?.score ?? 0) <= 0) return pool;
     // rows the pool holds passed the filters already; only the others are read (often none)
     const rows = new Map(pool.map((h) => [Number(h.row.rowid), h.row]));
     const missing = scored.map((h) => h.rowid).filter((r) => !rows.has(r));
@@ -998,13 +993,7 @@ export class PgMemoryStore implements MemoryStore {
       const sql = `SELECT m.* FROM memories m WHERE m.rowid = ANY(${p.add(missing)}::bigint[]) AND ${this.scope(q.visibility, p, "m")} AND ${this.filters(q, p)}`;
       for (const r of (await c.query<MemoryRow>(sql, p.values)).rows) rows.set(Number(r.rowid), r);
     }
-    const found: { row: MemoryRow; rank: number }[] = [];
-    for (const h of scored) {
-      const row = rows.get(h.rowid);
-      if (row) found.push({ row, rank: (h.score / top) * best });
-      if (found.length >= depth) break;
-    }
-    return addRanks(pool, found, DEFAULT_ASSOCIATIONS.poolWeight, "higher");
+    return addAssociationHits(pool, scored, rows, depth, DEFAULT_ASSOCIATIONS.poolWeight, "higher");
   }
 
   /** Conversation channel: threads scored by their best few word hits, best conversation first. */

@@ -26,7 +26,7 @@ import { semanticChannel, type SemanticChannel, type SemanticHit } from "./seman
 import { DEFAULT_ASSOCIATIONS } from "../../core/retrieval/associations.js";
 import { indexNewRows, neighbours, refreshNeighbours, writeWordRow, type FreshRow } from "./memory-fts.js";
 import { DEFAULT_CHANNELS, type RetrievalChannels } from "../../core/retrieval/channels.js";
-import { addRanks, rrf } from "../../core/retrieval/fusion.js";
+import { addAssociationHits, addRanks, rrf } from "../../core/retrieval/fusion.js";
 import { DEFAULT_PRF, expansionTerms } from "../../core/retrieval/prf.js";
 import { mmr, proximityRerank } from "../../core/retrieval/rerank.js";
 import { applyCues, CUE_POOL, queryCues } from "../../core/retrieval/cues.js";
@@ -643,11 +643,7 @@ export class SqliteMemoryStore implements MemoryStore {
     return addRanks(raw, found, ADDED_WORD_WEIGHT, "lower");
   }
 
-  /**
-   * The word pool with the semantic channel's memories added: its best one at `poolWeight` of the
-   * pool's best word score, the others in proportion to their association scores (the scales
-   * differ, so the channel's are mapped onto the pool's).
-   */
+  /** The word pool with the semantic channel's memories added (core/retrieval/fusion.ts addAssociationHits). */
   private withAssociations(
     pool: { row: MemoryRow; rank: number }[],
     scored: SemanticHit[],
@@ -655,18 +651,9 @@ export class SqliteMemoryStore implements MemoryStore {
     keys: string[] | null,
     depth: number,
   ): { row: MemoryRow; rank: number }[] {
-    const top = scored[0]?.score ?? 0;
-    if (top <= 0) return pool;
-    // bm25 ranks are negative, better lower; an empty pool takes -1 as its best
-    const best = pool.reduce((m, h) => Math.min(m, h.rank), 0) || -1;
+    if ((scored[0]?.score ?? 0) <= 0) return pool;
     const rows = this.rowsWhere(scored.map((h) => h.rowid), q, keys);
-    const found: { row: MemoryRow; rank: number }[] = [];
-    for (const h of scored) {
-      const row = rows.get(h.rowid);
-      if (row) found.push({ row, rank: (h.score / top) * best });
-      if (found.length >= depth) break;
-    }
-    return addRanks(pool, found, DEFAULT_ASSOCIATIONS.poolWeight, "lower");
+    return addAssociationHits(pool, scored, rows, depth, DEFAULT_ASSOCIATIONS.poolWeight, "lower");
   }
 
   /** These memories, where they pass the search's filters. */

@@ -4,7 +4,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { fixedClock } from "../../core/clock.js";
 import { defaultConfig } from "../../core/config.js";
-import { visibilityKey, type RequestScope } from "../../core/memory/scope.js";
 import { MemoryService } from "../../core/memory/service.js";
 import { expandQuery, wordKey } from "../../core/retrieval/associations.js";
 import { parseChannels } from "../../core/retrieval/channels.js";
@@ -14,10 +13,10 @@ import { MEMORY_MIGRATIONS } from "../../stores/postgres/schema-memory.js";
 import { PgSemanticIndexes } from "../../stores/postgres/semantic-index.js";
 import { openPg } from "../../stores/postgres/setup.js";
 import { createTestDatabase, describePg } from "../helpers/postgres.js";
-import { ALICE, BOB, FILLER } from "../retrieval/semantic-fixtures.js";
+import { ALICE, BOB, FILLER, turnWriter, userKey, userReq } from "../retrieval/semantic-fixtures.js";
 
-const key = (user: string) => visibilityKey({ level: "user", user, project: null, session: null, thread: null });
-const req = (user: string): RequestScope => ({ user, project: null, session: `${user}-t`, thread: `${user}-t`, ancestors: [] });
+const key = userKey;
+const req = userReq;
 
 describePg("postgres semantic channel", (base) => {
   let url = "";
@@ -39,17 +38,7 @@ describePg("postgres semantic channel", (base) => {
     const clock = fixedClock(Date.UTC(2024, 0, 1));
     const store = new PgMemoryStore(db, { channels });
     const svc = new MemoryService(store, clock, defaultConfig({ localUser: "alice" }));
-    const write = async (user: string, content: string, i: number) => {
-      clock.advance(1000);
-      return (
-        await svc.remember(req(user), { content, kind: "note", scope: "user", userStated: true }, {
-          actor: "user",
-          threadId: `${user}-t`,
-          toolCallId: null,
-          messageIds: [`${user}-${i}`],
-        })
-      ).record;
-    };
+    const write = turnWriter(svc, clock);
     const token = async (user: string) =>
       (await db.pool.query<{ token: number; prev: number | null }>(`SELECT token, prev FROM scope_tokens WHERE vis_key = $1`, [key(user)])).rows[0] ?? null;
     return { store, svc, write, token, clock };

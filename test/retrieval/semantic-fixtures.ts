@@ -1,6 +1,29 @@
 // Texts for the semantic channel's tests on either store: Alice's pottery talk goes with clay and
 // glaze; Bob's with kilns and vases. Filler turns give the frequencies something to be measured
-// against.
+// against. Each user writes in one thread of their own, turn after turn.
+import { visibilityKey, type RequestScope } from "../../core/memory/scope.js";
+import type { MemoryService } from "../../core/memory/service.js";
+
+/** The request of `user` in their own thread. */
+export const userReq = (user: string): RequestScope => ({ user, project: null, session: `${user}-t`, thread: `${user}-t`, ancestors: [] });
+
+/** The key of `user`'s user-level scope. */
+export const userKey = (user: string) => visibilityKey({ level: "user", user, project: null, session: null, thread: null });
+
+/** Remembers `content` as `user`'s turn `i` in their thread, a second after the previous write. */
+export function turnWriter(svc: MemoryService, clock: { advance(ms: number): void }) {
+  return async (user: string, content: string, i: number) => {
+    clock.advance(1000);
+    return (
+      await svc.remember(userReq(user), { content, kind: "note", scope: "user", userStated: true }, {
+        actor: "user",
+        threadId: `${user}-t`,
+        toolCallId: null,
+        messageIds: [`${user}-${i}`],
+      })
+    ).record;
+  };
+}
 export const FILLER = [
   "the weather was grey and windy all day",
   "my brother called about the football match",

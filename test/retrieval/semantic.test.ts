@@ -2,7 +2,6 @@ import { describe, expect, it } from "vitest";
 import { join } from "node:path";
 import { fixedClock } from "../../core/clock.js";
 import { defaultConfig } from "../../core/config.js";
-import { visibilityKey, type RequestScope } from "../../core/memory/scope.js";
 import { MemoryService } from "../../core/memory/service.js";
 import { AssociationIndex, DEFAULT_ASSOCIATIONS, expandQuery, scoreExpanded, textKeys, wordKey, withinBudget } from "../../core/retrieval/associations.js";
 import { parseChannels } from "../../core/retrieval/channels.js";
@@ -10,7 +9,7 @@ import { openDatabase } from "../../stores/sqlite/database.js";
 import { SqliteMemoryStore } from "../../stores/sqlite/memory-store.js";
 import { SemanticIndexes } from "../../stores/sqlite/semantic-index.js";
 import { tempDir } from "../helpers/tmp.js";
-import { ALICE, BOB, FILLER } from "./semantic-fixtures.js";
+import { ALICE, BOB, FILLER, turnWriter, userKey, userReq } from "./semantic-fixtures.js";
 
 async function setup(channels = parseChannels("lexical,context,trigram,semantic")) {
   const dir = tempDir();
@@ -19,20 +18,7 @@ async function setup(channels = parseChannels("lexical,context,trigram,semantic"
   const config = defaultConfig({ localUser: "alice" });
   const store = new SqliteMemoryStore(db, channels);
   const svc = new MemoryService(store, clock, config);
-  const req = (user: string): RequestScope => ({ user, project: null, session: `${user}-t`, thread: `${user}-t`, ancestors: [] });
-  const write = async (user: string, content: string, i: number) => {
-    clock.advance(1000);
-    return (
-      await svc.remember(req(user), { content, kind: "note", scope: "user", userStated: true }, {
-        actor: "user",
-        threadId: `${user}-t`,
-        toolCallId: null,
-        messageIds: [`${user}-${i}`],
-      })
-    ).record;
-  };
-  const key = (user: string) => visibilityKey({ level: "user", user, project: null, session: null, thread: null });
-  return { db, store, svc, req, write, key, clock };
+  return { db, store, svc, req: userReq, write: turnWriter(svc, clock), key: userKey, clock };
 }
 
 describe("association index (pure)", () => {
