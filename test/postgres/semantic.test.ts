@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { fixedClock } from "../../core/clock.js";
 import { defaultConfig } from "../../core/config.js";
 import { MemoryService } from "../../core/memory/service.js";
-import { expandQuery, wordKey } from "../../core/retrieval/associations.js";
+import { wordKey } from "../../core/retrieval/associations.js";
 import { parseChannels } from "../../core/retrieval/channels.js";
 import { PgMemoryStore } from "../../stores/postgres/memory-store.js";
 import type { PgDb } from "../../stores/postgres/pool.js";
@@ -13,7 +13,7 @@ import { MEMORY_MIGRATIONS } from "../../stores/postgres/schema-memory.js";
 import { PgSemanticIndexes } from "../../stores/postgres/semantic-index.js";
 import { openPg } from "../../stores/postgres/setup.js";
 import { createTestDatabase, describePg } from "../helpers/postgres.js";
-import { ALICE, BOB, FILLER, turnWriter, userKey, userReq } from "../retrieval/semantic-fixtures.js";
+import { ALICE, BOB, expectScopesApart, FILLER, turnWriter, userKey, userReq } from "../retrieval/semantic-fixtures.js";
 
 const key = userKey;
 const req = userReq;
@@ -46,22 +46,8 @@ describePg("postgres semantic channel", (base) => {
 
   it("one user's text never shapes another user's expansions or results", async () => {
     const { svc, write } = await fresh();
-    const owner = new Map<string, string>();
-    for (const [i, t] of ALICE.entries()) owner.set((await write("alice", t, i)).id, "alice");
-    for (const [i, t] of BOB.entries()) owner.set((await write("bob", t, i)).id, "bob");
     const sem = new PgSemanticIndexes(db);
-    const forAlice = expandQuery(await sem.indexesFor([key("alice")]), "pottery");
-    const forBob = expandQuery(await sem.indexesFor([key("bob")]), "pottery");
-    expect(forAlice.has(wordKey("clay"))).toBe(true);
-    expect(forAlice.has(wordKey("kiln"))).toBe(false);
-    expect(forAlice.has(wordKey("vases"))).toBe(false);
-    expect(forBob.has(wordKey("kiln"))).toBe(true);
-    expect(forBob.has(wordKey("clay"))).toBe(false);
-    for (const user of ["alice", "bob"]) {
-      const hits = await svc.search({ thread: req(user) }, { query: "pottery kiln clay vases glaze", limit: 20 });
-      expect(hits.length).toBeGreaterThan(0);
-      for (const h of hits) expect(owner.get(h.record.id)).toBe(user);
-    }
+    await expectScopesApart(svc, write, (k) => sem.indexesFor([k]));
   });
 
   it("finds a memory that shares no word with the query through the scope's associations, as on SQLite", async () => {

@@ -1,8 +1,10 @@
 // Texts for the semantic channel's tests on either store: Alice's pottery talk goes with clay and
 // glaze; Bob's with kilns and vases. Filler turns give the frequencies something to be measured
 // against. Each user writes in one thread of their own, turn after turn.
+import { expect } from "vitest";
 import { visibilityKey, type RequestScope } from "../../core/memory/scope.js";
 import type { MemoryService } from "../../core/memory/service.js";
+import { expandQuery, wordKey, type AssociationIndex } from "../../core/retrieval/associations.js";
 
 /** The request of `user` in their own thread. */
 export const userReq = (user: string): RequestScope => ({ user, project: null, session: `${user}-t`, thread: `${user}-t`, ancestors: [] });
@@ -47,3 +49,29 @@ export const BOB = [
   "pottery vases from the kiln look great",
   "I gave one of the vases to my aunt",
 ];
+
+/**
+ * Alice and Bob each write their pottery talk; neither's text shapes the other's expansions
+ * (`indexesOf` reads a store's indexes of one scope) or reaches the other's results.
+ */
+export async function expectScopesApart(
+  svc: MemoryService,
+  write: ReturnType<typeof turnWriter>,
+  indexesOf: (key: string) => Promise<AssociationIndex[]> | AssociationIndex[],
+): Promise<void> {
+  const owner = new Map<string, string>();
+  for (const [i, t] of ALICE.entries()) owner.set((await write("alice", t, i)).id, "alice");
+  for (const [i, t] of BOB.entries()) owner.set((await write("bob", t, i)).id, "bob");
+  const forAlice = expandQuery(await indexesOf(userKey("alice")), "pottery");
+  const forBob = expandQuery(await indexesOf(userKey("bob")), "pottery");
+  expect(forAlice.has(wordKey("clay"))).toBe(true);
+  expect(forAlice.has(wordKey("kiln"))).toBe(false);
+  expect(forAlice.has(wordKey("vases"))).toBe(false);
+  expect(forBob.has(wordKey("kiln"))).toBe(true);
+  expect(forBob.has(wordKey("clay"))).toBe(false);
+  for (const user of ["alice", "bob"]) {
+    const hits = await svc.search({ thread: userReq(user) }, { query: "pottery kiln clay vases glaze", limit: 20 });
+    expect(hits.length).toBeGreaterThan(0);
+    for (const h of hits) expect(owner.get(h.record.id)).toBe(user);
+  }
+}

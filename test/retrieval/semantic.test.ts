@@ -9,7 +9,7 @@ import { openDatabase } from "../../stores/sqlite/database.js";
 import { SqliteMemoryStore } from "../../stores/sqlite/memory-store.js";
 import { SemanticIndexes } from "../../stores/sqlite/semantic-index.js";
 import { tempDir } from "../helpers/tmp.js";
-import { ALICE, BOB, FILLER, turnWriter, userKey, userReq } from "./semantic-fixtures.js";
+import { ALICE, BOB, expectScopesApart, FILLER, turnWriter, userKey, userReq } from "./semantic-fixtures.js";
 
 async function setup(channels = parseChannels("lexical,context,trigram,semantic")) {
   const dir = tempDir();
@@ -87,23 +87,9 @@ describe("association index (pure)", () => {
 
 describe("semantic channel in the store", () => {
   it("one user's text never shapes another user's expansions or results", async () => {
-    const { db, store, svc, req, write, key } = await setup();
-    const owner = new Map<string, string>();
-    for (const [i, t] of ALICE.entries()) owner.set((await write("alice", t, i)).id, "alice");
-    for (const [i, t] of BOB.entries()) owner.set((await write("bob", t, i)).id, "bob");
+    const { db, store, svc, write } = await setup();
     const sem = new SemanticIndexes(db);
-    const forAlice = expandQuery(sem.indexesFor([key("alice")]), "pottery");
-    const forBob = expandQuery(sem.indexesFor([key("bob")]), "pottery");
-    expect(forAlice.has(wordKey("clay"))).toBe(true);
-    expect(forAlice.has(wordKey("kiln"))).toBe(false);
-    expect(forAlice.has(wordKey("vases"))).toBe(false);
-    expect(forBob.has(wordKey("kiln"))).toBe(true);
-    expect(forBob.has(wordKey("clay"))).toBe(false);
-    for (const user of ["alice", "bob"]) {
-      const hits = await svc.search({ thread: req(user) }, { query: "pottery kiln clay vases glaze", limit: 20 });
-      expect(hits.length).toBeGreaterThan(0);
-      for (const h of hits) expect(owner.get(h.record.id)).toBe(user);
-    }
+    await expectScopesApart(svc, write, (k) => sem.indexesFor([k]));
     store.close();
   });
 
