@@ -118,6 +118,25 @@ describe("answer-kind cue", () => {
     expect(holdsAnswer("place", "I went to the gym")).toBe(false);
   });
 
+  it("knows a when-question about the future, and answers it with a future time expression", () => {
+    expect(answerKind("When is Andrew going to go hiking with Audrey?")).toBe("plan");
+    expect(answerKind("When does John plan on traveling with his team?")).toBe("plan");
+    expect(answerKind("When did Joanna plan to visit Nate?")).toBe("plan");
+    expect(answerKind("When will Tim leave for Ireland?")).toBe("plan");
+    expect(answerKind("When is Nate hosting a gaming party?")).toBe("plan");
+    // the past, and "when is" without a verb in -ing, stay time questions
+    expect(answerKind("When did Andrew go hiking?")).toBe("time");
+    expect(answerKind("When is Melanie's daughter's birthday?")).toBe("time");
+    expect(answerKind("When was Jon planning his trip?")).toBe("time");
+    expect(holdsAnswer("plan", "Let's do it next month when the weather is nicer")).toBe(true);
+    expect(holdsAnswer("plan", "Alright, see you tomorrow!")).toBe(true);
+    expect(holdsAnswer("plan", "We're heading there in a few weeks")).toBe(true);
+    expect(holdsAnswer("plan", "I'll be there on Saturday")).toBe(true);
+    // a past time is no answer to when something will be
+    expect(holdsAnswer("plan", "We went hiking last month")).toBe(false);
+    expect(holdsAnswer("plan", "I adopted him 3 years ago")).toBe(false);
+  });
+
   it("reads a place question whose place noun is qualified, and an acronym as a place", () => {
     expect(answerKind("What European countries has Maria been to?")).toBe("place");
     expect(answerKind("Which US cities does John mention visiting?")).toBe("place");
@@ -217,6 +236,25 @@ describe("cues in the SQLite store", () => {
     };
     expect(await order(true)).toEqual(["answer", "addressing"]);
     expect(await order(false)).toEqual(["addressing", "answer"]);
+  });
+
+  it("a question about a plan prefers the turn that says when it will be, over one that says when it was", async () => {
+    const question = "When is Andrew going to go hiking with Audrey?";
+    const db = openDatabase(":memory:");
+    const store = new SqliteMemoryStore(db, { semantic: false });
+    const past = mem("Andrew: Audrey, hiking with you last month was great, that trail was hiking heaven", null);
+    const plan = mem("Andrew: I'm down for a hike with you, Audrey. Let's do it next month", null);
+    const filler = ["Audrey: my dogs love the park", "Andrew: the city is loud", "Audrey: new collars for the pups", "Andrew: I tried a new recipe"];
+    for (const r of [past, plan, ...filler.map((t) => mem(t, null))]) {
+      await store.insert(r, { at: NOW, actor: "t", action: "create", targetKind: "memory", targetId: r.id, detail: {} });
+    }
+    const search = (text: string) =>
+      store.search({ visibility: { keys: [visibilityKey(scope)] }, query: analyzeQuery(text), text, statuses: ["active"], includeFlagged: false, now: NOW, limit: 2 });
+    const names = new Map([[past.id, "past"], [plan.id, "plan"]]);
+    expect((await search(question)).map((h) => names.get(h.record.id))).toEqual(["plan", "past"]);
+    // asked about the past, the turn that says when it was comes first
+    expect((await search("When did Andrew go hiking with Audrey?")).map((h) => names.get(h.record.id))).toEqual(["past", "plan"]);
+    store.close();
   });
 
   it("a question asking for a book prefers the turn that names one", async () => {
