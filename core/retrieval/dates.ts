@@ -83,6 +83,16 @@ export function queryDateWindows(text: string, now: number): DateWindow[] {
   return out;
 }
 
+/**
+ * Dated pass: a question that names a period also runs its word query over the memories dated
+ * inside it, and those join the cue pool at their own word score. The date cue only re-orders the
+ * pool, and a memory from that month that shares only a name with the question ("Where did Joanna
+ * travel in July 2022?" -> "Joanna: I went to Woodhaven…") ranks below the pool's 40 best from
+ * every other month. LoCoMo dev, R@5/10/25/50: tune unchanged at R@5-25 (R@50 +0.2), holdout
+ * +0.0/+0.2/+0.1/+0.3. As deep as the cue pool.
+ */
+export const DATED_POOL = 40;
+
 /** Whether a date falls in any of the windows. */
 export function inWindows(at: number | null, windows: readonly DateWindow[]): boolean {
   if (at === null) return false;

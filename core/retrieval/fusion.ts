@@ -44,6 +44,15 @@ export function addRanks<T extends { row: { rowid: number }; rank: number }>(bas
 }
 
 /**
+ * `base` joined by the items of `extra` it lacks, at their own rank (the two lists share one score
+ * scale, so an item in both keeps its `base` rank); best first, ties by rowid.
+ */
+export function addMissing<T extends { row: { rowid: number }; rank: number }>(base: T[], extra: T[], better: "lower" | "higher"): T[] {
+  const have = new Set(base.map((h) => h.row.rowid));
+  return addRanks(base, extra.filter((h) => !have.has(h.row.rowid)), 1, better);
+}
+
+/**
  * The word pool with the semantic channel's memories added (`scored`, best first, with the rows
  * that passed the search's filters in `rows`): its best one at `weight` of the pool's best word
  * score, the others in proportion to their association scores (the scales differ, so the channel's

@@ -9,9 +9,10 @@ import { visibilityKey } from "../../core/memory/scope.js";
 import type { MemoryRecord, MemorySource, MemoryStatus, NewMemory, Trust } from "../../core/memory/record.js";
 import { cjkBigrams } from "../../core/retrieval/analyze.js";
 import { DEFAULT_CHANNELS, type RetrievalChannels } from "../../core/retrieval/channels.js";
-import { addAssociationHits, addRanks, rrf } from "../../core/retrieval/fusion.js";
+import { addAssociationHits, addMissing, addRanks, rrf } from "../../core/retrieval/fusion.js";
 import { ADDED_WORD_WEIGHT, addedWords } from "../../core/retrieval/added-words.js";
 import { applyCues, CUE_POOL, queryCues } from "../../core/retrieval/cues.js";
+import { DATED_POOL, type DateWindow } from "../../core/retrieval/dates.js";
 import { asks, spreadHead, spreadScores, type Sides } from "../../core/retrieval/spread.js";
 import { mmr, proximityRerank } from "../../core/retrieval/rerank.js";
 import { WARM_UP } from "../../core/retrieval/association-cache.js";
@@ -841,8 +842,19 @@ export class PgMemoryStore implements MemoryStore {
     this.corpus = null;
   }
 
-  /** `ownText`: match memories' own text and tags only (never the neighbours' context). */
-  private async wordChannel(c: Q, q: SearchQuery, terms: string[], cjk: string[], limit: number, ownText = false): Promise<{ row: MemoryRow; rank: number }[]> {
+  /**
+   * `ownText`: match memories' own text and tags only (never the neighbours' context). `dated`:
+   * only memories dated inside these windows (the dated pass; none when every word is too common).
+   */
+  private async wordChannel(
+    c: Q,
+    q: SearchQuery,
+    terms: string[],
+    cjk: string[],
+    limit: number,
+    ownText = false,
+    dated?: readonly DateWindow[],
+  ): Promise<{ row: MemoryRow; rank: number }[]> {
     const all: QueryWord[] = [...terms.map((text) => ({ config: "english" as const, text })), ...cjk.map((text) => ({ config: "simple" as const, text }))];
     if (all.length === 0) return [];
     const stats = await this.wordStats(c, all, Date.now(), this.userOf(q.visibility));
@@ -852,7 +864,9 @@ export class PgMemoryStore implements MemoryStore {
     const idf = plan.words.map((i) => stats.idf[i]!);
     const p = new Params();
     const k = Math.max(1, Math.floor(limit));
-    const inScope = () => `${this.scope(q.visibility, p, "w")} AND ${this.filters(q, p)}`;
+    const inPeriod = () => (dated ? ` AND (${dated.map((d) => `(m.valid_from >= ${p.add(d.from)} AND m.valid_from < ${p.add(d.to)})`).join(" OR ")})` : "");
+    const inScope = () => `${this.scope(q.visibility, p, "w")} AND ${this.filters(q, p)}${inPeriod()}`;
+    if (plan.newest && dated) return [];
     if (plan.newest) {
       // Every word too common to rank by: the newest memories naming one in their own text or
       // tags (a neighbour's mention would rank alike), walked newest first; they rank alike and
@@ -939,7 +953,12 @@ export class PgMemoryStore implements MemoryStore {
       const withMembers = added.length > 0 ? addRanks(raw, await this.wordChannel(c, q, added, [], pool, true), ADDED_WORD_WEIGHT, "higher") : raw;
       // [semantic channel] memories the scope's word associations tie to the query rise in the pool
       const pooled = semJob ? await this.withAssociations(c, withMembers, await semJob, q, pool) : withMembers;
-      const lexicalDeep = cues ? applyCues(pooled, cues, "higher") : pooled;
+      // [cues] a question naming a period also searches the memories dated inside it (dates.ts)
+      const dated =
+        cues && cues.windows.length > 0 && this.fts
+          ? addMissing(pooled, await this.wordChannel(c, q, lex.terms, lex.cjk, DATED_POOL, false, cues.windows), "higher")
+          : pooled;
+      const lexicalDeep = cues ? applyCues(dated, cues, "higher") : dated;
       // Neighbour spreading re-scores the word channel: the reply after a matching question rises.
       const spreading = ch.neighbours && !q.wordsOnly;
       const lexical = (spreading ? await this.spreadNeighbours(c, lexicalDeep, q, depth) : lexicalDeep).slice(0, depth);

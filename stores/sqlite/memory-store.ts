@@ -26,10 +26,11 @@ import { semanticChannel, type SemanticChannel, type SemanticHit } from "./seman
 import { DEFAULT_ASSOCIATIONS } from "../../core/retrieval/associations.js";
 import { indexNewRows, neighbours, refreshNeighbours, writeWordRow, type FreshRow } from "./memory-fts.js";
 import { DEFAULT_CHANNELS, type RetrievalChannels } from "../../core/retrieval/channels.js";
-import { addAssociationHits, addRanks, rrf } from "../../core/retrieval/fusion.js";
+import { addAssociationHits, addMissing, addRanks, rrf } from "../../core/retrieval/fusion.js";
 import { DEFAULT_PRF, expansionTerms } from "../../core/retrieval/prf.js";
 import { mmr, proximityRerank } from "../../core/retrieval/rerank.js";
 import { applyCues, CUE_POOL, queryCues } from "../../core/retrieval/cues.js";
+import { DATED_POOL, type DateWindow } from "../../core/retrieval/dates.js";
 import { ADDED_WORD_WEIGHT, addedWords } from "../../core/retrieval/added-words.js";
 import { hasCjk } from "../../core/retrieval/analyze.js";
 import { asks } from "../../core/retrieval/spread.js";
@@ -499,6 +500,7 @@ export class SqliteMemoryStore implements MemoryStore {
     keys: string[] | null,
     limit: number,
     plan: Pick<WordPlan, "keysInMatch" | "newest"> = { keysInMatch: true, newest: false },
+    dated?: readonly DateWindow[],
   ): { row: MemoryRow; rank: number }[] {
     const keysInMatch = keys !== null && plan.keysInMatch;
     if (keys && keys.length === 0) return [];
@@ -506,7 +508,11 @@ export class SqliteMemoryStore implements MemoryStore {
     const weights = table === "memory_fts" ? FTS_WEIGHTS : "1.0, 0.0";
     const k = Math.max(1, Math.floor(limit));
     const filterParams: unknown[] = [];
-    const where = this.filters(q, filterParams, keysInMatch, keys);
+    let where = this.filters(q, filterParams, keysInMatch, keys);
+    if (dated && dated.length > 0) {
+      where += ` AND (${dated.map(() => "(m.valid_from >= ? AND m.valid_from < ?)").join(" OR ")})`;
+      filterParams.push(...dated.flatMap((w) => [w.from, w.to]));
+    }
     type Ranked = MemoryRow & { rank: number };
     if (plan.newest) {
       // Every term is too common to rank by: the newest matches, walked newest first (cheap in
@@ -569,7 +575,12 @@ export class SqliteMemoryStore implements MemoryStore {
     const withMembers = added.length > 0 ? this.withAddedWords(lexicalRaw, added, q, keys, pool) : lexicalRaw;
     // [semantic channel] memories the scope's word associations tie to the query rise in the pool
     const pooled = semJob ? this.withAssociations(withMembers, await semJob, q, keys, pool) : withMembers;
-    const lexicalDeep = cues ? applyCues(pooled, cues, "lower") : pooled;
+    // [cues] a question naming a period also searches the memories dated inside it (dates.ts)
+    const dated =
+      cues && cues.windows.length > 0 && wordParts.length > 0 && !plan.newest
+        ? addMissing(pooled, this.channel("memory_fts", wordParts.join(" OR "), q, keys, DATED_POOL, plan, cues.windows), "lower")
+        : pooled;
+    const lexicalDeep = cues ? applyCues(dated, cues, "lower") : dated;
     // Neighbour spreading re-scores the word channel: the turn after a matching question rises.
     const lexical = (spreading ? this.spreadNeighbours(lexicalDeep, q, keys, depth) : lexicalDeep).slice(0, depth);
     const session = ch.session && !q.wordsOnly ? sessionChannel(lexicalDeep, this.threadsOf(lexicalDeep.map((h) => h.row.rowid)), depth) : [];

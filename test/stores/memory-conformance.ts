@@ -23,6 +23,8 @@ export interface MemoryConformanceOptions {
   context?: boolean;
   /** a question asking for a kind of thing also searches its members (word index engines) */
   categories?: boolean;
+  /** a question naming a period also searches the memories dated inside it (word index engines) */
+  datedPass?: boolean;
 }
 
 const T0 = Date.UTC(2026, 10, 1, 12, 0, 0);
@@ -86,6 +88,7 @@ export function memoryConformance(name: string, make: () => Promise<MemoryUnderT
   const partial = opts.partialWords ?? true;
   const context = opts.context ?? true;
   const categories = opts.categories ?? true;
+  const datedPass = opts.datedPass ?? true;
   describe(`${name}: MemoryStore conformance`, () => {
     const open: MemoryUnderTest[] = [];
     async function fresh(): Promise<MemoryStore> {
@@ -204,6 +207,27 @@ export function memoryConformance(name: string, make: () => Promise<MemoryUnderT
       expect(hits.map((h) => h.record.id)).not.toContain(bobs.id);
       const bob = await s.search(q(question, { owner: "bob" }, { text: question }));
       expect(bob.map((h) => h.record.id)).toEqual([bobs.id]);
+    });
+
+    it.runIf(datedPass)("a question naming a period finds a memory of it that shares only a name with the question, past a crowd of better word matches", async () => {
+      const s = await fresh();
+      const now = T0 + 1_000_000;
+      const DAY = 86_400_000;
+      // 50 turns from two months back name Joanna as well, in as few or fewer words and written
+      // later (ties go to the newer): on words alone all of them rank before the answer, and they
+      // fill the cue pool (40) before it
+      const answer = mem("Joanna: went to Woodhaven", { validFrom: now - 5 * DAY });
+      const bobs = mem("Joanna: went to Woodhaven", { validFrom: now - 5 * DAY, scope: scopeOf("bob") });
+      const crowd = Array.from({ length: 50 }, (_, i) => mem(`Joanna: note ${i}`, { validFrom: now - (60 + i) * DAY }));
+      // other speakers' turns of the same week keep "joanna" a word of fewer than half the memories
+      const others = Array.from({ length: 60 }, (_, i) => mem(`Nate: gaming night number ${i} with the turtles`, { validFrom: now - 5 * DAY }));
+      for (const r of [answer, bobs, ...crowd, ...others]) await s.insert(r, audit(r.id));
+      const ids = async (text: string) => (await s.search(q(text, keysOf(scopeOf("alice")), { text, now }))).map((h) => h.record.id);
+      const lastWeek = await ids("What did Joanna do last week?");
+      expect(lastWeek[0]).toBe(answer.id);
+      expect(lastWeek).not.toContain(bobs.id);
+      // without a period the crowd fills the results
+      expect(await ids("What did Joanna do?")).not.toContain(answer.id);
     });
 
     it.runIf(categories)("a question asking for a kind of thing finds the memory naming a member, inside the viewer's scope only", async () => {
