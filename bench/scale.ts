@@ -115,6 +115,23 @@ async function searchPhase(
   return { queries: queries.length, mean_results: Math.round((results / Math.max(1, queries.length)) * 10) / 10, latency_ms: summary(all), by_kind };
 }
 
+const MONTH_NAMES = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"];
+
+/** Latency of questions naming the sampled memory's month ("… in May 2024?"), and how often it came back. */
+async function datedPhase(service: MemoryService, queries: { s: Sample; text: string }[]) {
+  const lat: number[] = [];
+  let found = 0;
+  for (const { s, text } of queries) {
+    const d = new Date(s.m.date);
+    const asked = `${text.replace(/\?$/, "")} in ${MONTH_NAMES[d.getUTCMonth()]} ${d.getUTCFullYear()}?`;
+    const t = performance.now();
+    const hits = await service.search({ thread: scopeOf(s.m) }, { query: asked, limit: 10 });
+    lat.push(performance.now() - t);
+    if (hits.some((h) => h.record.id === s.id)) found++;
+  }
+  return { queries: queries.length, latency_ms: summary(lat), source_in_top10: Math.round((found / Math.max(1, queries.length)) * 100) / 100 };
+}
+
 const FIRST_SEARCH_RUNS = 5;
 
 /** A warm-up keeps no process alive by itself (a server does); this waits for one with a timer running. */
@@ -233,6 +250,12 @@ async function runOne(n: number): Promise<Record<string, unknown>> {
     }
     const warmup = Array.from({ length: 20 }, (_, q) => samples[q % samples.length]!).map((s) => ({ s, text: queryFor("multi", s, corpus) }));
     const search = await searchPhase(ctx.service, queries, warmup);
+    // Questions naming a period (the date cue and its dated pass): the multi-word queries asking
+    // about the sampled memory's month, against the same queries without it (search.by_kind.multi).
+    const dated = await datedPhase(
+      ctx.service,
+      queries.filter((x) => x.kind === "multi"),
+    );
     let searchAll: unknown = null;
     if (!ALL_CHANNELS_ONLY) {
       // A second connection to the same file whose store searches with every channel.
@@ -289,6 +312,7 @@ async function runOne(n: number): Promise<Record<string, unknown>> {
         corpus_generation_seconds: Math.round(genMs / 100) / 10,
       },
       search,
+      search_dated: dated,
       search_all_channels: searchAll,
       first_search: first,
       prefix,
