@@ -83,16 +83,17 @@ export function hasCues(cues: QueryCues): boolean {
 /**
  * Hits with their scores multiplied by their cue factors, re-sorted. `better` says which way the
  * store's scores point: bm25() ranks are negative and ascend, ts_rank() scores descend. Ties keep
- * the smaller rowid first, so the order is deterministic.
+ * the smaller rowid first, so the order is deterministic. A memory with no date of its own
+ * (`valid_from`: most of what an agent writes) is dated by when it was written.
  */
-export function applyCues<T extends { rank: number; row: { rowid: number; content: string; valid_from: number | null } }>(
+export function applyCues<T extends { rank: number; row: { rowid: number; content: string; valid_from: number | null; created_at?: number } }>(
   hits: T[],
   cues: QueryCues,
   better: "lower" | "higher",
   w: CueWeights = DEFAULT_CUES,
 ): T[] {
   if (hits.length === 0) return hits;
-  const f = cueFactors(cues, hits.map((h) => ({ content: h.row.content, validFrom: h.row.valid_from })), w);
+  const f = cueFactors(cues, hits.map((h) => ({ content: h.row.content, validFrom: h.row.valid_from ?? h.row.created_at ?? null })), w);
   const dir = better === "lower" ? 1 : -1;
   return hits.map((h, i) => ({ ...h, rank: h.rank * f[i]! })).sort((a, b) => dir * (a.rank - b.rank) || a.row.rowid - b.row.rowid);
 }

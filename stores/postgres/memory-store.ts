@@ -864,7 +864,9 @@ export class PgMemoryStore implements MemoryStore {
     const idf = plan.words.map((i) => stats.idf[i]!);
     const p = new Params();
     const k = Math.max(1, Math.floor(limit));
-    const inPeriod = () => (dated ? ` AND (${dated.map((d) => `(m.valid_from >= ${p.add(d.from)} AND m.valid_from < ${p.add(d.to)})`).join(" OR ")})` : "");
+    // dated by what it is about, else by when it was written (as the date cue reads it)
+    const at = "coalesce(m.valid_from, m.created_at)";
+    const inPeriod = () => (dated ? ` AND (${dated.map((d) => `(${at} >= ${p.add(d.from)} AND ${at} < ${p.add(d.to)})`).join(" OR ")})` : "");
     const inScope = () => `${this.scope(q.visibility, p, "w")} AND ${this.filters(q, p)}${inPeriod()}`;
     if (plan.newest && dated) return [];
     if (plan.newest) {

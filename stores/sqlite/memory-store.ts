@@ -510,7 +510,8 @@ export class SqliteMemoryStore implements MemoryStore {
     const filterParams: unknown[] = [];
     let where = this.filters(q, filterParams, keysInMatch, keys);
     if (dated && dated.length > 0) {
-      where += ` AND (${dated.map(() => "(m.valid_from >= ? AND m.valid_from < ?)").join(" OR ")})`;
+      // dated by what it is about, else by when it was written (as the date cue reads it)
+      where += ` AND (${dated.map(() => "(coalesce(m.valid_from, m.created_at) >= ? AND coalesce(m.valid_from, m.created_at) < ?)").join(" OR ")})`;
       filterParams.push(...dated.flatMap((w) => [w.from, w.to]));
     }
     type Ranked = MemoryRow & { rank: number };

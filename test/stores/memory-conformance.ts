@@ -230,6 +230,18 @@ export function memoryConformance(name: string, make: () => Promise<MemoryUnderT
       expect(await ids("What did Joanna do?")).not.toContain(answer.id);
     });
 
+    it("a memory with no date of its own is dated by when it was written: a question naming a period prefers the one written then", async () => {
+      const s = await fresh();
+      const now = T0 + 1_000_000;
+      const september = mem("Decision: the API uses REST", { createdAt: Date.UTC(2026, 8, 10) });
+      const lastWeek = mem("Decision: the API uses plain REST", { createdAt: now - 4 * 86_400_000 });
+      const filler = ["the garden needs water", "lunch at noon", "the build is green", "call the dentist"].map((t) => mem(t, { createdAt: Date.UTC(2026, 6, 1) }));
+      for (const r of [september, lastWeek, ...filler]) await s.insert(r, audit(r.id));
+      const top2 = async (text: string) => (await s.search(q(text, keysOf(scopeOf("alice")), { text, now }))).map((h) => h.record.id).slice(0, 2);
+      expect(await top2("What did we decide about the API last week?")).toEqual([lastWeek.id, september.id]);
+      expect(await top2("What did we decide about the API in September 2026?")).toEqual([september.id, lastWeek.id]);
+    });
+
     it.runIf(categories)("a question asking for a kind of thing finds the memory naming a member, inside the viewer's scope only", async () => {
       const s = await fresh();
       // No word of the question is in the answer; Bob's identical turn must never show up for Alice.
