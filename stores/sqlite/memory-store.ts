@@ -525,7 +525,9 @@ export class SqliteMemoryStore implements MemoryStore {
       return (this.prepared(sql).all(match, ...filterParams) as Ranked[]).map((r) => ({ row: r, rank: r.rank }));
     }
     const scoredSql = (order: string) => `SELECT rowid, bm25(${table}, ${weights}) AS rank FROM ${table} f WHERE ${table} MATCH ?${order}`;
-    if (!keysInMatch) {
+    // A period filter passes few of the index's best, so the staged read would nearly always fall
+    // through and score every match twice (dated pass at 100k: p50 1.4 -> 0.3 ms without it).
+    if (!keysInMatch && !dated) {
       // Rank inside the index first, then join and filter only the best candidates: exact whenever
       // at least k of them pass the filters (anything past them ranks lower), else fall through.
       // One statement: the LEFT JOIN also yields the candidates that fail the filters (m.rowid
