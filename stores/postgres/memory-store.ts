@@ -963,7 +963,13 @@ export class PgMemoryStore implements MemoryStore {
       const lexicalDeep = cues ? applyCues(dated, cues, "higher") : dated;
       // Neighbour spreading re-scores the word channel: the reply after a matching question rises.
       const spreading = ch.neighbours && !q.wordsOnly;
-      const lexical = (spreading ? await this.spreadNeighbours(c, lexicalDeep, q, depth) : lexicalDeep).slice(0, depth);
+      const spread = (spreading ? await this.spreadNeighbours(c, lexicalDeep, q, depth) : lexicalDeep).slice(0, depth);
+      // [cues] a question naming a period that its words answer with fewer than asked for ("what
+      // did we do yesterday?") also lists the period's memories, newest first, below every word hit
+      const lexical =
+        cues && cues.windows.length > 0 && spread.length < q.limit && keys && keys.length > 0 && this.fts
+          ? [...spread, ...(await this.periodMemories(c, q, keys, cues.windows, q.limit - spread.length, new Set(spread.map((h) => Number(h.row.rowid)))))]
+          : spread;
       const session = ch.session && !q.wordsOnly ? await this.sessionChannel(c, lexicalDeep, depth) : [];
       const needTri =
         this.db.features.trigram && ch.trigram && !q.wordsOnly && lex.trigrams.length > 0 && lexical.length < Math.min(q.limit, TRIGRAM_WHEN_FEWER);
@@ -992,6 +998,35 @@ export class PgMemoryStore implements MemoryStore {
         return { record: recs[i]!, score: h.score, channel: lexicalHit && triHit ? ("both" as const) : lexicalHit ? ("lexical" as const) : ("trigram" as const) };
       });
     }, this.userOf(q.visibility));
+  }
+
+  /**
+   * The newest `n` memories dated inside the windows (by what they are about, else when they were
+   * written) that pass the search's filters and are not in `have`: one walk of memories_vis_dated
+   * per key and window, ranked below every word hit (scores are positive).
+   */
+  private async periodMemories(
+    c: Q,
+    q: SearchQuery,
+    keys: string[],
+    windows: readonly DateWindow[],
+    n: number,
+    have: Set<number>,
+  ): Promise<{ row: MemoryRow; rank: number }[]> {
+    const at = "coalesce(m.valid_from, m.created_at)";
+    const found = new Map<number, MemoryRow>();
+    for (const w of windows) {
+      const p = new Params();
+      const sql = `SELECT m.* FROM unnest(${p.add(keys)}::text[]) k(key) CROSS JOIN LATERAL (
+          SELECT m.* FROM memories m WHERE m.vis_key = k.key AND ${at} >= ${p.add(w.from)} AND ${at} < ${p.add(w.to)} AND ${this.filters(q, p)}
+          ORDER BY ${at} DESC LIMIT ${n + have.size}) m`;
+      for (const r of (await c.query<MemoryRow>(sql, p.values)).rows) if (!have.has(Number(r.rowid))) found.set(Number(r.rowid), r);
+    }
+    const dateOf = (r: MemoryRow) => Number(r.valid_from ?? r.created_at);
+    return [...found.values()]
+      .sort((a, b) => dateOf(b) - dateOf(a) || Number(b.rowid) - Number(a.rowid))
+      .slice(0, n)
+      .map((row) => ({ row, rank: 0 }));
   }
 
   /**

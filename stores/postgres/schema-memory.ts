@@ -313,6 +313,16 @@ CREATE TRIGGER memories_scope_truncate AFTER TRUNCATE ON memories
   FOR EACH STATEMENT EXECUTE FUNCTION renew_scope_tokens();`
 }`;
 
+/**
+ * A scope's memories by the date they are about, else by when they were written: a question naming
+ * a period whose words find fewer than it asks for lists that period's memories, newest first
+ * (PgMemoryStore.periodMemories). DSQL has no expression indexes, and its search lists none.
+ */
+const datedIndex = (p: P) =>
+  p === "postgres"
+    ? `CREATE INDEX memories_vis_dated ON memories (vis_key, (coalesce(valid_from, created_at)));`
+    : `-- none under the DSQL profile (no expression indexes; its search does not list a period)`;
+
 function step(version: number, name: string, ddl: (p: P) => string): PgMigration {
   return { version, name, sql: ddl("postgres"), dsql: ddl("dsql") };
 }
@@ -323,6 +333,7 @@ export const MEMORY_MIGRATIONS: PgMigration[] = [
   step(3, "session search index", sessions),
   step(4, "Infinity conversation and state stores", conversations),
   step(5, "semantic channel: a change token per scope", scopeTokens),
+  step(6, "memories by date per scope", datedIndex),
 ];
 
 /** Tables whose rows belong to one user (column user_id): the row-level security set. */

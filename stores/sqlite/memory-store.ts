@@ -585,7 +585,13 @@ export class SqliteMemoryStore implements MemoryStore {
         : pooled;
     const lexicalDeep = cues ? applyCues(dated, cues, "lower") : dated;
     // Neighbour spreading re-scores the word channel: the turn after a matching question rises.
-    const lexical = (spreading ? this.spreadNeighbours(lexicalDeep, q, keys, depth) : lexicalDeep).slice(0, depth);
+    const spread = (spreading ? this.spreadNeighbours(lexicalDeep, q, keys, depth) : lexicalDeep).slice(0, depth);
+    // [cues] a question naming a period that its words answer with fewer than asked for ("what did
+    // we do yesterday?") also lists the period's memories, newest first, below every word hit
+    const lexical =
+      cues && cues.windows.length > 0 && spread.length < q.limit && keys && keys.length > 0
+        ? [...spread, ...this.periodMemories(q, keys, cues.windows, q.limit - spread.length, new Set(spread.map((h) => h.row.rowid)))]
+        : spread;
     const session = ch.session && !q.wordsOnly ? sessionChannel(lexicalDeep, this.threadsOf(lexicalDeep.map((h) => h.row.rowid)), depth) : [];
     // The trigram channel finds partial words (and CJK phrases) the word channel misses; it runs
     // when the word channel came up short. On a large store the words the word channel searched
@@ -655,6 +661,36 @@ export class SqliteMemoryStore implements MemoryStore {
     if (plan.newest || plan.terms.length === 0) return raw;
     const found = this.channel("memory_fts", `{content tags}: ${orGroup(plan.terms)}`, q, keys, pool, plan);
     return addRanks(raw, found, ADDED_WORD_WEIGHT, "lower");
+  }
+
+  /**
+   * The newest `n` memories dated inside the windows (by what they are about, else when they were
+   * written) that pass the search's filters and are not in `have`: one walk of memories_vis_dated
+   * per key and window, ranked below every word hit (bm25 ranks are negative).
+   */
+  private periodMemories(
+    q: SearchQuery,
+    keys: string[],
+    windows: readonly DateWindow[],
+    n: number,
+    have: Set<number>,
+  ): { row: MemoryRow; rank: number }[] {
+    const at = "coalesce(m.valid_from, m.created_at)";
+    const found = new Map<number, MemoryRow>();
+    for (const key of keys) {
+      for (const w of windows) {
+        const filterParams: unknown[] = [];
+        const where = this.filters(q, filterParams, true, keys);
+        const sql = `SELECT m.* FROM memories m INDEXED BY memories_vis_dated WHERE m.vis_key = ? AND ${at} >= ? AND ${at} < ? AND ${where}
+          ORDER BY ${at} DESC LIMIT ${n + have.size}`;
+        for (const r of this.prepared(sql).all(key, w.from, w.to, ...filterParams) as MemoryRow[]) if (!have.has(r.rowid)) found.set(r.rowid, r);
+      }
+    }
+    const dateOf = (r: MemoryRow) => r.valid_from ?? r.created_at;
+    return [...found.values()]
+      .sort((a, b) => dateOf(b) - dateOf(a) || b.rowid - a.rowid)
+      .slice(0, n)
+      .map((row) => ({ row, rank: 0 }));
   }
 
   /** The word pool with the semantic channel's memories added (core/retrieval/fusion.ts addAssociationHits). */

@@ -671,4 +671,14 @@ CREATE TABLE scope_tokens (
 ) STRICT, WITHOUT ROWID;
 `,
   },
+  {
+    version: 13,
+    name: "memories by date per scope",
+    sql: `
+-- A scope's memories by the date they are about, else by when they were written: a question naming
+-- a period ("what did we do yesterday?") whose words find fewer than it asks for lists that
+-- period's memories, newest first (stores/sqlite/memory-store.ts periodMemories).
+CREATE INDEX memories_vis_dated ON memories (vis_key, coalesce(valid_from, created_at));
+`,
+  },
 ];

@@ -242,6 +242,29 @@ export function memoryConformance(name: string, make: () => Promise<MemoryUnderT
       expect(await top2("What did we decide about the API in September 2026?")).toEqual([september.id, lastWeek.id]);
     });
 
+    it.runIf(datedPass)("a question naming a period whose words find too little lists that period's memories, newest first, inside the scope only", async () => {
+      const s = await fresh();
+      const now = T0 + 1_000_000;
+      const DAY = 86_400_000;
+      // no word in common with the questions
+      const early = mem("Moved the staging database to the new cluster", { createdAt: now - DAY - 3_600_000 });
+      const late = mem("Reviewed Ana's pull request on retries", { createdAt: now - DAY + 3_600_000 });
+      const older = mem("Picked Postgres over MySQL", { createdAt: now - 40 * DAY });
+      const bobs = mem("Bob fixed the printer", { createdAt: now - DAY, scope: scopeOf("bob") });
+      const march = mem("Planted tomatoes and basil", { createdAt: now - 30 * DAY, validFrom: Date.UTC(2023, 2, 12) });
+      for (const r of [early, late, older, bobs, march]) await s.insert(r, audit(r.id));
+      const ids = async (text: string, over: Partial<SearchQuery> = {}) =>
+        (await s.search(q(text, keysOf(scopeOf("alice")), { text, now, ...over }))).map((h) => h.record.id);
+      expect(await ids("What did we do yesterday?")).toEqual([late.id, early.id]);
+      // (other memories may follow on the words' associations; March's comes first)
+      expect((await ids("What happened in March 2023?"))[0]).toBe(march.id);
+      expect(await ids("What happened in March 2023?")).not.toContain(bobs.id);
+      // the search's filters still hold, and a word hit comes before the period's other memories
+      expect(await ids("What did we do yesterday?", { kinds: ["lesson"] })).toEqual([]);
+      expect((await ids("What did we do with the staging database yesterday?")).slice(0, 2)).toEqual([early.id, late.id]);
+      expect(await ids("What did we do yesterday?", { limit: 1 })).toEqual([late.id]);
+    });
+
     it.runIf(categories)("a question asking for a kind of thing finds the memory naming a member, inside the viewer's scope only", async () => {
       const s = await fresh();
       // No word of the question is in the answer; Bob's identical turn must never show up for Alice.
