@@ -94,6 +94,8 @@ export const WORD_POSTINGS_BUDGET = 3000;
 const DF_COUNT_CAP = WORD_POSTINGS_BUDGET + 1;
 /** rank of every row of the newest-mentions walk (higher is better here; cues multiply it) */
 const NEWEST_RANK = 1;
+/** The date a memory is about, else when it was written: what the date cue and the dated pass read (memories_vis_dated). */
+const DATED_AT = "coalesce(m.valid_from, m.created_at)";
 
 /**
  * Which words rank (indexes into the counted words): all of them on a table within the budget; else the
@@ -864,9 +866,7 @@ export class PgMemoryStore implements MemoryStore {
     const idf = plan.words.map((i) => stats.idf[i]!);
     const p = new Params();
     const k = Math.max(1, Math.floor(limit));
-    // dated by what it is about, else by when it was written (as the date cue reads it)
-    const at = "coalesce(m.valid_from, m.created_at)";
-    const inPeriod = () => (dated ? ` AND (${dated.map((d) => `(${at} >= ${p.add(d.from)} AND ${at} < ${p.add(d.to)})`).join(" OR ")})` : "");
+    const inPeriod = () => (dated ? ` AND (${dated.map((d) => `(${DATED_AT} >= ${p.add(d.from)} AND ${DATED_AT} < ${p.add(d.to)})`).join(" OR ")})` : "");
     const inScope = () => `${this.scope(q.visibility, p, "w")} AND ${this.filters(q, p)}${inPeriod()}`;
     if (plan.newest && dated) return [];
     if (plan.newest) {
@@ -1013,13 +1013,12 @@ export class PgMemoryStore implements MemoryStore {
     n: number,
     have: Set<number>,
   ): Promise<{ row: MemoryRow; rank: number }[]> {
-    const at = "coalesce(m.valid_from, m.created_at)";
     const found = new Map<number, MemoryRow>();
     for (const w of windows) {
       const p = new Params();
       const sql = `SELECT m.* FROM unnest(${p.add(keys)}::text[]) k(key) CROSS JOIN LATERAL (
-          SELECT m.* FROM memories m WHERE m.vis_key = k.key AND ${at} >= ${p.add(w.from)} AND ${at} < ${p.add(w.to)} AND ${this.filters(q, p)}
-          ORDER BY ${at} DESC LIMIT ${n + have.size}) m`;
+          SELECT m.* FROM memories m WHERE m.vis_key = k.key AND ${DATED_AT} >= ${p.add(w.from)} AND ${DATED_AT} < ${p.add(w.to)} AND ${this.filters(q, p)}
+          ORDER BY ${DATED_AT} DESC LIMIT ${p.add(n + have.size)}) m`;
       for (const r of (await c.query<MemoryRow>(sql, p.values)).rows) if (!have.has(Number(r.rowid))) found.set(Number(r.rowid), r);
     }
     const dateOf = (r: MemoryRow) => Number(r.valid_from ?? r.created_at);

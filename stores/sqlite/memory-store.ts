@@ -81,6 +81,8 @@ const TRIGRAM_PLAN = { keysInMatch: false, newest: false } as const;
 // matches for ones that pass the filters; they all get this rank (bm25 ranks are negative).
 const NEWEST_WALK_CAP = 4 * POSTINGS_BUDGET;
 const NEWEST_RANK = -1;
+/** The date a memory is about, else when it was written: what the date cue and the dated pass read. */
+const DATED_AT = "coalesce(m.valid_from, m.created_at)";
 // Past this many distinct keys an owner's view filters by user id instead of a key list.
 const MAX_OWNER_KEYS = 500;
 // [vector channel] past this many keys an owner's KNN reads the owner's partitions (one KNN per key otherwise).
@@ -510,8 +512,7 @@ export class SqliteMemoryStore implements MemoryStore {
     const filterParams: unknown[] = [];
     let where = this.filters(q, filterParams, keysInMatch, keys);
     if (dated && dated.length > 0) {
-      // dated by what it is about, else by when it was written (as the date cue reads it)
-      where += ` AND (${dated.map(() => "(coalesce(m.valid_from, m.created_at) >= ? AND coalesce(m.valid_from, m.created_at) < ?)").join(" OR ")})`;
+      where += ` AND (${dated.map(() => `(${DATED_AT} >= ? AND ${DATED_AT} < ?)`).join(" OR ")})`;
       filterParams.push(...dated.flatMap((w) => [w.from, w.to]));
     }
     type Ranked = MemoryRow & { rank: number };
@@ -675,15 +676,14 @@ export class SqliteMemoryStore implements MemoryStore {
     n: number,
     have: Set<number>,
   ): { row: MemoryRow; rank: number }[] {
-    const at = "coalesce(m.valid_from, m.created_at)";
     const found = new Map<number, MemoryRow>();
+    const filterParams: unknown[] = [];
+    const where = this.filters(q, filterParams, true, keys);
+    const walk = this.prepared(`SELECT m.* FROM memories m INDEXED BY memories_vis_dated
+      WHERE m.vis_key = ? AND ${DATED_AT} >= ? AND ${DATED_AT} < ? AND ${where} ORDER BY ${DATED_AT} DESC LIMIT ?`);
     for (const key of keys) {
       for (const w of windows) {
-        const filterParams: unknown[] = [];
-        const where = this.filters(q, filterParams, true, keys);
-        const sql = `SELECT m.* FROM memories m INDEXED BY memories_vis_dated WHERE m.vis_key = ? AND ${at} >= ? AND ${at} < ? AND ${where}
-          ORDER BY ${at} DESC LIMIT ${n + have.size}`;
-        for (const r of this.prepared(sql).all(key, w.from, w.to, ...filterParams) as MemoryRow[]) if (!have.has(r.rowid)) found.set(r.rowid, r);
+        for (const r of walk.all(key, w.from, w.to, ...filterParams, n + have.size) as MemoryRow[]) if (!have.has(r.rowid)) found.set(r.rowid, r);
       }
     }
     const dateOf = (r: MemoryRow) => r.valid_from ?? r.created_at;
