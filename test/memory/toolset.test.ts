@@ -141,6 +141,20 @@ describe("memory toolset over RAP", () => {
     expect(list).toContain("2-space");
   });
 
+  it("'what did we do yesterday?' finds what was written yesterday, though it shares no word with it", async () => {
+    const clock = r.ctx.clock as ReturnType<typeof fixedClock>;
+    const DAY = 86_400_000;
+    clock.set(T0 - 9 * DAY);
+    const old = idIn(await call(r, "memory_remember", { content: "Chose Postgres for the billing service" }));
+    clock.set(T0 - DAY);
+    const recent = idIn(await call(r, "memory_remember", { content: "Moved the staging database to the new cluster" }));
+    clock.set(T0);
+    const found = await call(r, "memory_search", { query: "What did we do yesterday?" });
+    expect(found).toContain(recent);
+    expect(found).not.toContain(old);
+    expect(await call(r, "memory_search", { query: "What did we do last week?" })).toContain(old);
+  });
+
   it("reports a likely conflict and a duplicate", async () => {
     await call(r, "memory_remember", { content: "The staging database is PostgreSQL 14", kind: "project" });
     const conflict = await call(r, "memory_remember", { content: "The staging database is PostgreSQL 16", kind: "project" });
