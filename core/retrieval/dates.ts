@@ -1,6 +1,7 @@
 // Dates a question asks about ("in May 2022", "on 1 May, 2022", "last week"), as time windows over
-// the date a memory is about (its valid_from, else when it was written). Something done "last week" is usually written down
-// a little after it happened, so each window reaches past its end by a grace period.
+// the date a memory is about (its valid_from, else when it was written). Something done "last
+// week" is usually written down a little after it happened, so each window reaches past its end by
+// a grace period.
 // Pure: `now` comes from the caller's clock.
 
 const DAY = 86_400_000;

@@ -972,7 +972,7 @@ export class PgMemoryStore implements MemoryStore {
           : spread;
       const session = ch.session && !q.wordsOnly ? await this.sessionChannel(c, lexicalDeep, depth) : [];
       const needTri =
-        this.db.features.trigram && ch.trigram && !q.wordsOnly && lex.trigrams.length > 0 && lexical.length < Math.min(q.limit, TRIGRAM_WHEN_FEWER);
+        this.db.features.trigram && ch.trigram && !q.wordsOnly && lex.trigrams.length > 0 && spread.length < Math.min(q.limit, TRIGRAM_WHEN_FEWER);
       const tri = needTri ? await this.trigramChannel(c, q, lex.trigrams, depth) : [];
       const vec = await this.vectorChannel(c, q, depth);
       if (tri.length === 0 && session.length === 0 && vec.length === 0 && !ch.proximity && !ch.mmr) {

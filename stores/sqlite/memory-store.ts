@@ -600,9 +600,9 @@ export class SqliteMemoryStore implements MemoryStore {
     // cover much of the corpus): absent words (partial words, typos), words dropped as too common
     // and CJK runs go to it.
     const triWords = plan.pruned ? lex.trigrams.filter((t) => hasCjk(t) || !plan.terms.includes(t)) : lex.trigrams;
-    const needTri = ch.trigram && !q.wordsOnly && triWords.length > 0 && lexical.length < Math.min(q.limit, TRIGRAM_WHEN_FEWER);
+    const needTri = ch.trigram && !q.wordsOnly && triWords.length > 0 && spread.length < Math.min(q.limit, TRIGRAM_WHEN_FEWER);
     const tri = needTri ? this.channel("memory_tri", `content: ${orGroup(triWords)}`, q, keys, depth, TRIGRAM_PLAN) : [];
-    const prf = ch.prf && !q.wordsOnly ? this.feedbackPass(lexical, lexicalRaw, plan.terms, wordParts, cols, q, keys, depth) : [];
+    const prf = ch.prf && !q.wordsOnly ? this.feedbackPass(spread, lexicalRaw, plan.terms, wordParts, cols, q, keys, depth) : [];
     // [vector channel] nearest memories by embedding, inside the viewer's keys
     const vec = this.vectors && !q.wordsOnly ? await this.vectorHits(q, keys, depth) : [];
     if (tri.length === 0 && prf.length === 0 && session.length === 0 && vec.length === 0 && !ch.proximity && !ch.mmr) {
