@@ -525,28 +525,14 @@ export class SqliteMemoryStore implements MemoryStore {
         LIMIT ${NEWEST_WALK_CAP}) c CROSS JOIN memories m ON m.rowid = c.rowid WHERE ${where} ORDER BY c.rowid DESC LIMIT ${k}`;
       return (this.prepared(sql).all(match, ...filterParams) as Ranked[]).map((r) => ({ row: r, rank: r.rank }));
     }
-    const scoredSql = (order: string) => `SELECT rowid, bm25(${table}, ${weights}) AS rank FROM ${table} f WHERE ${table} MATCH ?${order}`;
-    // A period filter passes few of the index's best, so the staged read would nearly always fall
-    // through and score every match twice (dated pass at 100k: p50 1.4 -> 0.3 ms without it).
-    if (!keysInMatch && !dated) {
-      // Rank inside the index first, then join and filter only the best candidates: exact whenever
-      // at least k of them pass the filters (anything past them ranks lower), else fall through.
-      // One statement: the LEFT JOIN also yields the candidates that fail the filters (m.rowid
-      // NULL), so their number is known without a second count over the index.
-      const depth = Math.max(k * 8, 100);
-      const staged = this.prepared(
-        `SELECT m.*, c.rank AS rank FROM (${scoredSql(` ORDER BY rank LIMIT ${depth}`)}) c
-         LEFT JOIN memories m ON m.rowid = c.rowid AND ${where} ORDER BY c.rank`,
-      );
-      const out: { row: MemoryRow; rank: number }[] = [];
-      let candidates = 0;
-      for (const r of staged.iterate(match, ...filterParams) as IterableIterator<Ranked>) {
-        candidates++;
-        if (r.rowid === null) continue;
-        out.push({ row: r, rank: r.rank });
-        if (out.length >= k) break;
-      }
-      if (out.length >= k || candidates < depth) return out;
+    if (!keysInMatch) {
+      // Rank inside the index, then join and filter in rank order until k pass: only the best
+      // candidates are joined when the filters pass most, and a selective filter (a period, a
+      // rare kind) costs no second scoring. The subquery keeps its order (the CROSS JOIN keeps it
+      // outermost, its LIMIT keeps it from being flattened).
+      const sql = `SELECT m.*, c.rank AS rank FROM (SELECT rowid, bm25(${table}, ${weights}) AS rank FROM ${table} f WHERE ${table} MATCH ?
+        ORDER BY rank LIMIT -1) c CROSS JOIN memories m ON m.rowid = c.rowid WHERE ${where} ORDER BY c.rank LIMIT ${k}`;
+      return (this.prepared(sql).all(match, ...filterParams) as Ranked[]).map((r) => ({ row: r, rank: r.rank }));
     }
     const sql = `SELECT m.*, bm25(${table}, ${weights}) AS rank FROM ${table} f JOIN memories m ON m.rowid = f.rowid
       WHERE ${table} MATCH ? AND ${where} ORDER BY rank LIMIT ${k}`;
