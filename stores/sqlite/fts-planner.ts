@@ -34,7 +34,8 @@ export interface WordPlan {
    * order little, so the word channel takes the newest matches instead of scoring any.
    */
   newest: boolean;
-  dropped: string[];
+  /** terms left out for being too common (the index holds them past the budget); absent terms are not among them */
+  common: string[];
   /** the terms were looked up and pruned (a store past POSTINGS_BUDGET); else all were kept unread */
   pruned: boolean;
 }
@@ -151,7 +152,7 @@ export class FtsPlanner {
     const { n } = this.corpus(now);
     const all = [...terms, ...cjk];
     // Small stores: every term, keys in MATCH; no lookups needed.
-    if (n <= POSTINGS_BUDGET) return { terms, cjk, keysInMatch: keys !== null, newest: false, dropped: [], pruned: false };
+    if (n <= POSTINGS_BUDGET) return { terms, cjk, keysInMatch: keys !== null, newest: false, common: [], pruned: false };
     const toks = this.tokenize([...all, ...(keys ?? [])]);
     const dfOf = (i: number) => {
       const ts = toks[i] ?? [];
@@ -179,7 +180,7 @@ export class FtsPlanner {
       cjk: cjk.filter((t) => keep.has(t)),
       keysInMatch,
       newest: (kept[0]?.df ?? 0) > budget,
-      dropped: all.filter((t) => !keep.has(t)),
+      common: ranked.filter((r) => r.df > 0 && !keep.has(r.t)).map((r) => r.t),
       pruned: true,
     };
   }

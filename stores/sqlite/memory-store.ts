@@ -581,11 +581,12 @@ export class SqliteMemoryStore implements MemoryStore {
         : spread;
     const session = ch.session && !q.wordsOnly ? sessionChannel(lexicalDeep, this.threadsOf(lexicalDeep.map((h) => h.row.rowid)), depth) : [];
     // The trigram channel finds partial words (and CJK phrases) the word channel misses; it runs
-    // when the word channel came up short. On a large store the words the word channel searched
-    // stay out of it (their trigrams would mostly find the same rows, over trigram postings that
-    // cover much of the corpus): absent words (partial words, typos), words dropped as too common
-    // and CJK runs go to it.
-    const triWords = plan.pruned ? lex.trigrams.filter((t) => hasCjk(t) || !plan.terms.includes(t)) : lex.trigrams;
+    // when the word channel came up short. On a large store the words the index holds stay out of
+    // it: those the word channel searched (their trigrams would mostly find the same rows, over
+    // trigram postings that cover much of the corpus) and those it left out as too common (their
+    // trigrams are commoner still: 48 ms per search at 100k, whenever a filter or a small scope
+    // left the words few hits). Absent words (partial words, typos) and CJK runs go to it.
+    const triWords = plan.pruned ? lex.trigrams.filter((t) => hasCjk(t) || (!plan.terms.includes(t) && !plan.common.includes(t))) : lex.trigrams;
     const needTri = ch.trigram && !q.wordsOnly && triWords.length > 0 && spread.length < Math.min(q.limit, TRIGRAM_WHEN_FEWER);
     const tri = needTri ? this.channel("memory_tri", `content: ${orGroup(triWords)}`, q, keys, depth, TRIGRAM_PLAN) : [];
     const prf = ch.prf && !q.wordsOnly ? this.feedbackPass(spread, lexicalRaw, plan.terms, wordParts, cols, q, keys, depth) : [];
