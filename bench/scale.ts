@@ -132,6 +132,19 @@ async function datedPhase(service: MemoryService, queries: { s: Sample; text: st
   return { queries: queries.length, latency_ms: summary(lat), source_in_top10: Math.round((found / Math.max(1, queries.length)) * 100) / 100 };
 }
 
+/** Latency of the queries narrowed to session-level memories, and how many results they get. */
+async function filteredPhase(service: MemoryService, queries: { s: Sample; text: string }[]) {
+  const lat: number[] = [];
+  let results = 0;
+  for (const { s, text } of queries) {
+    const t = performance.now();
+    const hits = await service.search({ thread: scopeOf(s.m) }, { query: text, limit: 10, scopes: ["session"] });
+    lat.push(performance.now() - t);
+    results += hits.length;
+  }
+  return { queries: queries.length, latency_ms: summary(lat), mean_results: Math.round((results / Math.max(1, queries.length)) * 10) / 10 };
+}
+
 const FIRST_SEARCH_RUNS = 5;
 
 /** A warm-up keeps no process alive by itself (a server does); this waits for one with a timer running. */
@@ -256,6 +269,9 @@ async function runOne(n: number): Promise<Record<string, unknown>> {
       ctx.service,
       queries.filter((x) => x.kind === "multi"),
     );
+    // A selective filter: the same multi-word queries narrowed to session-level memories (10% of
+    // the corpus, one session's few of them in the searched scope).
+    const filtered = await filteredPhase(ctx.service, queries.filter((x) => x.kind === "multi"));
     let searchAll: unknown = null;
     if (!ALL_CHANNELS_ONLY) {
       // A second connection to the same file whose store searches with every channel.
@@ -313,6 +329,7 @@ async function runOne(n: number): Promise<Record<string, unknown>> {
       },
       search,
       search_dated: dated,
+      search_filtered: filtered,
       search_all_channels: searchAll,
       first_search: first,
       prefix,
