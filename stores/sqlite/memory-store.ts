@@ -572,7 +572,11 @@ export class SqliteMemoryStore implements MemoryStore {
         : pooled;
     const lexicalDeep = cues ? applyCues(dated, cues, "lower") : dated;
     // Neighbour spreading re-scores the word channel: the turn after a matching question rises.
-    const spread = (spreading ? this.spreadNeighbours(lexicalDeep, q, keys, depth) : lexicalDeep).slice(0, depth);
+    const ranked = (spreading ? this.spreadNeighbours(lexicalDeep, q, keys, depth) : lexicalDeep).slice(0, depth);
+    // Words left out as too common come back when the kept ones found too little in this scope
+    // ("deploy pipeline zebrafish" where only another scope has a zebrafish): the newest memories
+    // naming them in their own text follow the word hits.
+    const spread = ranked.length < q.limit && plan.common.length > 0 ? this.withCommonWords(ranked, plan, q, keys, depth) : ranked;
     // [cues] a question naming a period that its words answer with fewer than asked for ("what did
     // we do yesterday?") also lists the period's memories, newest first, below every word hit
     const lexical =
@@ -649,6 +653,19 @@ export class SqliteMemoryStore implements MemoryStore {
     if (plan.newest || plan.terms.length === 0) return raw;
     const found = this.channel("memory_fts", `{content tags}: ${orGroup(plan.terms)}`, q, keys, pool, plan);
     return addRanks(raw, found, ADDED_WORD_WEIGHT, "lower");
+  }
+
+  /** The word hits, then the newest memories naming a word the plan left out as too common (own text and tags). */
+  private withCommonWords(
+    hits: { row: MemoryRow; rank: number }[],
+    plan: WordPlan,
+    q: SearchQuery,
+    keys: string[] | null,
+    depth: number,
+  ): { row: MemoryRow; rank: number }[] {
+    const have = new Set(hits.map((h) => h.row.rowid));
+    const newest = this.channel("memory_fts", `{content tags}: ${orGroup(plan.common)}`, q, keys, depth, { keysInMatch: plan.keysInMatch, newest: true });
+    return [...hits, ...newest.filter((h) => !have.has(h.row.rowid))].slice(0, depth);
   }
 
   /**
