@@ -44,6 +44,7 @@ const CATEGORIES: Category[] = [
   { names: ["country", "countries", "nation", "nations"], members: COUNTRIES },
   { names: ["state", "states"], members: US_STATES },
   { names: ["city", "cities", "town", "towns"], members: CITIES },
+  { names: ["place", "places", "location", "locations", "destination", "destinations"], members: [...COUNTRIES, ...US_STATES, ...CITIES] },
   {
     names: ["instrument", "instruments"],
     members: ["piano", "guitar", "violin", "drums", "drum", "flute", "clarinet", "saxophone", "sax", "trumpet", "cello", "ukulele", "bass", "harp", "keyboard", "banjo", "harmonica", "trombone", "accordion", "viola", "mandolin", "oboe"],

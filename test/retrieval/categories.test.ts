@@ -13,6 +13,9 @@ describe("category members (pure)", () => {
     expect(categoryMembers("Which European countries has Maria been to?")).toContain("portugal");
     expect(categoryMembers("What kind of art does Caroline make?")).toContain("pottery");
     expect(categoryMembers("What LGBTQ+ events has Caroline attended?")).toContain("parade");
+    // places: countries, states and cities alike
+    const places = categoryMembers("Which geographical locations has Tim been to?");
+    expect(places).toEqual(expect.arrayContaining(["london", "california", "uk"]));
   });
 
   it("a longer name wins (martial arts, not arts); a passing mention or another question asks for none", () => {
