@@ -7,7 +7,7 @@
 import type pg from "pg";
 import { visibilityKey } from "../../core/memory/scope.js";
 import type { MemoryRecord, MemorySource, MemoryStatus, NewMemory, Trust } from "../../core/memory/record.js";
-import { cjkBigrams } from "../../core/retrieval/analyze.js";
+import { cjkBigrams, hasCjk } from "../../core/retrieval/analyze.js";
 import { DEFAULT_CHANNELS, type RetrievalChannels } from "../../core/retrieval/channels.js";
 import { addAssociationHits, addMissing, addRanks, rrf } from "../../core/retrieval/fusion.js";
 import { ADDED_WORD_WEIGHT, addedWords } from "../../core/retrieval/added-words.js";
@@ -897,6 +897,38 @@ export class PgMemoryStore implements MemoryStore {
     return rows.map((r) => ({ row: r, rank: r.rank }));
   }
 
+  /**
+   * The query words the word index holds (`held`) and those it holds past the postings budget
+   * (`common`, left out of the ranking), on a table past the budget (`large`); on a smaller one
+   * every word ranks and `common` is empty.
+   */
+  private async heldWords(c: Q, q: SearchQuery, terms: string[]): Promise<{ large: boolean; held: Set<string>; common: string[] }> {
+    const all: QueryWord[] = terms.map((text) => ({ config: "english" as const, text }));
+    const stats = await this.wordStats(c, all, Date.now(), this.userOf(q.visibility));
+    const large = stats.n > WORD_POSTINGS_BUDGET;
+    const ranked = new Set(planWords(stats).words);
+    const held = new Set(terms.filter((_t, i) => stats.df[i]! > 0));
+    const common = large ? terms.filter((_t, i) => stats.df[i]! > 0 && !ranked.has(i)) : [];
+    return { large, held, common };
+  }
+
+  /** The word hits, then the newest memories naming a word left out as too common (own text and tags). */
+  private async withCommonWords(
+    c: Q,
+    hits: { row: MemoryRow; rank: number }[],
+    common: string[],
+    q: SearchQuery,
+    depth: number,
+  ): Promise<{ row: MemoryRow; rank: number }[]> {
+    const have = new Set(hits.map((h) => Number(h.row.rowid)));
+    // every word here is past the budget, so the channel walks their newest own-text mentions
+    const newest = await this.wordChannel(c, q, common, [], depth, true);
+    // below every word hit: ranks are higher-better and positive here
+    const floor = hits.reduce((m, h) => Math.min(m, h.rank), Infinity);
+    const below = Number.isFinite(floor) ? floor / 2 : NEWEST_RANK;
+    return [...hits, ...newest.filter((h) => !have.has(Number(h.row.rowid))).map((h) => ({ ...h, rank: below }))].slice(0, depth);
+  }
+
   private async trigramChannel(c: Q, q: SearchQuery, subs: string[], limit: number): Promise<{ row: MemoryRow; rank: number }[]> {
     const p = new Params();
     const pats = subs.slice(0, 16).map((s) => ({ pat: p.add(likePattern(s)), len: s.length }));
@@ -966,14 +998,27 @@ export class PgMemoryStore implements MemoryStore {
       const spread = (spreading ? await this.spreadNeighbours(c, lexicalDeep, q, depth) : lexicalDeep).slice(0, depth);
       // [cues] a question naming a period that its words answer with fewer than asked for ("what
       // did we do yesterday?") also lists the period's memories, newest first, below every word hit
+      // Which query words the word index holds, and which it left out as too common to rank
+      // (counts cached from the word channel's own plan).
+      const words = this.fts && lex.terms.length > 0 ? await this.heldWords(c, q, lex.terms) : null;
+      // Words left out as too common come back when the kept ones found too little in this scope
+      // ("pipeline zebrafish" where only another scope has a zebrafish): the newest memories naming
+      // them in their own text follow the word hits.
+      const common = words?.common ?? [];
+      const withCommon = spread.length < q.limit && common.length > 0 ? await this.withCommonWords(c, spread, common, q, depth) : spread;
       const lexical =
-        cues && cues.windows.length > 0 && spread.length < q.limit && keys && keys.length > 0 && this.fts
-          ? [...spread, ...(await this.periodMemories(c, q, keys, cues.windows, q.limit - spread.length, new Set(spread.map((h) => Number(h.row.rowid)))))]
-          : spread;
+        cues && cues.windows.length > 0 && withCommon.length < q.limit && keys && keys.length > 0 && this.fts
+          ? [...withCommon, ...(await this.periodMemories(c, q, keys, cues.windows, q.limit - withCommon.length, new Set(withCommon.map((h) => Number(h.row.rowid)))))]
+          : withCommon;
       const session = ch.session && !q.wordsOnly ? await this.sessionChannel(c, lexicalDeep, depth) : [];
+      // The trigram channel finds partial words (and CJK runs) the word channel misses, when it came
+      // up short. On a table past the postings budget the words the index holds stay out of it, as
+      // on SQLite: their ILIKE patterns would read much of the scope for rows the word channel
+      // already weighed (or, for words too common to rank, for nearly every row).
+      const triWords = words?.large ? lex.trigrams.filter((t) => hasCjk(t) || !words.held.has(t)) : lex.trigrams;
       const needTri =
-        this.db.features.trigram && ch.trigram && !q.wordsOnly && lex.trigrams.length > 0 && spread.length < Math.min(q.limit, TRIGRAM_WHEN_FEWER);
-      const tri = needTri ? await this.trigramChannel(c, q, lex.trigrams, depth) : [];
+        this.db.features.trigram && ch.trigram && !q.wordsOnly && triWords.length > 0 && spread.length < Math.min(q.limit, TRIGRAM_WHEN_FEWER);
+      const tri = needTri ? await this.trigramChannel(c, q, triWords, depth) : [];
       const vec = await this.vectorChannel(c, q, depth);
       if (tri.length === 0 && session.length === 0 && vec.length === 0 && !ch.proximity && !ch.mmr) {
         const top = lexical.slice(0, q.limit);

@@ -179,5 +179,20 @@ describePg("postgres word channel on a table past the postings budget", (base) =
     expect(hits).toHaveLength(10);
     expect(hits.every((h) => h.record.scope.user === "bob" && h.record.content.includes("pipeline"))).toBe(true);
     expect(steps(hits).every((s) => newest.includes(s))).toBe(true);
+
+    // Alice has no zebrafish: the rare words find nothing in her scope, so the word left out as too
+    // common comes back (her newest pipeline mentions), and the trigram channel is not asked to
+    // scan for words the index holds (an ILIKE over much of the scope per search)
+    const tri = vi.spyOn(PgMemoryStore.prototype as unknown as { trigramChannel: (...a: unknown[]) => Promise<unknown[]> }, "trigramChannel");
+    const alice = await search("pipeline zebrafish canary", "alice", 5);
+    expect(alice).toHaveLength(5);
+    expect(alice.every((h) => h.record.scope.user === "alice" && h.record.content.includes("pipeline"))).toBe(true);
+    expect(steps(alice)).toEqual([n - 1, n - 2, n - 3, n - 4, n - 5]);
+    expect(tri).not.toHaveBeenCalled();
+    // a partial word (absent from the word index) still goes to it (the test cluster has pg_trgm)
+    expect(database().features.trigram).toBe(true);
+    await search("zebraf", "bob", 5);
+    expect(tri.mock.calls.at(-1)?.[2]).toEqual(["zebraf"]);
+    tri.mockRestore();
   });
 });
