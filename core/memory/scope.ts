@@ -58,15 +58,23 @@ export function visibilityKey(scope: RecordScope): string {
   return `k${h}`;
 }
 
-/** Every key visible to a request: user items, project items, session items, thread + ancestors. */
-export function visibleKeys(req: RequestScope): string[] {
-  const keys = [visibilityKey({ level: "user", user: req.user, project: null, session: null, thread: null })];
-  if (req.project) {
+/**
+ * Every key visible to a request: user items, project items, session items, thread + ancestors.
+ * With `levels` (non-empty), only the keys of those levels: a memory's key is its level's, so a
+ * search narrowed to session items reads one small scope, not the user's whole store.
+ */
+export function visibleKeys(req: RequestScope, levels?: readonly ScopeLevel[]): string[] {
+  const want = (l: ScopeLevel) => !levels || levels.length === 0 || levels.includes(l);
+  const keys: string[] = [];
+  if (want("user")) keys.push(visibilityKey({ level: "user", user: req.user, project: null, session: null, thread: null }));
+  if (req.project && want("project")) {
     keys.push(visibilityKey({ level: "project", user: req.user, project: req.project, session: null, thread: null }));
   }
-  keys.push(visibilityKey({ level: "session", user: req.user, project: null, session: req.session, thread: null }));
-  for (const t of [req.thread, ...req.ancestors]) {
-    keys.push(visibilityKey({ level: "thread", user: req.user, project: null, session: null, thread: t }));
+  if (want("session")) keys.push(visibilityKey({ level: "session", user: req.user, project: null, session: req.session, thread: null }));
+  if (want("thread")) {
+    for (const t of [req.thread, ...req.ancestors]) {
+      keys.push(visibilityKey({ level: "thread", user: req.user, project: null, session: null, thread: t }));
+    }
   }
   return [...new Set(keys)];
 }

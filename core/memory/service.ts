@@ -115,8 +115,9 @@ export class MemoryService {
     this.forgetHooks.push(hook);
   }
 
-  visibility(viewer: Viewer): Visibility {
-    return "thread" in viewer ? { keys: visibleKeys(viewer.thread) } : { owner: viewer.owner, project: viewer.project ?? null };
+  /** What a viewer may read; `levels` narrows a thread viewer's keys to those levels' (the store still filters by level). */
+  visibility(viewer: Viewer, levels?: readonly ScopeLevel[]): Visibility {
+    return "thread" in viewer ? { keys: visibleKeys(viewer.thread, levels) } : { owner: viewer.owner, project: viewer.project ?? null };
   }
 
   private canSee(viewer: Viewer, rec: MemoryRecord): boolean {
@@ -292,7 +293,7 @@ export class MemoryService {
     }
     const limit = Math.min(input.limit ?? this.config.search.defaultLimit, this.config.search.maxLimit);
     return this.store.search({
-      visibility: this.visibility(viewer),
+      visibility: this.visibility(viewer, input.scopes),
       query,
       text: input.query,
       kinds: input.kinds,
@@ -371,7 +372,7 @@ export class MemoryService {
 
   async list(viewer: Viewer, input: ListInput): Promise<ListPage> {
     return this.store.list({
-      visibility: this.visibility(viewer),
+      visibility: this.visibility(viewer, input.scopes),
       kinds: input.kinds,
       levels: input.scopes,
       statuses: input.statuses ?? CURRENT,

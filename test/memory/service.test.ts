@@ -1,4 +1,5 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
+import { recordScopeFor, visibilityKey, visibleKeys } from "../../core/memory/scope.js";
 import { CoreError } from "../../core/errors.js";
 import { openTestMemory, req, modelOrigin } from "../helpers/memory.js";
 import { tempDir } from "../helpers/tmp.js";
@@ -210,8 +211,19 @@ describe("search", () => {
     expect(hits[0]?.record.content).toBe("User prefers dark mode in the editor");
     // The lunch note only shares a conversation with them (neighbour context): it ranks last.
     expect(hits.map((h) => h.record.content).indexOf("Lunch is at noon")).toBeGreaterThanOrEqual(hits.length - 1);
+    // A search narrowed to a level reads only that level's scope (one small key, not the user's
+    // whole store); a listing the same
+    const search = vi.spyOn(m.store, "search");
     const projectOnly = await m.service.search({ thread: req() }, { query: "editor", scopes: ["project"] });
     expect(projectOnly.map((h) => h.record.kind)).toEqual(["project"]);
+    expect(search.mock.calls.at(-1)?.[0].visibility).toEqual({ keys: [visibilityKey(recordScopeFor(req(), "project"))] });
+    const list = vi.spyOn(m.store, "list");
+    expect((await m.service.list({ thread: req() }, { scopes: ["project"] })).items.map((r) => r.kind)).toEqual(["project"]);
+    expect(list.mock.calls.at(-1)?.[0].visibility).toEqual({ keys: [visibilityKey(recordScopeFor(req(), "project"))] });
+    // no project in the request: nothing at that level is visible
+    expect(await m.service.search({ thread: req({ project: null }) }, { query: "editor", scopes: ["project"] })).toEqual([]);
+    expect(visibleKeys(req(), ["session", "thread"])).toEqual([visibilityKey(recordScopeFor(req(), "session")), visibilityKey(recordScopeFor(req(), "thread"))]);
+    expect(visibleKeys(req(), [])).toEqual(visibleKeys(req()));
     const prefs = await m.service.search({ thread: req() }, { query: "editor", kinds: ["preference"] });
     expect(prefs.map((h) => h.record.kind)).toEqual(["preference"]);
     await expect(m.service.search({ thread: req() }, { query: "?!" })).rejects.toThrow(/"query" has no searchable words/);
