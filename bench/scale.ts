@@ -16,7 +16,7 @@ import { fileURLToPath } from "node:url";
 import { fixedClock } from "../core/clock.js";
 import { defaultConfig } from "../core/config.js";
 import type { RequestScope } from "../core/memory/scope.js";
-import type { BatchRememberItem, MemoryService } from "../core/memory/service.js";
+import type { BatchRememberItem, MemoryService, SearchInput } from "../core/memory/service.js";
 import { CHANNEL_NAMES, channelList, DEFAULT_CHANNELS, parseChannels } from "../core/retrieval/channels.js";
 import { MemoryPrefixBuilder } from "../core/retrieval/prefix.js";
 import { loadTokenCounter } from "../core/retrieval/tokens.js";
@@ -132,13 +132,13 @@ async function datedPhase(service: MemoryService, queries: { s: Sample; text: st
   return { queries: queries.length, latency_ms: summary(lat), source_in_top10: Math.round((found / Math.max(1, queries.length)) * 100) / 100 };
 }
 
-/** Latency of the queries narrowed to session-level memories, and how many results they get. */
-async function filteredPhase(service: MemoryService, queries: { s: Sample; text: string }[]) {
+/** Latency of the queries narrowed by a filter (a level, a kind), and how many results they get. */
+async function filteredPhase(service: MemoryService, queries: { s: Sample; text: string }[], narrow: Pick<SearchInput, "scopes" | "kinds">) {
   const lat: number[] = [];
   let results = 0;
   for (const { s, text } of queries) {
     const t = performance.now();
-    const hits = await service.search({ thread: scopeOf(s.m) }, { query: text, limit: 10, scopes: ["session"] });
+    const hits = await service.search({ thread: scopeOf(s.m) }, { query: text, limit: 10, ...narrow });
     lat.push(performance.now() - t);
     results += hits.length;
   }
@@ -271,7 +271,10 @@ async function runOne(n: number): Promise<Record<string, unknown>> {
     );
     // A selective filter: the same multi-word queries narrowed to session-level memories (10% of
     // the corpus, one session's few of them in the searched scope).
-    const filtered = await filteredPhase(ctx.service, queries.filter((x) => x.kind === "multi"));
+    const filtered = await filteredPhase(ctx.service, queries.filter((x) => x.kind === "multi"), { scopes: ["session"] });
+    // A filter nothing passes (every memory here is a fact): the worst case for a word read that
+    // joins candidates in rank order until enough pass.
+    const filteredKind = await filteredPhase(ctx.service, queries.filter((x) => x.kind === "multi"), { kinds: ["preference"] });
     let searchAll: unknown = null;
     if (!ALL_CHANNELS_ONLY) {
       // A second connection to the same file whose store searches with every channel.
@@ -330,6 +333,7 @@ async function runOne(n: number): Promise<Record<string, unknown>> {
       search,
       search_dated: dated,
       search_filtered: filtered,
+      search_filtered_kind: filteredKind,
       search_all_channels: searchAll,
       first_search: first,
       prefix,
