@@ -17,6 +17,8 @@ export const MAX_SCOPES = 64;
  * takes ~0.55 KB per memory, so at most ~110 MB, where 64 full scopes would take ~700 MB
  */
 export const MAX_INDEXED = 200_000;
+/** scopes under this many memories rebuild in about a millisecond: the scope count drops them first */
+export const CHEAP_REBUILD = 1_000;
 /** What a warm-up builds: the scopes of whoever wrote last, at most this many and this many memories in all. */
 export const WARM_UP = { scopes: 8, memories: 40_000 } as const;
 /** which scopes of a person a warm-up builds first: the broad ones every search of theirs reads */
@@ -50,8 +52,19 @@ export class AssociationCache {
     this.byKey.set(key, { ix, token });
   }
 
-  /** Least recently used scopes go while more than MAX_SCOPES scopes or `maxIndexed` memories are held; `keep` stays. */
+  /**
+   * Least recently used scopes go while more than MAX_SCOPES scopes or `maxIndexed` memories are
+   * held; `keep` stays. Over the scope count alone, small scopes go first: searches over many small
+   * scopes (one session each) must not push out a user's large scope, whose rebuild takes ~0.3 s
+   * where theirs take a millisecond.
+   */
   evict(keep: Set<string>): void {
+    if (this.byKey.size > MAX_SCOPES) {
+      for (const [k, e] of this.byKey) {
+        if (this.byKey.size <= MAX_SCOPES) break;
+        if (!keep.has(k) && e.ix.size < CHEAP_REBUILD) this.byKey.delete(k);
+      }
+    }
     let held = this.held;
     for (const [k, e] of this.byKey) {
       if (this.byKey.size <= MAX_SCOPES && held <= this.maxIndexed) break;
