@@ -996,16 +996,16 @@ export class PgMemoryStore implements MemoryStore {
       // Neighbour spreading re-scores the word channel: the reply after a matching question rises.
       const spreading = ch.neighbours && !q.wordsOnly;
       const spread = (spreading ? await this.spreadNeighbours(c, lexicalDeep, q, depth) : lexicalDeep).slice(0, depth);
-      // [cues] a question naming a period that its words answer with fewer than asked for ("what
-      // did we do yesterday?") also lists the period's memories, newest first, below every word hit
-      // Which query words the word index holds, and which it left out as too common to rank
-      // (counts cached from the word channel's own plan).
-      const words = this.fts && lex.terms.length > 0 ? await this.heldWords(c, q, lex.terms) : null;
+      // When the words found fewer than asked for: which of them the word index holds, and which it
+      // left out as too common to rank (counts cached from the word channel's own plan).
+      const words = this.fts && lex.terms.length > 0 && spread.length < q.limit ? await this.heldWords(c, q, lex.terms) : null;
       // Words left out as too common come back when the kept ones found too little in this scope
       // ("pipeline zebrafish" where only another scope has a zebrafish): the newest memories naming
       // them in their own text follow the word hits.
       const common = words?.common ?? [];
-      const withCommon = spread.length < q.limit && common.length > 0 ? await this.withCommonWords(c, spread, common, q, depth) : spread;
+      const withCommon = common.length > 0 ? await this.withCommonWords(c, spread, common, q, depth) : spread;
+      // [cues] a question naming a period that its words answer with fewer than asked for ("what
+      // did we do yesterday?") also lists the period's memories, newest first, below every word hit
       const lexical =
         cues && cues.windows.length > 0 && withCommon.length < q.limit && keys && keys.length > 0 && this.fts
           ? [...withCommon, ...(await this.periodMemories(c, q, keys, cues.windows, q.limit - withCommon.length, new Set(withCommon.map((h) => Number(h.row.rowid)))))]
