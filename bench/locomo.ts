@@ -71,8 +71,17 @@ export interface LocomoOptions {
    */
   pgUrl?: string;
   /** every scored question with its ranked message ids (failure analysis) */
-  onQuestion?: (q: { sample: string; question: string; category: string; evidence: string[]; ranked: string[] }) => void;
+  onQuestion?: (q: LocomoQuestion) => void;
   onProgress?: (done: number, total: number, phase: string) => void;
+}
+
+/** A scored question: its evidence turn ids and the message ids of its results, best first. */
+export interface LocomoQuestion {
+  sample: string;
+  question: string;
+  category: string;
+  evidence: string[];
+  ranked: string[];
 }
 
 export const LOCOMO_SPLITS = ["tune", "holdout", "all"] as const;
