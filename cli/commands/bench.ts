@@ -34,27 +34,31 @@ export function registerBench(program: Command): void {
       }
       const bar = process.stderr.isTTY ? new cliProgress.SingleBar({ format: "{phase} [{bar}] {value}/{total}" }, cliProgress.Presets.shades_classic) : null;
       let phase = "";
-      const result = await runLocomo({
-        data: o.data,
-        ks,
-        channels: parseChannels(o.channels),
-        split: o.split as LocomoSplit,
-        conversations: o.conversations?.split(",").map((s) => s.trim()).filter(Boolean),
-        prefixBudget: o.prefixBudget !== undefined ? Number(o.prefixBudget) : undefined,
-        ...(o.pg ? { pgUrl: o.pg } : {}),
-        ...(out !== null ? { onQuestion: (q) => writeSync(out!, `${JSON.stringify(questionLine(q, ks))}\n`) } : {}),
-        onProgress: (done, total, p) => {
-          if (!bar) return;
-          if (p !== phase) {
-            if (phase) bar.stop();
-            phase = p;
-            bar.start(total, 0, { phase: p });
-          }
-          bar.update(done);
-        },
-      });
-      bar?.stop();
-      if (out !== null) closeSync(out);
+      let result: Awaited<ReturnType<typeof runLocomo>>;
+      try {
+        result = await runLocomo({
+          data: o.data,
+          ks,
+          channels: parseChannels(o.channels),
+          split: o.split as LocomoSplit,
+          conversations: o.conversations?.split(",").map((s) => s.trim()).filter(Boolean),
+          prefixBudget: o.prefixBudget !== undefined ? Number(o.prefixBudget) : undefined,
+          ...(o.pg ? { pgUrl: o.pg } : {}),
+          ...(out !== null ? { onQuestion: (q) => writeSync(out!, `${JSON.stringify(questionLine(q, ks))}\n`) } : {}),
+          onProgress: (done, total, p) => {
+            if (!bar) return;
+            if (p !== phase) {
+              if (phase) bar.stop();
+              phase = p;
+              bar.start(total, 0, { phase: p });
+            }
+            bar.update(done);
+          },
+        });
+      } finally {
+        bar?.stop();
+        if (out !== null) closeSync(out);
+      }
       if (!o.json) {
         process.stdout.write(
           `questions ${result.questions}: ` + ks.map((k) => `R@${k} ${result.recall[k]}`).join("  ") +
