@@ -4,6 +4,12 @@
 import type { Actor, MemoryKind, MemoryRecord, MemorySource, MemoryStatus, RecordScope, SafetyFlag, ScopeLevel, Trust } from "../core/memory/record.js";
 import { StoreError, type ListPage, type ListQuery, type Visibility } from "./traits.js";
 
+/**
+ * The date a memory is about, else when it was written (SQL, the same on both engines): what the
+ * date cue, the dated pass and the period listing read; index memories_vis_dated covers it.
+ */
+export const DATED_AT = "coalesce(m.valid_from, m.created_at)";
+
 export interface MemoryRow {
   rowid: number;
   id: string;

@@ -99,3 +99,19 @@ export function inWindows(at: number | null, windows: readonly DateWindow[]): bo
   if (at === null) return false;
   return windows.some((w) => at >= w.from && at < w.to);
 }
+
+/**
+ * A period's memories as listed below the word hits: newest first by the date they are about
+ * (else when they were written), ties by the later row, at most `n`, all at rank 0 (below every
+ * word hit on either store's scale). PostgreSQL hands bigint columns over as strings.
+ */
+export function newestInPeriod<R extends { rowid: number | string; valid_from: number | string | null; created_at: number | string }>(
+  rows: Iterable<R>,
+  n: number,
+): { row: R; rank: number }[] {
+  const dateOf = (r: R) => Number(r.valid_from ?? r.created_at);
+  return [...rows]
+    .sort((a, b) => dateOf(b) - dateOf(a) || Number(b.rowid) - Number(a.rowid))
+    .slice(0, n)
+    .map((row) => ({ row, rank: 0 }));
+}

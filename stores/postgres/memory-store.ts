@@ -12,7 +12,7 @@ import { DEFAULT_CHANNELS, type RetrievalChannels } from "../../core/retrieval/c
 import { addAssociationHits, addMissing, addRanks, rrf } from "../../core/retrieval/fusion.js";
 import { ADDED_WORD_WEIGHT, addedWords } from "../../core/retrieval/added-words.js";
 import { applyCues, CUE_POOL, queryCues } from "../../core/retrieval/cues.js";
-import { DATED_POOL, type DateWindow } from "../../core/retrieval/dates.js";
+import { DATED_POOL, newestInPeriod, type DateWindow } from "../../core/retrieval/dates.js";
 import { asks, spreadHead, spreadScores, type Sides } from "../../core/retrieval/spread.js";
 import { mmr, proximityRerank } from "../../core/retrieval/rerank.js";
 import { WARM_UP } from "../../core/retrieval/association-cache.js";
@@ -34,7 +34,7 @@ import {
 import type { Embedder } from "../../core/embedding/embedder.js";
 import { asPgSystem, type PgDb, type Q } from "./pool.js";
 import { PgSemanticIndexes } from "./semantic-index.js";
-import { decodeCursor, encodeCursor, exportAllVia, pushTo, recordOf, sourcesByMemory, type MemoryRow } from "../memory-rows.js";
+import { DATED_AT, decodeCursor, encodeCursor, exportAllVia, pushTo, recordOf, sourcesByMemory, type MemoryRow } from "../memory-rows.js";
 
 
 /** memories on each side of a memory, in each of its conversations, that join its context */
@@ -94,8 +94,6 @@ export const WORD_POSTINGS_BUDGET = 3000;
 const DF_COUNT_CAP = WORD_POSTINGS_BUDGET + 1;
 /** rank of every row of the newest-mentions walk (higher is better here; cues multiply it) */
 const NEWEST_RANK = 1;
-/** The date a memory is about, else when it was written: what the date cue and the dated pass read (memories_vis_dated). */
-const DATED_AT = "coalesce(m.valid_from, m.created_at)";
 
 /**
  * Which words rank (indexes into the counted words): all of them on a table within the budget; else the
@@ -1066,11 +1064,7 @@ export class PgMemoryStore implements MemoryStore {
           ORDER BY ${DATED_AT} DESC LIMIT ${p.add(n + have.size)}) m`;
       for (const r of (await c.query<MemoryRow>(sql, p.values)).rows) if (!have.has(Number(r.rowid))) found.set(Number(r.rowid), r);
     }
-    const dateOf = (r: MemoryRow) => Number(r.valid_from ?? r.created_at);
-    return [...found.values()]
-      .sort((a, b) => dateOf(b) - dateOf(a) || Number(b.rowid) - Number(a.rowid))
-      .slice(0, n)
-      .map((row) => ({ row, rank: 0 }));
+    return newestInPeriod(found.values(), n);
   }
 
   /**

@@ -19,7 +19,7 @@ import {
   type Visibility,
 } from "../traits.js";
 import type { Db } from "./database.js";
-import { decodeCursor, encodeCursor, exportAllVia, pushTo, recordOf, sourcesByMemory, type MemoryRow, type SourceRow } from "../memory-rows.js";
+import { DATED_AT, decodeCursor, encodeCursor, exportAllVia, pushTo, recordOf, sourcesByMemory, type MemoryRow, type SourceRow } from "../memory-rows.js";
 import { FtsPlanner, POSTINGS_BUDGET, type WordPlan } from "./fts-planner.js";
 import { NeighbourSpread } from "./neighbour-spread.js";
 import { semanticChannel, type SemanticChannel, type SemanticHit } from "./semantic-channel.js";
@@ -30,7 +30,7 @@ import { addAssociationHits, addMissing, addRanks, rrf } from "../../core/retrie
 import { DEFAULT_PRF, expansionTerms } from "../../core/retrieval/prf.js";
 import { mmr, proximityRerank } from "../../core/retrieval/rerank.js";
 import { applyCues, CUE_POOL, queryCues } from "../../core/retrieval/cues.js";
-import { DATED_POOL, type DateWindow } from "../../core/retrieval/dates.js";
+import { DATED_POOL, newestInPeriod, type DateWindow } from "../../core/retrieval/dates.js";
 import { ADDED_WORD_WEIGHT, addedWords } from "../../core/retrieval/added-words.js";
 import { hasCjk } from "../../core/retrieval/analyze.js";
 import { asks } from "../../core/retrieval/spread.js";
@@ -85,8 +85,6 @@ const NEWEST_WALK_CAP = 4 * POSTINGS_BUDGET;
 // 100k memories with a kind no memory has).
 const COMMON_WALK_CAP = POSTINGS_BUDGET;
 const NEWEST_RANK = -1;
-/** The date a memory is about, else when it was written: what the date cue and the dated pass read. */
-const DATED_AT = "coalesce(m.valid_from, m.created_at)";
 // Past this many distinct keys an owner's view filters by user id instead of a key list.
 const MAX_OWNER_KEYS = 500;
 // [vector channel] past this many keys an owner's KNN reads the owner's partitions (one KNN per key otherwise).
@@ -694,11 +692,7 @@ export class SqliteMemoryStore implements MemoryStore {
         for (const r of walk.all(key, w.from, w.to, ...filterParams, n + have.size) as MemoryRow[]) if (!have.has(r.rowid)) found.set(r.rowid, r);
       }
     }
-    const dateOf = (r: MemoryRow) => r.valid_from ?? r.created_at;
-    return [...found.values()]
-      .sort((a, b) => dateOf(b) - dateOf(a) || b.rowid - a.rowid)
-      .slice(0, n)
-      .map((row) => ({ row, rank: 0 }));
+    return newestInPeriod(found.values(), n);
   }
 
   /** The word pool with the semantic channel's memories added (core/retrieval/fusion.ts addAssociationHits). */
