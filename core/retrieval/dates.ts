@@ -115,3 +115,13 @@ export function newestInPeriod<R extends { rowid: number | string; valid_from: n
     .slice(0, n)
     .map((row) => ({ row, rank: 0 }));
 }
+
+/**
+ * A date as the words a question would use for it ("4 may 2023"), for the word index's context
+ * column: "when" questions and ones naming a day find the memory by its words. Empty for no date.
+ */
+export function dateWords(ms: number | string | null): string {
+  if (ms === null) return "";
+  const d = new Date(Number(ms));
+  return `${d.getUTCDate()} ${MONTHS[d.getUTCMonth()]} ${d.getUTCFullYear()}`;
+}

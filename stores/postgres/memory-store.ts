@@ -12,7 +12,7 @@ import { DEFAULT_CHANNELS, type RetrievalChannels } from "../../core/retrieval/c
 import { addAssociationHits, addMissing, addRanks, rrf } from "../../core/retrieval/fusion.js";
 import { ADDED_WORD_WEIGHT, addedWords } from "../../core/retrieval/added-words.js";
 import { applyCues, CUE_POOL, queryCues } from "../../core/retrieval/cues.js";
-import { DATED_POOL, newestInPeriod, type DateWindow } from "../../core/retrieval/dates.js";
+import { DATED_POOL, dateWords, newestInPeriod, type DateWindow } from "../../core/retrieval/dates.js";
 import { asks, spreadHead, spreadScores, type Sides } from "../../core/retrieval/spread.js";
 import { mmr, proximityRerank } from "../../core/retrieval/rerank.js";
 import { WARM_UP } from "../../core/retrieval/association-cache.js";
@@ -61,14 +61,8 @@ export const DSQL_MAX_BATCH = 400;
 // own cost time for no recall there).
 const SESSION_DEPTH = CUE_POOL;
 const SESSION_TOP = 3;
-const MONTHS = ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december"];
 const CURRENT = `('active','pending')`;
 
-function dateWords(ms: number | null): string {
-  if (ms === null) return "";
-  const d = new Date(ms);
-  return `${d.getUTCDate()} ${MONTHS[d.getUTCMonth()]} ${d.getUTCFullYear()}`;
-}
 
 /** Positional parameters built up alongside the SQL text. */
 class Params {
@@ -472,8 +466,8 @@ export class PgMemoryStore implements MemoryStore {
     this.wordsChanged();
     const ids = [...new Set(rowids)];
     const bases = (
-      await c.query<{ rowid: number; content: string; vis_key: string; user_id: string; status: string; valid_from: number | null; tags: string | null }>(
-        `SELECT rowid, content, vis_key, user_id, status, valid_from,
+      await c.query<{ rowid: number; content: string; vis_key: string; user_id: string; status: string; valid_from: number | null; created_at: number; tags: string | null }>(
+        `SELECT rowid, content, vis_key, user_id, status, valid_from, created_at,
            (SELECT string_agg(tag, ' ' ORDER BY tag) FROM memory_tags WHERE memory_rowid = m.rowid) AS tags
          FROM memories m WHERE rowid = ANY($1::bigint[])`,
         [ids],
@@ -498,7 +492,7 @@ export class PgMemoryStore implements MemoryStore {
         live.map((b) => b.content),
         live.map((b) => b.tags ?? ""),
         live.map((b) => cjkBigrams(b.content).join(" ")),
-        live.map((b) => [...(near.get(b.rowid) ?? []).map((n) => n.content), dateWords(b.valid_from)].join(" ")),
+        live.map((b) => [...(near.get(b.rowid) ?? []).map((n) => n.content), dateWords(b.valid_from ?? b.created_at)].join(" ")),
       ],
     );
     return [...new Set([...near.values()].flat().map((n) => n.rowid))];

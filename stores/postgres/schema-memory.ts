@@ -323,6 +323,19 @@ const datedIndex = (p: P) =>
     ? `CREATE INDEX memories_vis_dated ON memories (vis_key, (coalesce(valid_from, created_at)));`
     : `-- none under the DSQL profile (no expression indexes; its search does not list a period)`;
 
+/**
+ * The context of a memory with no date of its own (valid_from) now holds the day it was written, as
+ * the dated pass already dates it: existing word rows gain those date words. DSQL keeps no word rows.
+ */
+const writtenDateWords = (p: P) =>
+  p === "postgres"
+    ? `UPDATE memory_words w
+  SET tsv = w.tsv || setweight(to_tsvector('english',
+    extract(day FROM m.t)::int || ' ' || lower(to_char(m.t, 'FMMonth')) || ' ' || extract(year FROM m.t)::int), 'D')
+  FROM (SELECT rowid, to_timestamp(created_at / 1000.0) AT TIME ZONE 'UTC' AS t FROM memories WHERE valid_from IS NULL) m
+  WHERE m.rowid = w.rowid;`
+    : `-- none under the DSQL profile (no word rows)`;
+
 function step(version: number, name: string, ddl: (p: P) => string): PgMigration {
   return { version, name, sql: ddl("postgres"), dsql: ddl("dsql") };
 }
@@ -334,6 +347,7 @@ export const MEMORY_MIGRATIONS: PgMigration[] = [
   step(4, "Infinity conversation and state stores", conversations),
   step(5, "semantic channel: a change token per scope", scopeTokens),
   step(6, "memories by date per scope", datedIndex),
+  step(7, "word rows of undated memories hold the day they were written", writtenDateWords),
 ];
 
 /** Tables whose rows belong to one user (column user_id): the row-level security set. */

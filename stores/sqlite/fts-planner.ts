@@ -147,6 +147,18 @@ export class FtsPlanner {
     return this.size;
   }
 
+  /**
+   * Whether a kind filter belongs in the MATCH expression (as kind tokens of the scope column):
+   * when its kinds cover less than KEY_SHARE_FOR_MATCH of the corpus, as for scope keys; on a
+   * small store always. A kind most memories have prunes nothing and is cheaper in the join.
+   */
+  kindsInMatch(kindTokens: string[], now: number): boolean {
+    const { n } = this.corpus(now);
+    if (n <= POSTINGS_BUDGET) return true;
+    const docs = this.tokenize(kindTokens).reduce((sum, ts) => sum + ts.reduce((a, t) => a + this.df(t), 0), 0);
+    return docs < KEY_SHARE_FOR_MATCH * n;
+  }
+
   /** `budget`: postings to score (a second pass may take less than the first). */
   plan(terms: string[], cjk: string[], keys: string[] | null, now: number, budget = POSTINGS_BUDGET): WordPlan {
     const { n } = this.corpus(now);

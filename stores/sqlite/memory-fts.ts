@@ -3,19 +3,22 @@
 // around it, same scope, current versions only) and the date the memory is about, so a question
 // phrased with the words of the surrounding exchange ("when", "what did she say about it") can
 // still find the turn; it is weighted low, and results still name the single best memory.
-// Rows are rebuilt whenever a neighbour appears, changes status or is forgotten.
+// The scope column holds the memory's scope key and a kind token, so scope and kind filters can be
+// part of the MATCH expression. Rows are rebuilt whenever a neighbour appears, changes status or is
+// forgotten.
 import { cjkBigrams } from "../../core/retrieval/analyze.js";
+import { dateWords } from "../../core/retrieval/dates.js";
 import type { Db } from "./database.js";
 
 /** memories on each side that join a memory's context */
 export const CONTEXT_NEIGHBOURS = 2;
 
-const MONTHS = ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december"];
-
-function dateWords(ms: number | null): string {
-  if (ms === null) return "";
-  const d = new Date(ms);
-  return `${d.getUTCDate()} ${MONTHS[d.getUTCMonth()]} ${d.getUTCFullYear()}`;
+/**
+ * The token of a memory kind in the word index's scope column. Letters only, so the tokenizer keeps
+ * it whole; scope keys are "k" and 20 hex digits, so no key can equal one.
+ */
+export function kindToken(kind: string): string {
+  return `kind${kind.toLowerCase().replace(/[^a-z]/g, "")}`;
 }
 
 interface Base {
@@ -23,7 +26,9 @@ interface Base {
   content: string;
   vis_key: string;
   status: string;
+  kind: string;
   valid_from: number | null;
+  created_at: number;
 }
 
 const CURRENT = `('active','pending')`;
@@ -31,7 +36,7 @@ const CURRENT_SET = new Set(["active", "pending"]);
 
 function statements(db: Db) {
   return {
-    base: db.prepare(`SELECT rowid, content, vis_key, status, valid_from FROM memories WHERE rowid = ?`),
+    base: db.prepare(`SELECT rowid, content, vis_key, status, kind, valid_from, created_at FROM memories WHERE rowid = ?`),
     tags: db.prepare(`SELECT tag FROM memory_tags WHERE memory_rowid = ? ORDER BY tag`),
     threads: db.prepare(`SELECT DISTINCT thread_id FROM memory_sources WHERE memory_rowid = ? AND thread_id IS NOT NULL`),
     // Walks the (thread_id, memory_rowid) index from the memory outwards; a memory with two
@@ -140,8 +145,9 @@ function writeRow(s: Statements, rowid: number, fresh: boolean, known?: FreshRow
   const tags = known ? [...known.tags].sort().join(" ") : (s.tags.all(rowid) as { tag: string }[]).map((t) => t.tag).join(" ");
   const near = around(s, rowid, b, known?.threads, batch);
   const ctx = near.map((n) => n.content);
-  ctx.push(dateWords(b.valid_from));
-  s.ins.run(rowid, b.content, tags, cjkBigrams(b.content).join(" "), ctx.join(" "), b.vis_key);
+  // the date the memory is about, else the day it was written (as DATED_AT dates it)
+  ctx.push(dateWords(b.valid_from ?? b.created_at));
+  s.ins.run(rowid, b.content, tags, cjkBigrams(b.content).join(" "), ctx.join(" "), `${b.vis_key} ${kindToken(b.kind)}`);
   return near;
 }
 
@@ -169,7 +175,7 @@ export function refreshNeighbours(db: Db, rowids: Iterable<number>): void {
   for (const r of rowids) writeWordRow(db, r);
 }
 
-/** Fill the word index from the memories table (migration 9). */
+/** Fill the word index from the memories table (migrations 9 and 14). */
 export function rebuildWordIndex(db: Db): void {
   for (const { rowid } of db.prepare(`SELECT rowid FROM memories WHERE status <> 'deleted' ORDER BY rowid`).all() as { rowid: number }[]) {
     writeWordRow(db, rowid, true);

@@ -24,7 +24,7 @@ import { FtsPlanner, POSTINGS_BUDGET, type WordPlan } from "./fts-planner.js";
 import { NeighbourSpread } from "./neighbour-spread.js";
 import { semanticChannel, type SemanticChannel, type SemanticHit } from "./semantic-channel.js";
 import { DEFAULT_ASSOCIATIONS } from "../../core/retrieval/associations.js";
-import { indexNewRows, neighbours, refreshNeighbours, writeWordRow, type FreshRow } from "./memory-fts.js";
+import { indexNewRows, kindToken, neighbours, refreshNeighbours, writeWordRow, type FreshRow } from "./memory-fts.js";
 import { DEFAULT_CHANNELS, type RetrievalChannels } from "../../core/retrieval/channels.js";
 import { addAssociationHits, addMissing, addRanks, rrf } from "../../core/retrieval/fusion.js";
 import { DEFAULT_PRF, expansionTerms } from "../../core/retrieval/prf.js";
@@ -283,7 +283,9 @@ export class SqliteMemoryStore implements MemoryStore {
           content: rec.content,
           vis_key: key,
           status: rec.status,
+          kind: rec.kind,
           valid_from: rec.validFrom,
+          created_at: rec.createdAt,
           tags: rec.tags,
           threads: rec.source.threadId === null ? [] : [rec.source.threadId],
         });
@@ -508,7 +510,10 @@ export class SqliteMemoryStore implements MemoryStore {
   ): { row: MemoryRow; rank: number }[] {
     const keysInMatch = keys !== null && plan.keysInMatch;
     if (keys && keys.length === 0) return [];
-    const match = keys && keysInMatch ? `{vis_key}: ${orGroup(keys)} AND (${textMatch})` : textMatch;
+    const scoped = keys && keysInMatch ? `{vis_key}: ${orGroup(keys)} AND (${textMatch})` : textMatch;
+    // a selective kind filter prunes inside the index too (the join below still applies it)
+    const kinds = table === "memory_fts" && q.kinds && q.kinds.length > 0 ? q.kinds.map(kindToken) : null;
+    const match = kinds && this.planner.kindsInMatch(kinds, q.now) ? `{vis_key}: ${orGroup(kinds)} AND (${scoped})` : scoped;
     const weights = table === "memory_fts" ? FTS_WEIGHTS : "1.0, 0.0";
     const k = Math.max(1, Math.floor(limit));
     const filterParams: unknown[] = [];
@@ -541,11 +546,21 @@ export class SqliteMemoryStore implements MemoryStore {
     return (this.prepared(sql).all(match, ...filterParams) as Ranked[]).map((r) => ({ row: r, rank: r.rank }));
   }
 
+  /** Whether any memory of these kinds (in any status but deleted) has one of these keys (null: any key). */
+  private anyOfKinds(kinds: readonly string[], keys: string[] | null): boolean {
+    if (keys && keys.length === 0) return false;
+    const match = `{vis_key}: ${orGroup(kinds.map(kindToken))}${keys ? ` AND {vis_key}: ${orGroup(keys)}` : ""}`;
+    return this.prepared(`SELECT rowid FROM memory_fts WHERE memory_fts MATCH ? LIMIT 1`).get(match) !== undefined;
+  }
+
   async search(q: SearchQuery): Promise<SearchHit[]> {
     const ch = this.channels;
     const keys = this.keysFor(q.visibility);
     const lex = q.query;
     const depth = Math.max(q.limit, 10);
+    // A kind filter that no memory in view passes ends the search here, from the kind tokens beside
+    // the scope keys in the word index, instead of each channel ranking its matches to drop them all.
+    if (q.kinds && q.kinds.length > 0 && !this.anyOfKinds(q.kinds, keys)) return [];
     // [semantic channel] the scope's own word associations expand the query; started first, it
     // runs in its worker while this thread runs the word channels
     const semJob = ch.semantic && !q.wordsOnly && keys && keys.length > 0 && lex.terms.length > 0 ? this.semantic.score(keys, lex.terms.join(" "), depth * 2) : null;

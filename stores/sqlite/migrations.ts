@@ -681,4 +681,22 @@ CREATE TABLE scope_tokens (
 CREATE INDEX memories_vis_dated ON memories (vis_key, coalesce(valid_from, created_at));
 `,
   },
+  {
+    version: 14,
+    name: "word index: a kind token beside the scope key; undated memories dated by the day they were written",
+    sql: `
+-- The scope column gains a kind token (stores/sqlite/memory-fts.ts kindToken), so a search filtered
+-- by kind matches inside the index: one with a kind no memory in the scope has ends at once instead
+-- of ranking every word match to filter it away. A memory without valid_from gets its creation
+-- day in the context column, as the dated pass (DATED_AT) already dates it. Rows are rewritten.
+DROP TABLE memory_fts;
+CREATE VIRTUAL TABLE memory_fts USING fts5(
+  content, tags, cjk, context, vis_key,
+  tokenize = 'porter unicode61 remove_diacritics 2',
+  content = '', contentless_delete = 1
+);
+INSERT INTO memory_fts (memory_fts, rank) VALUES ('secure-delete', 1);
+`,
+    up: (db) => rebuildWordIndex(db),
+  },
 ];

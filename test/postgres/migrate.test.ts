@@ -9,6 +9,10 @@ import { MEMORY_MIGRATIONS } from "../../stores/postgres/schema-memory.js";
 import { openPg } from "../../stores/postgres/setup.js";
 import { StoreError } from "../../stores/traits.js";
 import { createTestDatabase, describePg } from "../helpers/postgres.js";
+import { mem, scopeOf } from "../stores/memory-conformance.js";
+import { analyzeQuery } from "../../core/retrieval/analyze.js";
+import { visibilityKey } from "../../core/memory/scope.js";
+import { PgMemoryStore } from "../../stores/postgres/memory-store.js";
 
 describe("postgres migration units", () => {
   it("memory versions stay within 1–99 and every step has a DSQL variant", () => {
@@ -91,6 +95,47 @@ describePg("postgres migrations on a cluster", (base) => {
     await c2.connect();
     await c2.query(`DELETE FROM schema_migrations WHERE version = 999`);
     await c2.end();
+  });
+
+  it("step 7 gives the word rows of undated memories the day they were written", async () => {
+    const t = await createTestDatabase(base(), "migdate");
+    try {
+      const old = await openPg(t.url, { max: 1, migrations: MEMORY_MIGRATIONS, targetVersion: 6 });
+      const store = new PgMemoryStore(old);
+      const undated = mem("Renewed the TLS certificate", { createdAt: Date.UTC(2026, 8, 10) });
+      const dated = mem("Rotated the signing keys", { createdAt: Date.UTC(2026, 8, 10), validFrom: Date.UTC(2025, 1, 3) });
+      for (const r of [undated, dated]) await store.insert(r, { at: 1, actor: "t", action: "create", targetKind: "memory", targetId: r.id, detail: {} });
+      // the word rows as a build before step 7 wrote them: an undated memory's context had no date
+      // (date words sit at weight D, which tsvector text shows with no letter)
+      await old.pool.query(
+        `UPDATE memory_words w SET tsv = setweight(to_tsvector('english', m.content), 'B') FROM memories m WHERE m.rowid = w.rowid AND m.valid_from IS NULL`,
+      );
+      const words = async (db: PgDb, id: string) =>
+        (await db.pool.query<{ t: string }>(`SELECT w.tsv::text AS t FROM memory_words w JOIN memories m ON m.rowid = w.rowid WHERE m.id = $1`, [id])).rows[0]!.t;
+      expect(await words(old, undated.id)).not.toMatch(/septemb/);
+      await old.close();
+      const db = await openPg(t.url, { max: 1, migrations: MEMORY_MIGRATIONS });
+      try {
+        expect(await words(db, undated.id)).toMatch(/'septemb':\d+( |$)/);
+        expect(await words(db, undated.id)).toMatch(/'2026':\d+( |$)/);
+        // a memory with its own date is left as it was
+        expect(await words(db, dated.id)).toMatch(/'februari':\d+( |$)/);
+        expect(await words(db, dated.id)).not.toMatch(/septemb/);
+        const hits = await new PgMemoryStore(db).search({
+          visibility: { keys: [visibilityKey(scopeOf("alice"))] },
+          query: analyzeQuery("september"),
+          statuses: ["active"],
+          includeFlagged: false,
+          now: Date.UTC(2026, 10, 1),
+          limit: 5,
+        });
+        expect(hits[0]?.record.id).toBe(undated.id);
+      } finally {
+        await db.close();
+      }
+    } finally {
+      await t.drop();
+    }
   });
 
   it("the DSQL profile migrates step by step and converges after a partial run", async () => {

@@ -298,6 +298,45 @@ export function memoryConformance(name: string, make: () => Promise<MemoryUnderT
       expect(ids).not.toContain(bobs.id);
     });
 
+    it.runIf(context)("a memory with no date of its own holds the day it was written among its words; a dated one holds its own date", async () => {
+      const s = await fresh();
+      const written = mem("Renewed the TLS certificate", { createdAt: Date.UTC(2026, 8, 10) });
+      const dated = mem("Rotated the signing keys", { createdAt: Date.UTC(2026, 8, 10), validFrom: Date.UTC(2025, 1, 3) });
+      const other = mem("Cleaned up the backlog", { createdAt: Date.UTC(2026, 6, 1) });
+      const bobs = mem("Bob renewed his passport", { createdAt: Date.UTC(2026, 8, 10), scope: scopeOf("bob") });
+      for (const r of [written, dated, other, bobs]) await s.insert(r, audit(r.id));
+      // words only (no question text, so no dated pass): the context column is what matches
+      const ids = async (text: string) => (await s.search(q(text, keysOf(scopeOf("alice"))))).map((h) => h.record.id);
+      // (other memories may follow on the words' associations; the dated one comes first)
+      expect((await ids("september"))[0]).toBe(written.id);
+      expect(await ids("september")).not.toContain(bobs.id);
+      expect((await ids("february 2025"))[0]).toBe(dated.id);
+      expect((await ids("july"))[0]).toBe(other.id);
+    });
+
+    it("a kind filter returns only those kinds inside the scope; a kind only other scopes or forgotten memories have returns nothing", async () => {
+      const s = await fresh();
+      const lesson = mem("Lesson: run the migrations before the deploy", { kind: "lesson" });
+      const fact = mem("The deploy runs from the release branch", { kind: "fact" });
+      const bobsPref = mem("Prefers the deploy at night", { kind: "preference", scope: scopeOf("bob") });
+      const gone = mem("Procedure: deploy with the blue-green script", { kind: "procedure" });
+      const old = mem("Note: deploy window is Friday", { kind: "note" });
+      for (const r of [lesson, fact, bobsPref, gone, old]) await s.insert(r, audit(r.id));
+      await s.forget([gone.id], audit(gone.id, "forget"));
+      const vis = keysOf(scopeOf("alice"));
+      const ids = async (over: Partial<SearchQuery>) => (await s.search(q("deploy", vis, over))).map((h) => h.record.id).sort();
+      expect(await ids({ kinds: ["lesson"] })).toEqual([lesson.id]);
+      expect(await ids({ kinds: ["lesson", "fact"] })).toEqual([lesson.id, fact.id].sort());
+      expect(await ids({ kinds: ["preference"] })).toEqual([]);
+      expect(await ids({ kinds: ["procedure"] })).toEqual([]);
+      // a kind that only a memory in another status has: found when that status is asked for
+      await s.setStatus(old.id, "superseded", "user_stated", audit(old.id, "supersede"));
+      expect(await ids({ kinds: ["note"] })).toEqual([]);
+      expect(await ids({ kinds: ["note"], statuses: ["superseded"] })).toEqual([old.id]);
+      // Bob sees his own preference
+      expect((await s.search(q("deploy", keysOf(scopeOf("bob")), { kinds: ["preference"] }))).map((h) => h.record.id)).toEqual([bobsPref.id]);
+    });
+
     it("neighbour spreading: the reply after a matching question ranks before the turn after a matching statement", async () => {
       const s = await fresh();
       const turn = (content: string, thread: string) => mem(content, { source: { threadId: thread, messageIds: [], toolCallId: null, actor: "user", at: T0 } });
