@@ -8,7 +8,7 @@ import type pg from "pg";
 import { visibilityKey } from "../../core/memory/scope.js";
 import type { MemoryRecord, MemorySource, MemoryStatus, NewMemory, Trust } from "../../core/memory/record.js";
 import { cjkBigrams, hasCjk } from "../../core/retrieval/analyze.js";
-import { DEFAULT_CHANNELS, type RetrievalChannels } from "../../core/retrieval/channels.js";
+import { CONTEXT_TERM_MAX_DF, DEFAULT_CHANNELS, type RetrievalChannels } from "../../core/retrieval/channels.js";
 import { addAssociationHits, addMissing, addRanks, rrf } from "../../core/retrieval/fusion.js";
 import { ADDED_WORD_WEIGHT, addedWords } from "../../core/retrieval/added-words.js";
 import { applyCues, CUE_POOL, queryCues } from "../../core/retrieval/cues.js";
@@ -875,11 +875,15 @@ export class PgMemoryStore implements MemoryStore {
         ORDER BY m.rowid DESC LIMIT ${k}`;
       return (await c.query<MemoryRow & { rank: number }>(sql, p.values)).rows.map((r) => ({ row: r, rank: r.rank }));
     }
-    const parts = words.map((w) => tsqueryOf(w, p));
     const noContext = ownText || q.wordsOnly || !this.channels.context;
+    // past the budget, a word in more than CONTEXT_TERM_MAX_DF memories matches own text and tags only (as on SQLite)
+    const ownOnly = plan.words.map((i) => !noContext && stats.n > WORD_POSTINGS_BUDGET && all[i]!.config === "english" && stats.df[i]! > CONTEXT_TERM_MAX_DF);
+    const parts = words.map((w, j) => (ownOnly[j] ? ownTextQuery(w, p) : tsqueryOf(w, p)));
     const doc = noContext ? `ts_filter(w.tsv, '{a,b,c}')` : "w.tsv";
     // bm25-like: each word's ts_rank (weighted frequency over log length) times its IDF
-    const rank = parts.map((_q, i) => `${p.add(idf[i])}::float8 * ts_rank('${RANK_WEIGHTS}', ${doc}, qq.q${i}, 1)`).join(" + ");
+    const rank = parts
+      .map((_q, i) => `${p.add(idf[i])}::float8 * ts_rank('${RANK_WEIGHTS}', ${ownOnly[i] ? `ts_filter(w.tsv, '{a,b,c}')` : doc}, qq.q${i}, 1)`)
+      .join(" + ");
     const sql = `SELECT m.*, (${rank}) AS rank
       FROM (SELECT ${parts.map((part, i) => `${part} AS q${i}`).join(", ")}, (${parts.join(" || ")}) AS q) qq,
         memory_words w JOIN memories m ON m.rowid = w.rowid

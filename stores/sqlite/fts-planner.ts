@@ -5,6 +5,7 @@
 // budget, and decides whether the scope keys prune enough to belong in the MATCH expression or
 // are cheaper as a join predicate. Results stay exact with respect to scope; only which common
 // terms take part in ranking changes, and only for large stores.
+import { CONTEXT_TERM_MAX_DF } from "../../core/retrieval/channels.js";
 import type { Db } from "./database.js";
 
 /**
@@ -38,6 +39,8 @@ export interface WordPlan {
   common: string[];
   /** the terms were looked up and pruned (a store past POSTINGS_BUDGET); else all were kept unread */
   pruned: boolean;
+  /** kept terms too common to match the neighbour context (CONTEXT_TERM_MAX_DF): own text and tags only */
+  ownTextOnly: string[];
 }
 
 export class FtsPlanner {
@@ -164,7 +167,7 @@ export class FtsPlanner {
     const { n } = this.corpus(now);
     const all = [...terms, ...cjk];
     // Small stores: every term, keys in MATCH; no lookups needed.
-    if (n <= POSTINGS_BUDGET) return { terms, cjk, keysInMatch: keys !== null, newest: false, common: [], pruned: false };
+    if (n <= POSTINGS_BUDGET) return { terms, cjk, keysInMatch: keys !== null, newest: false, common: [], pruned: false, ownTextOnly: [] };
     const toks = this.tokenize([...all, ...(keys ?? [])]);
     const dfOf = (i: number) => {
       const ts = toks[i] ?? [];
@@ -194,6 +197,7 @@ export class FtsPlanner {
       newest: (kept[0]?.df ?? 0) > budget,
       common: ranked.filter((r) => r.df > 0 && !keep.has(r.t)).map((r) => r.t),
       pruned: true,
+      ownTextOnly: kept.filter((k) => !k.cjk && k.df > CONTEXT_TERM_MAX_DF).map((k) => k.t),
     };
   }
 }

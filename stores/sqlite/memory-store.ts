@@ -98,6 +98,13 @@ function orGroup(terms: string[]): string {
   return `(${terms.map(quote).join(" OR ")})`;
 }
 
+/** The plan's words as MATCH groups over `cols`; words too common for the context match own text and tags only. */
+function wordGroups(cols: string, plan: Pick<WordPlan, "terms" | "ownTextOnly">): string[] {
+  const own = cols === "{content tags}" ? [] : plan.terms.filter((t) => plan.ownTextOnly.includes(t));
+  const wide = plan.terms.filter((t) => !own.includes(t));
+  return [...(wide.length > 0 ? [`${cols}: ${orGroup(wide)}`] : []), ...(own.length > 0 ? [`{content tags}: ${orGroup(own)}`] : [])];
+}
+
 export class SqliteMemoryStore implements MemoryStore {
   private readonly st: Record<string, Statement>;
   /** dynamic statements (IN lists of varying length) keyed by their SQL text */
@@ -568,7 +575,7 @@ export class SqliteMemoryStore implements MemoryStore {
     const wordParts: string[] = [];
     // Unranked (newest) matches must mention a word themselves: a neighbour's mention would rank alike.
     const cols = q.wordsOnly || !ch.context || plan.newest ? "{content tags}" : "{content tags context}";
-    if (plan.terms.length > 0) wordParts.push(`${cols}: ${orGroup(plan.terms)}`);
+    wordParts.push(...wordGroups(cols, plan));
     if (plan.cjk.length > 0) wordParts.push(`cjk: ${orGroup(plan.cjk)}`);
     const spreading = ch.neighbours && !q.wordsOnly;
     const deep = ch.session && !q.wordsOnly ? Math.max(depth, SESSION_DEPTH) : depth;
@@ -803,7 +810,7 @@ export class SqliteMemoryStore implements MemoryStore {
     // that query's word ranking stands in (the same vote, without a second FTS pass; dropping it
     // instead lost numbers: source memory in the top 10 for a bare number at 100k, 0.66 -> 0.52).
     if (!plan.terms.some((t) => extra.includes(t))) return raw.slice(0, depth);
-    const parts = [`${cols}: ${orGroup(plan.terms)}`, ...wordParts.filter((p) => p.startsWith("cjk:"))];
+    const parts = [...wordGroups(cols, plan), ...wordParts.filter((p) => p.startsWith("cjk:"))];
     return this.channel("memory_fts", parts.join(" OR "), q, keys, depth, plan);
   }
 

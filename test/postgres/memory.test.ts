@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { DSQL_MAX_BATCH, PgMemoryStore, planWords, WORD_POSTINGS_BUDGET } from "../../stores/postgres/memory-store.js";
 import { CUE_POOL } from "../../core/retrieval/cues.js";
+import { CONTEXT_TERM_MAX_DF } from "../../core/retrieval/channels.js";
 import { visibilityKey } from "../../core/memory/scope.js";
 import type { PgDb } from "../../stores/postgres/pool.js";
 import { analyzeQuery } from "../../core/retrieval/analyze.js";
@@ -194,5 +195,44 @@ describePg("postgres word channel on a table past the postings budget", (base) =
     await search("zebraf", "bob", 5);
     expect(tri.mock.calls.at(-1)?.[2]).toEqual(["zebraf"]);
     tri.mockRestore();
+  });
+});
+
+describePg("postgres word channel: common words and the neighbour context", (base) => {
+  const database = memoryDatabase(base, "ctxdf");
+
+  it("past the budget, a word in more than CONTEXT_TERM_MAX_DF memories matches own text only; a rarer word still matches the neighbours' context", async () => {
+    // neighbour spreading and word associations off: what comes back is what the words matched
+    const store = new PgMemoryStore(database(), { channels: { neighbours: false, semantic: false } });
+    const T = Date.UTC(2026, 10, 1);
+    const n = WORD_POSTINGS_BUDGET + 100;
+    const audit = (rec: { id: string; createdAt: number }) => ({ at: rec.createdAt, actor: "t", action: "create" as const, targetKind: "memory" as const, targetId: rec.id, detail: {} });
+    // Bob's memories fill the table; the first CONTEXT_TERM_MAX_DF + 50 say "widget" in their own text
+    const bobs = Array.from({ length: n }, (_, i) =>
+      mem(i <= CONTEXT_TERM_MAX_DF + 50 ? `Bob shipped widget batch ${i}` : `Bob filed report ${i}`, {
+        scope: scopeOf("bob"),
+        createdAt: T + i,
+        source: { threadId: `bob-${i}`, messageIds: [], toolCallId: `b${i}`, actor: "model", at: T + i },
+      }),
+    );
+    for (let i = 0; i < n; i += 500) await store.insertMany(bobs.slice(i, i + 500).map((rec) => ({ rec, audit: audit(rec) })));
+    // Alice: two short conversations, each a turn naming the word and a reply that does not
+    const turn = (content: string, thread: string, i: number) =>
+      mem(content, { createdAt: T + n + i, source: { threadId: thread, messageIds: [], toolCallId: `a${i}`, actor: "model", at: T + n + i } });
+    const alice = [
+      turn("The widget cracked on the test bench", "a-w", 0),
+      turn("I will order a replacement tomorrow", "a-w", 1),
+      turn("The zebrafish tank is leaking", "a-z", 2),
+      turn("I will call the plumber tomorrow", "a-z", 3),
+    ];
+    await store.insertMany(alice.map((rec) => ({ rec, audit: audit(rec) })));
+    const ids = async (text: string) =>
+      (
+        await store.search({ visibility: { keys: [visibilityKey(scopeOf("alice"))] }, query: analyzeQuery(text), statuses: ["active"], includeFlagged: false, now: T + n + 10, limit: 10 })
+      ).map((h) => h.record.id);
+    // the rare word: its own turn, then the reply whose context holds it
+    expect(await ids("zebrafish")).toEqual([alice[2]!.id, alice[3]!.id]);
+    // the common word: its own turn only
+    expect(await ids("widget")).toEqual([alice[0]!.id]);
   });
 });

@@ -216,7 +216,8 @@ describe("cues in the SQLite store", () => {
       // semantic off: the cue alone decides the order
       const store = new SqliteMemoryStore(db, { cues, semantic: false });
       const addressing = mem("Gina: Jon, dance studio open?", Date.UTC(2023, 1, 10));
-      const answer = mem("Jon: our dance studio open day was last week, finally", Date.UTC(2023, 4, 12));
+      // long enough that its word score alone ranks it second (bm25 favours the short turn)
+      const answer = mem("Jon: our dance studio open day was last week, finally, after months of paperwork", Date.UTC(2023, 4, 12));
       const filler = ["Gina: the store sells hoodies", "Jon: I lost my job as a banker", "Gina: never give up", "Jon: Paris was lovely"];
       for (const r of [addressing, answer, ...filler.map((t) => mem(t, null))]) {
         await store.insert(r, { at: NOW, actor: "t", action: "create", targetKind: "memory", targetId: r.id, detail: {} });

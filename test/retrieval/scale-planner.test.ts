@@ -5,6 +5,7 @@
 import { describe, expect, it } from "vitest";
 import type { RequestScope } from "../../core/memory/scope.js";
 import { openDatabase } from "../../stores/sqlite/database.js";
+import { CONTEXT_TERM_MAX_DF, DEFAULT_CHANNELS } from "../../core/retrieval/channels.js";
 import { FtsPlanner, POSTINGS_BUDGET } from "../../stores/sqlite/fts-planner.js";
 import { openTestMemory, req } from "../helpers/memory.js";
 import { tempDir } from "../helpers/tmp.js";
@@ -76,6 +77,41 @@ describe("planner document-frequency cache", () => {
     // a partial word still goes to it
     await ctx.service.search({ thread: scope }, { query: "checkl", limit: 10, scopes: ["project"] });
     expect(statements.some((sql) => sql.includes("memory_tri"))).toBe(true);
+    ctx.close();
+  });
+
+  it("past the budget, a word in more than CONTEXT_TERM_MAX_DF memories matches own text only; a rarer word still matches the neighbours' context", async () => {
+    const dir = tempDir();
+    // neighbour spreading and word associations off: what comes back is what the words matched
+    const ctx = openTestMemory(dir, "memory.db", { ...DEFAULT_CHANNELS, neighbours: false, semantic: false });
+    await fill(ctx, POSTINGS_BUDGET + 100);
+    // another user's memories make "widget" common (every one says it in its own text)
+    const bob = req({ user: "bob", session: "b-1", thread: "b-1" });
+    const widgets = Array.from({ length: CONTEXT_TERM_MAX_DF + 50 }, (_, i) => ({
+      req: bob,
+      input: { content: `Bob shipped widget batch ${i}`, kind: "fact" as const },
+      origin: { actor: "user" as const, threadId: "b-1", toolCallId: null },
+    }));
+    await ctx.service.rememberMany(widgets);
+    // Alice: two short conversations, each a turn naming the word and a reply that does not
+    const alice = req({ session: "a-1", thread: "a-1" });
+    const say = async (content: string, thread: string) =>
+      (await ctx.service.remember({ ...alice, thread, session: thread }, { content, kind: "fact" }, { actor: "user", threadId: thread, toolCallId: null })).record.id;
+    const widget = await say("The widget cracked on the test bench", "a-w");
+    const widgetReply = await say("I will order a replacement tomorrow", "a-w");
+    const zebra = await say("The zebrafish tank is leaking", "a-z");
+    const zebraReply = await say("I will call the plumber tomorrow", "a-z");
+    const planner = new FtsPlanner(ctx.db);
+    const plan = planner.plan(["widget", "zebrafish"], [], null, 0);
+    expect(plan.terms.sort()).toEqual(["widget", "zebrafish"]);
+    expect(plan.ownTextOnly).toEqual(["widget"]);
+    const ids = async (query: string, thread: string) =>
+      (await ctx.service.search({ thread: { ...alice, thread, session: thread } }, { query, limit: 10 })).map((h) => h.record.id);
+    // the rare word: its own turn, then the reply whose context holds it
+    expect(await ids("zebrafish", "a-z")).toEqual([zebra, zebraReply]);
+    // the common word: its own turn only
+    expect(await ids("widget", "a-w")).toEqual([widget]);
+    expect(widgetReply).toBeTruthy();
     ctx.close();
   });
 });
