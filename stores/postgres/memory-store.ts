@@ -942,15 +942,27 @@ export class PgMemoryStore implements MemoryStore {
    * DSQL word channel: no stored index, so it scans the requesting scope (vis_key/user_id are
    * indexed) and counts the query words found in content (1) and tags (2). No stemming.
    */
-  private async scanChannel(c: Q, q: SearchQuery, limit: number): Promise<{ row: MemoryRow; rank: number }[]> {
-    const words = [...new Set([...q.query.terms, ...q.query.cjk])].slice(0, 32);
+  /**
+   * `words`: scan for these instead of the query's (the added words); `dated`: only memories dated
+   * inside these windows (the dated pass).
+   */
+  private async scanChannel(
+    c: Q,
+    q: SearchQuery,
+    limit: number,
+    opts: { words?: string[]; dated?: readonly DateWindow[] } = {},
+  ): Promise<{ row: MemoryRow; rank: number }[]> {
+    const words = [...new Set(opts.words ?? [...q.query.terms, ...q.query.cjk])].slice(0, 32);
     if (words.length === 0) return [];
     const p = new Params();
     const pats = words.map((w) => p.add(likePattern(w)));
     const tags = `coalesce((SELECT string_agg(tag, ' ') FROM memory_tags t WHERE t.memory_rowid = m.rowid), '')`;
     const score = pats.map((x) => `(CASE WHEN lower(m.content) LIKE ${x} THEN 1 ELSE 0 END) + (CASE WHEN lower(${tags}) LIKE ${x} THEN 2 ELSE 0 END)`).join(" + ");
+    const inPeriod = opts.dated
+      ? ` AND (${opts.dated.map((d) => `(${DATED_AT} >= ${p.add(d.from)} AND ${DATED_AT} < ${p.add(d.to)})`).join(" OR ")})`
+      : "";
     const sql = `SELECT * FROM (SELECT m.*, (${score})::float8 AS rank FROM memories m
-      WHERE ${this.scope(q.visibility, p, "m")} AND ${this.filters(q, p)}) s
+      WHERE ${this.scope(q.visibility, p, "m")} AND ${this.filters(q, p)}${inPeriod}) s
       WHERE s.rank > 0 ORDER BY s.rank DESC, s.rowid DESC LIMIT ${Math.max(1, Math.floor(limit))}`;
     const rows = (await c.query<MemoryRow & { rank: number }>(sql, p.values)).rows;
     return rows.map((r) => ({ row: r, rank: r.rank }));
@@ -979,14 +991,22 @@ export class PgMemoryStore implements MemoryStore {
       // Lower-weight words, as on SQLite: [categories] a question naming a kind of thing also finds
       // turns naming its members; an irregular verb's other forms find turns that tell in the past.
       // At ADDED_WORD_WEIGHT of their word score (own text and tags only).
-      const added = !q.wordsOnly && this.fts ? addedWords(q.text, lex.terms, ch.categories) : [];
-      const withMembers = added.length > 0 ? addRanks(raw, await this.wordChannel(c, q, added, [], pool, true), ADDED_WORD_WEIGHT, "higher") : raw;
+      // (Under DSQL the scope scan looks for them as for the query's words.)
+      const added = !q.wordsOnly ? addedWords(q.text, lex.terms, ch.categories) : [];
+      const addedHits = added.length === 0 ? [] : this.fts ? await this.wordChannel(c, q, added, [], pool, true) : await this.scanChannel(c, q, pool, { words: added });
+      const withMembers = added.length > 0 ? addRanks(raw, addedHits, ADDED_WORD_WEIGHT, "higher") : raw;
       // [semantic channel] memories the scope's word associations tie to the query rise in the pool
       const pooled = semJob ? await this.withAssociations(c, withMembers, await semJob, q, pool) : withMembers;
       // [cues] a question naming a period also searches the memories dated inside it (dates.ts)
       const dated =
-        cues && cues.windows.length > 0 && this.fts
-          ? addMissing(pooled, await this.wordChannel(c, q, lex.terms, lex.cjk, DATED_POOL, false, cues.windows), "higher")
+        cues && cues.windows.length > 0
+          ? addMissing(
+              pooled,
+              this.fts
+                ? await this.wordChannel(c, q, lex.terms, lex.cjk, DATED_POOL, false, cues.windows)
+                : await this.scanChannel(c, q, DATED_POOL, { dated: cues.windows }),
+              "higher",
+            )
           : pooled;
       const lexicalDeep = cues ? applyCues(dated, cues, "higher") : dated;
       // Neighbour spreading re-scores the word channel: the reply after a matching question rises.
@@ -1003,7 +1023,7 @@ export class PgMemoryStore implements MemoryStore {
       // [cues] a question naming a period that its words answer with fewer than asked for ("what
       // did we do yesterday?") also lists the period's memories, newest first, below every word hit
       const lexical =
-        cues && cues.windows.length > 0 && withCommon.length < q.limit && keys && keys.length > 0 && this.fts
+        cues && cues.windows.length > 0 && withCommon.length < q.limit && keys && keys.length > 0
           ? [...withCommon, ...(await this.periodMemories(c, q, keys, cues.windows, q.limit - withCommon.length, new Set(withCommon.map((h) => Number(h.row.rowid)))))]
           : withCommon;
       const session = ch.session && !q.wordsOnly ? await this.sessionChannel(c, lexicalDeep, depth) : [];

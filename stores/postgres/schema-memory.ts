@@ -316,7 +316,8 @@ CREATE TRIGGER memories_scope_truncate AFTER TRUNCATE ON memories
 /**
  * A scope's memories by the date they are about, else by when they were written: a question naming
  * a period whose words find fewer than it asks for lists that period's memories, newest first
- * (PgMemoryStore.periodMemories). DSQL has no expression indexes, and its search lists none.
+ * (PgMemoryStore.periodMemories). DSQL has no expression indexes: there the listing reads the
+ * scope's rows, as its word scan does.
  */
 const datedIndex = (p: P) =>
   p === "postgres"
