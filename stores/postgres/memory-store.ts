@@ -11,7 +11,7 @@ import { cjkBigrams, hasCjk } from "../../core/retrieval/analyze.js";
 import { CONTEXT_TERM_MAX_DF, DEFAULT_CHANNELS, type RetrievalChannels } from "../../core/retrieval/channels.js";
 import { addAssociationHits, addMissing, addRanks, rrf } from "../../core/retrieval/fusion.js";
 import { ADDED_WORD_WEIGHT, addedWords } from "../../core/retrieval/added-words.js";
-import { applyCues, CUE_POOL, queryCues } from "../../core/retrieval/cues.js";
+import { applyCues, CUE_POOL, queryCues, SMALL_STORE_CUE_POOL } from "../../core/retrieval/cues.js";
 import { DATED_POOL, dateWords, newestInPeriod, type DateWindow } from "../../core/retrieval/dates.js";
 import { asks, spreadHead, spreadScores, type Sides } from "../../core/retrieval/spread.js";
 import { mmr, proximityRerank } from "../../core/retrieval/rerank.js";
@@ -986,7 +986,9 @@ export class PgMemoryStore implements MemoryStore {
       const deep = ch.session && !q.wordsOnly ? Math.max(depth, SESSION_DEPTH) : depth;
       // Question cues (speaker, dates, answer kind) re-order a deeper pool of word hits.
       const cues = ch.cues && !q.wordsOnly && q.text ? queryCues(q.text, lex.terms, q.now) : null;
-      const pool = cues ? Math.max(deep, CUE_POOL) : deep;
+      // a store within the postings budget re-orders a deeper pool (as on SQLite; DSQL's scan keeps CUE_POOL)
+      const small = cues !== null && this.fts && (await this.wordStats(c, [], Date.now(), this.userOf(q.visibility))).n <= WORD_POSTINGS_BUDGET;
+      const pool = cues ? Math.max(deep, small ? SMALL_STORE_CUE_POOL : CUE_POOL) : deep;
       const raw = this.fts ? await this.wordChannel(c, q, lex.terms, lex.cjk, pool) : await this.scanChannel(c, q, pool);
       // Lower-weight words, as on SQLite: [categories] a question naming a kind of thing also finds
       // turns naming its members; an irregular verb's other forms find turns that tell in the past.

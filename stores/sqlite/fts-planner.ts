@@ -142,10 +142,15 @@ export class FtsPlanner {
     return out;
   }
 
-  corpus(now: number): { n: number } {
-    if (!this.size || now - this.size.at > SIZE_TTL_MS) {
+  /**
+   * The number of memories, read again after SIZE_TTL_MS of this process's monotonic time (not a
+   * request's clock, which may stand still or go back: a size read then stayed forever).
+   */
+  corpus(): { n: number } {
+    const t = performance.now();
+    if (!this.size || t - this.size.at > SIZE_TTL_MS) {
       const r = this.sizeStmt.get() as { n: number };
-      this.size = { n: r.n, at: now };
+      this.size = { n: r.n, at: t };
     }
     return this.size;
   }
@@ -155,16 +160,16 @@ export class FtsPlanner {
    * when its kinds cover less than KEY_SHARE_FOR_MATCH of the corpus, as for scope keys; on a
    * small store always. A kind most memories have prunes nothing and is cheaper in the join.
    */
-  kindsInMatch(kindTokens: string[], now: number): boolean {
-    const { n } = this.corpus(now);
+  kindsInMatch(kindTokens: string[]): boolean {
+    const { n } = this.corpus();
     if (n <= POSTINGS_BUDGET) return true;
     const docs = this.tokenize(kindTokens).reduce((sum, ts) => sum + ts.reduce((a, t) => a + this.df(t), 0), 0);
     return docs < KEY_SHARE_FOR_MATCH * n;
   }
 
   /** `budget`: postings to score (a second pass may take less than the first). */
-  plan(terms: string[], cjk: string[], keys: string[] | null, now: number, budget = POSTINGS_BUDGET): WordPlan {
-    const { n } = this.corpus(now);
+  plan(terms: string[], cjk: string[], keys: string[] | null, budget = POSTINGS_BUDGET): WordPlan {
+    const { n } = this.corpus();
     const all = [...terms, ...cjk];
     // Small stores: every term, keys in MATCH; no lookups needed.
     if (n <= POSTINGS_BUDGET) return { terms, cjk, keysInMatch: keys !== null, newest: false, common: [], pruned: false, ownTextOnly: [] };

@@ -29,7 +29,7 @@ import { DEFAULT_CHANNELS, type RetrievalChannels } from "../../core/retrieval/c
 import { addAssociationHits, addMissing, addRanks, rrf } from "../../core/retrieval/fusion.js";
 import { DEFAULT_PRF, expansionTerms } from "../../core/retrieval/prf.js";
 import { mmr, proximityRerank } from "../../core/retrieval/rerank.js";
-import { applyCues, CUE_POOL, queryCues } from "../../core/retrieval/cues.js";
+import { applyCues, CUE_POOL, queryCues, SMALL_STORE_CUE_POOL } from "../../core/retrieval/cues.js";
 import { DATED_POOL, newestInPeriod, type DateWindow } from "../../core/retrieval/dates.js";
 import { ADDED_WORD_WEIGHT, addedWords } from "../../core/retrieval/added-words.js";
 import { hasCjk } from "../../core/retrieval/analyze.js";
@@ -520,7 +520,7 @@ export class SqliteMemoryStore implements MemoryStore {
     const scoped = keys && keysInMatch ? `{vis_key}: ${orGroup(keys)} AND (${textMatch})` : textMatch;
     // a selective kind filter prunes inside the index too (the join below still applies it)
     const kinds = table === "memory_fts" && q.kinds && q.kinds.length > 0 ? q.kinds.map(kindToken) : null;
-    const match = kinds && this.planner.kindsInMatch(kinds, q.now) ? `{vis_key}: ${orGroup(kinds)} AND (${scoped})` : scoped;
+    const match = kinds && this.planner.kindsInMatch(kinds) ? `{vis_key}: ${orGroup(kinds)} AND (${scoped})` : scoped;
     const weights = table === "memory_fts" ? FTS_WEIGHTS : "1.0, 0.0";
     const k = Math.max(1, Math.floor(limit));
     const filterParams: unknown[] = [];
@@ -571,7 +571,7 @@ export class SqliteMemoryStore implements MemoryStore {
     // [semantic channel] the scope's own word associations expand the query; started first, it
     // runs in its worker while this thread runs the word channels
     const semJob = ch.semantic && !q.wordsOnly && keys && keys.length > 0 && lex.terms.length > 0 ? this.semantic.score(keys, lex.terms.join(" "), depth * 2) : null;
-    const plan = this.planner.plan(lex.terms, lex.cjk, keys, q.now);
+    const plan = this.planner.plan(lex.terms, lex.cjk, keys);
     const wordParts: string[] = [];
     // Unranked (newest) matches must mention a word themselves: a neighbour's mention would rank alike.
     const cols = q.wordsOnly || !ch.context || plan.newest ? "{content tags}" : "{content tags context}";
@@ -581,7 +581,7 @@ export class SqliteMemoryStore implements MemoryStore {
     const deep = ch.session && !q.wordsOnly ? Math.max(depth, SESSION_DEPTH) : depth;
     // Question cues (speaker, dates, answer kind) re-order a deeper pool of word hits.
     const cues = ch.cues && !q.wordsOnly && q.text ? queryCues(q.text, lex.terms, q.now) : null;
-    const pool = cues ? Math.max(deep, CUE_POOL) : deep;
+    const pool = cues ? Math.max(deep, plan.pruned ? CUE_POOL : SMALL_STORE_CUE_POOL) : deep;
     const lexicalRaw = wordParts.length > 0 ? this.channel("memory_fts", wordParts.join(" OR "), q, keys, pool, plan) : [];
     // Lower-weight words: [categories] a question naming a kind of thing also finds turns naming
     // its members; an irregular verb's other forms ("go" → "went") find turns that tell in the past
@@ -673,7 +673,7 @@ export class SqliteMemoryStore implements MemoryStore {
     keys: string[] | null,
     pool: number,
   ): { row: MemoryRow; rank: number }[] {
-    const plan = this.planner.plan(members, [], keys, q.now);
+    const plan = this.planner.plan(members, [], keys);
     if (plan.newest || plan.terms.length === 0) return raw;
     const found = this.channel("memory_fts", `{content tags}: ${orGroup(plan.terms)}`, q, keys, pool, plan);
     return addRanks(raw, found, ADDED_WORD_WEIGHT, "lower");
@@ -794,7 +794,7 @@ export class SqliteMemoryStore implements MemoryStore {
   ): { row: MemoryRow; rank: number }[] {
     if (first.length < DEFAULT_PRF.minDocs || terms.length === 0) return [];
     const qStems = new Set(this.planner.stems(terms).values());
-    const { n } = this.planner.corpus(q.now);
+    const { n } = this.planner.corpus();
     const extra = expansionTerms({
       texts: first.slice(0, DEFAULT_PRF.docs).map((h) => h.row.content),
       queryStems: qStems,
@@ -803,7 +803,7 @@ export class SqliteMemoryStore implements MemoryStore {
       n,
     });
     if (extra.length === 0) return [];
-    const plan = this.planner.plan([...terms, ...extra], [], keys, q.now, PRF_POSTINGS_BUDGET);
+    const plan = this.planner.plan([...terms, ...extra], [], keys, PRF_POSTINGS_BUDGET);
     // every word too common to rank by: the newest mentions would be no feedback at all
     if (plan.newest) return [];
     // No feedback word within the budget: the pass would only repeat the first one's query, so

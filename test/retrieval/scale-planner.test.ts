@@ -49,7 +49,7 @@ describe("planner document-frequency cache", () => {
     await other.service.remember(scope, { content: "A checklist for the checklist", kind: "fact" }, { actor: "user", threadId: "s-1", toolCallId: null });
     other.close();
     // Planning notices the commit (data_version) and reads the count again.
-    planner.plan(["checklist"], [], null, 0);
+    planner.plan(["checklist"], [], null);
     expect(planner.df(stem!)).toBe(before + 1);
     ctx.close();
     // The file is still a valid database for a fresh opener.
@@ -60,7 +60,7 @@ describe("planner document-frequency cache", () => {
     const dir = tempDir();
     const ctx = openTestMemory(dir);
     await fill(ctx, POSTINGS_BUDGET + 100);
-    const plan = new FtsPlanner(ctx.db).plan(["checklist", "zebracorn", "1234"], [], null, 0);
+    const plan = new FtsPlanner(ctx.db).plan(["checklist", "zebracorn", "1234"], [], null);
     expect(plan.terms).toEqual(["1234"]);
     expect(plan.common).toEqual(["checklist"]);
     // A filter that leaves the words no hit: the trigram channel must not scan the trigrams of a
@@ -102,7 +102,7 @@ describe("planner document-frequency cache", () => {
     const zebra = await say("The zebrafish tank is leaking", "a-z");
     const zebraReply = await say("I will call the plumber tomorrow", "a-z");
     const planner = new FtsPlanner(ctx.db);
-    const plan = planner.plan(["widget", "zebrafish"], [], null, 0);
+    const plan = planner.plan(["widget", "zebrafish"], [], null);
     expect(plan.terms.sort()).toEqual(["widget", "zebrafish"]);
     expect(plan.ownTextOnly).toEqual(["widget"]);
     const ids = async (query: string, thread: string) =>
@@ -112,6 +112,20 @@ describe("planner document-frequency cache", () => {
     // the common word: its own turn only
     expect(await ids("widget", "a-w")).toEqual([widget]);
     expect(widgetReply).toBeTruthy();
+    ctx.close();
+  });
+
+  it("the store size the plans use is read again after a while of real time, whatever the requests' clock says", async () => {
+    const dir = tempDir();
+    const ctx = openTestMemory(dir);
+    await fill(ctx, 10);
+    const planner = new FtsPlanner(ctx.db);
+    expect(planner.plan(["checklist"], [], null).pruned).toBe(false);
+    await fill(ctx, POSTINGS_BUDGET + 100);
+    // the test clock stands still (a fixed clock, or a request clock set back, used to keep the
+    // first size forever): past the cache's two seconds the size is read again
+    await new Promise((r) => setTimeout(r, 2100));
+    expect(planner.plan(["checklist"], [], null).pruned).toBe(true);
     ctx.close();
   });
 });
