@@ -139,7 +139,7 @@ const AUX = "(?:did|does|do|has|have|had|is|are|was|were|will|would|can|could|sh
 // countries…", "What kind of art…", "What LGBTQ+ events…" (up to two words may qualify it), not a
 // word in passing ("Did she go to the art show?").
 const ASKS_FOR = new RegExp(
-  `^\\s*(?:what|which)\\s+(?:(?:kinds?|types?|sorts?)\\s+of\\s+)?(?:(?!${AUX}\\b)[\\p{L}\\p{N}+.'’/-]+\\s+){0,2}?(${NAMES.map((n) => n.name.replace(/ /g, "\\s+")).join("|")})\\b`,
+  `^\\s*(?:what|which)\\s+(?:(?:are|were)\\s+(?:some|the|a\\s+few|any)\\s+(?:of\\s+(?:the|their|his|her)\\s+)?)?(?:(?:kinds?|types?|sorts?)\\s+of\\s+)?(?:(?!${AUX}\\b)[\\p{L}\\p{N}+.'’/-]+\\s+){0,2}?(${NAMES.map((n) => n.name.replace(/ /g, "\\s+")).join("|")})\\b`,
   "iu",
 );
 

@@ -10,7 +10,7 @@ import type { MemoryRecord, MemorySource, MemoryStatus, NewMemory, Trust } from 
 import { cjkBigrams, hasCjk } from "../../core/retrieval/analyze.js";
 import { CONTEXT_TERM_MAX_DF, DEFAULT_CHANNELS, type RetrievalChannels } from "../../core/retrieval/channels.js";
 import { addAssociationHits, addMissing, addRanks, rrf } from "../../core/retrieval/fusion.js";
-import { ADDED_WORD_WEIGHT, addedWords } from "../../core/retrieval/added-words.js";
+import { addedWords } from "../../core/retrieval/added-words.js";
 import { applyCues, CUE_POOL, queryCues, SMALL_STORE_CUE_POOL } from "../../core/retrieval/cues.js";
 import { DATED_POOL, dateWords, newestInPeriod, type DateWindow } from "../../core/retrieval/dates.js";
 import { asks, spreadHead, spreadScores, type Sides } from "../../core/retrieval/spread.js";
@@ -991,12 +991,14 @@ export class PgMemoryStore implements MemoryStore {
       const pool = cues ? Math.max(deep, small ? SMALL_STORE_CUE_POOL : CUE_POOL) : deep;
       const raw = this.fts ? await this.wordChannel(c, q, lex.terms, lex.cjk, pool) : await this.scanChannel(c, q, pool);
       // Lower-weight words, as on SQLite: [categories] a question naming a kind of thing also finds
-      // turns naming its members; an irregular verb's other forms find turns that tell in the past.
-      // At ADDED_WORD_WEIGHT of their word score (own text and tags only).
+      // turns naming its members; an irregular verb's other forms find turns that tell in the past;
+      // then everyday near-synonyms. Each pass at its weight of the word score (own text and tags only).
       // (Under DSQL the scope scan looks for them as for the query's words.)
-      const added = !q.wordsOnly ? addedWords(q.text, lex.terms, ch.categories) : [];
-      const addedHits = added.length === 0 ? [] : this.fts ? await this.wordChannel(c, q, added, [], pool, true) : await this.scanChannel(c, q, pool, { words: added });
-      const withMembers = added.length > 0 ? addRanks(raw, addedHits, ADDED_WORD_WEIGHT, "higher") : raw;
+      let withMembers = raw;
+      for (const pass of q.wordsOnly ? [] : addedWords(q.text, lex.terms, ch.categories)) {
+        const hits = this.fts ? await this.wordChannel(c, q, pass.words, [], pool, true) : await this.scanChannel(c, q, pool, { words: pass.words });
+        withMembers = addRanks(withMembers, hits, pass.weight, "higher");
+      }
       // [semantic channel] memories the scope's word associations tie to the query rise in the pool
       const pooled = semJob ? await this.withAssociations(c, withMembers, await semJob, q, pool) : withMembers;
       // [cues] a question naming a period also searches the memories dated inside it (dates.ts)

@@ -31,7 +31,7 @@ import { DEFAULT_PRF, expansionTerms } from "../../core/retrieval/prf.js";
 import { mmr, proximityRerank } from "../../core/retrieval/rerank.js";
 import { applyCues, CUE_POOL, queryCues, SMALL_STORE_CUE_POOL } from "../../core/retrieval/cues.js";
 import { DATED_POOL, newestInPeriod, type DateWindow } from "../../core/retrieval/dates.js";
-import { ADDED_WORD_WEIGHT, addedWords } from "../../core/retrieval/added-words.js";
+import { addedWords } from "../../core/retrieval/added-words.js";
 import { hasCjk } from "../../core/retrieval/analyze.js";
 import { asks } from "../../core/retrieval/spread.js";
 // [vector channel] optional embedder + sqlite-vec index (issue 8 §2), kept in step with every write
@@ -584,9 +584,11 @@ export class SqliteMemoryStore implements MemoryStore {
     const pool = cues ? Math.max(deep, plan.pruned ? CUE_POOL : SMALL_STORE_CUE_POOL) : deep;
     const lexicalRaw = wordParts.length > 0 ? this.channel("memory_fts", wordParts.join(" OR "), q, keys, pool, plan) : [];
     // Lower-weight words: [categories] a question naming a kind of thing also finds turns naming
-    // its members; an irregular verb's other forms ("go" → "went") find turns that tell in the past
+    // its members; an irregular verb's other forms ("go" → "went") find turns that tell in the past;
+    // then a word's everyday near-synonyms ("girlfriend" → "gf") at a lower weight (added-words.ts)
     const added = q.wordsOnly ? [] : addedWords(q.text, lex.terms, ch.categories);
-    const withMembers = added.length > 0 ? this.withAddedWords(lexicalRaw, added, q, keys, pool) : lexicalRaw;
+    let withMembers = lexicalRaw;
+    for (const pass of added) withMembers = this.withAddedWords(withMembers, pass.words, q, keys, pool, pass.weight);
     // [semantic channel] memories the scope's word associations tie to the query rise in the pool
     const pooled = semJob ? this.withAssociations(withMembers, await semJob, q, keys, pool) : withMembers;
     // [cues] a question naming a period also searches the memories dated inside it (dates.ts)
@@ -664,7 +666,7 @@ export class SqliteMemoryStore implements MemoryStore {
 
   /**
    * The word pool with the added words' own-text matches (category members, verb forms) added at
-   * ADDED_WORD_WEIGHT of their bm25 (as if they were lower-weight query words).
+   * `weight` of their bm25 (as if they were lower-weight query words).
    */
   private withAddedWords(
     raw: { row: MemoryRow; rank: number }[],
@@ -672,11 +674,12 @@ export class SqliteMemoryStore implements MemoryStore {
     q: SearchQuery,
     keys: string[] | null,
     pool: number,
+    weight: number,
   ): { row: MemoryRow; rank: number }[] {
     const plan = this.planner.plan(members, [], keys);
     if (plan.newest || plan.terms.length === 0) return raw;
     const found = this.channel("memory_fts", `{content tags}: ${orGroup(plan.terms)}`, q, keys, pool, plan);
-    return addRanks(raw, found, ADDED_WORD_WEIGHT, "lower");
+    return addRanks(raw, found, weight, "lower");
   }
 
   /** The word hits, then the newest memories naming a word the plan left out as too common (own text and tags). */

@@ -1,7 +1,7 @@
 // Irregular verbs: "When did she go…" reaches "I went…", a word the stemmer never joins to "go".
 import { describe, expect, it } from "vitest";
 import { otherVerbForms } from "../../core/retrieval/verb-forms.js";
-import { addedWords } from "../../core/retrieval/added-words.js";
+import { ADDED_WORD_WEIGHT, RELATED_WORD_WEIGHT, addedWords } from "../../core/retrieval/added-words.js";
 import { analyzeQuery } from "../../core/retrieval/analyze.js";
 import { openTestMemory, req, T0 } from "../helpers/memory.js";
 import { tempDir } from "../helpers/tmp.js";
@@ -33,12 +33,17 @@ describe("irregular verb forms (pure)", () => {
 
   it("joins category members in the added words, members first, nothing twice", () => {
     const q = "Which instruments did Melanie buy?";
-    const words = addedWords(q, analyzeQuery(q).terms, true);
-    expect(words).toContain("violin");
-    expect(words.at(-1)).toBe("bought");
-    expect(new Set(words).size).toBe(words.length);
+    const [first, ...rest] = addedWords(q, analyzeQuery(q).terms, true);
+    expect(first!.weight).toBe(ADDED_WORD_WEIGHT);
+    expect(first!.words).toContain("violin");
+    expect(first!.words.at(-1)).toBe("bought");
+    // near-synonyms follow at their own, lower weight, none repeated from the first pass
+    expect(rest.map((p) => p.weight)).toEqual([RELATED_WORD_WEIGHT]);
+    expect(rest[0]!.words).toContain("purchase");
+    const all = [first!, ...rest].flatMap((p) => p.words);
+    expect(new Set(all).size).toBe(all.length);
     // with the category channel off the verb forms stay
-    expect(addedWords(q, analyzeQuery(q).terms, false)).toEqual(["bought"]);
+    expect(addedWords(q, analyzeQuery(q).terms, false)).toEqual([{ words: ["bought"], weight: ADDED_WORD_WEIGHT }]);
   });
 });
 

@@ -279,6 +279,22 @@ export function memoryConformance(name: string, make: () => Promise<MemoryUnderT
       expect(ids).not.toContain(bobs.id);
     });
 
+    it.runIf(categories)("a near-synonym (\"gf\" for \"girlfriend\") finds the turn that says it, inside the viewer's scope only", async () => {
+      const s = await fresh();
+      let n = 0;
+      const alone = (content: string, scope = scopeOf("alice")) =>
+        mem(content, { scope, source: { threadId: `syn-${n++}`, messageIds: [], toolCallId: null, actor: "user", at: T0 } });
+      // no word of the question but the name is in the answer
+      const answer = alone("Andrew: my gf and I spent Tuesday night over a stack of board games");
+      const bobs = alone("Andrew: my gf and I spent Tuesday night over a stack of board games", scopeOf("bob"));
+      const filler = Array.from({ length: 30 }, (_, i) => alone(`Andrew: note ${i} about the garden and the weather`));
+      for (const r of [answer, bobs, ...filler]) await s.insert(r, audit(r.id));
+      const question = "What does Andrew do with his girlfriend?";
+      const ids = (await s.search(q(question, keysOf(scopeOf("alice")), { text: question }))).map((h) => h.record.id);
+      expect(ids[0]).toBe(answer.id);
+      expect(ids).not.toContain(bobs.id);
+    });
+
     it.runIf(categories)("an irregular verb's past form (\"ran\" for \"run\") ranks the turn that tells it first, inside the viewer's scope only", async () => {
       const s = await fresh();
       // each in a conversation of its own: no neighbour's words in its context
