@@ -105,7 +105,6 @@ const GROUPS: readonly (readonly string[])[] = [
   ["music", "song", "songs", "tune", "tunes", "track"],
   ["concert", "gig", "show", "performance", "festival"],
   ["sing", "singing", "singer", "vocals", "choir"],
-  ["band", "group"],
   ["paint", "painting", "canvas", "artwork", "art", "drawing"],
   ["photo", "picture", "pic", "photograph", "snapshot", "photography", "camera"],
   ["movie", "film", "flick", "cinema"],

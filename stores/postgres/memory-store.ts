@@ -94,14 +94,14 @@ const NEWEST_RANK = 1;
  * rarest within it (words found nowhere drop out); when even the rarest is too common, that
  * search takes the newest mentions of every word instead.
  */
-export function planWords(stats: { df: number[]; n: number }): { words: number[]; newest: boolean } {
+export function planWords(stats: { df: number[]; n: number }, budget = WORD_POSTINGS_BUDGET): { words: number[]; newest: boolean } {
   const all = stats.df.map((_d, i) => i);
   if (stats.n <= WORD_POSTINGS_BUDGET) return { words: all, newest: false };
   const found = all.filter((i) => stats.df[i]! > 0).sort((a, b) => stats.df[a]! - stats.df[b]! || a - b);
   const kept: number[] = [];
   let spent = 0;
   for (const i of found) {
-    if (spent + stats.df[i]! > WORD_POSTINGS_BUDGET) continue;
+    if (spent + stats.df[i]! > budget) continue;
     spent += stats.df[i]!;
     kept.push(i);
   }
@@ -848,11 +848,12 @@ export class PgMemoryStore implements MemoryStore {
     limit: number,
     ownText = false,
     dated?: readonly DateWindow[],
+    budget = WORD_POSTINGS_BUDGET,
   ): Promise<{ row: MemoryRow; rank: number }[]> {
     const all: QueryWord[] = [...terms.map((text) => ({ config: "english" as const, text })), ...cjk.map((text) => ({ config: "simple" as const, text }))];
     if (all.length === 0) return [];
     const stats = await this.wordStats(c, all, Date.now(), this.userOf(q.visibility));
-    const plan = planWords(stats);
+    const plan = planWords(stats, budget);
     if (plan.words.length === 0) return [];
     const words = plan.words.map((i) => all[i]!);
     const idf = plan.words.map((i) => stats.idf[i]!);
@@ -996,7 +997,7 @@ export class PgMemoryStore implements MemoryStore {
       // (Under DSQL the scope scan looks for them as for the query's words.)
       let withMembers = raw;
       for (const pass of q.wordsOnly ? [] : addedWords(q.text, lex.terms, ch.categories)) {
-        const hits = this.fts ? await this.wordChannel(c, q, pass.words, [], pool, true) : await this.scanChannel(c, q, pool, { words: pass.words });
+        const hits = this.fts ? await this.wordChannel(c, q, pass.words, [], pool, true, undefined, pass.budget) : await this.scanChannel(c, q, pool, { words: pass.words });
         withMembers = addRanks(withMembers, hits, pass.weight, "higher");
       }
       // [semantic channel] memories the scope's word associations tie to the query rise in the pool

@@ -31,7 +31,7 @@ import { DEFAULT_PRF, expansionTerms } from "../../core/retrieval/prf.js";
 import { mmr, proximityRerank } from "../../core/retrieval/rerank.js";
 import { applyCues, CUE_POOL, queryCues, SMALL_STORE_CUE_POOL } from "../../core/retrieval/cues.js";
 import { DATED_POOL, newestInPeriod, type DateWindow } from "../../core/retrieval/dates.js";
-import { addedWords } from "../../core/retrieval/added-words.js";
+import { addedWords, type AddedWords } from "../../core/retrieval/added-words.js";
 import { hasCjk } from "../../core/retrieval/analyze.js";
 import { asks } from "../../core/retrieval/spread.js";
 // [vector channel] optional embedder + sqlite-vec index (issue 8 §2), kept in step with every write
@@ -588,7 +588,7 @@ export class SqliteMemoryStore implements MemoryStore {
     // then a word's everyday near-synonyms ("girlfriend" → "gf") at a lower weight (added-words.ts)
     const added = q.wordsOnly ? [] : addedWords(q.text, lex.terms, ch.categories);
     let withMembers = lexicalRaw;
-    for (const pass of added) withMembers = this.withAddedWords(withMembers, pass.words, q, keys, pool, pass.weight);
+    for (const pass of added) withMembers = this.withAddedWords(withMembers, pass, q, keys, pool);
     // [semantic channel] memories the scope's word associations tie to the query rise in the pool
     const pooled = semJob ? this.withAssociations(withMembers, await semJob, q, keys, pool) : withMembers;
     // [cues] a question naming a period also searches the memories dated inside it (dates.ts)
@@ -665,21 +665,21 @@ export class SqliteMemoryStore implements MemoryStore {
   }
 
   /**
-   * The word pool with the added words' own-text matches (category members, verb forms) added at
-   * `weight` of their bm25 (as if they were lower-weight query words).
+   * The word pool with one pass of added words' own-text matches (category members and verb forms,
+   * or near-synonyms) added at the pass's weight of their bm25 (as if they were lower-weight query
+   * words), its words planned within the pass's postings budget.
    */
   private withAddedWords(
     raw: { row: MemoryRow; rank: number }[],
-    members: string[],
+    pass: AddedWords,
     q: SearchQuery,
     keys: string[] | null,
     pool: number,
-    weight: number,
   ): { row: MemoryRow; rank: number }[] {
-    const plan = this.planner.plan(members, [], keys);
+    const plan = this.planner.plan(pass.words, [], keys, pass.budget);
     if (plan.newest || plan.terms.length === 0) return raw;
     const found = this.channel("memory_fts", `{content tags}: ${orGroup(plan.terms)}`, q, keys, pool, plan);
-    return addRanks(raw, found, weight, "lower");
+    return addRanks(raw, found, pass.weight, "lower");
   }
 
   /** The word hits, then the newest memories naming a word the plan left out as too common (own text and tags). */

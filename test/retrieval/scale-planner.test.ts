@@ -7,6 +7,7 @@ import type { RequestScope } from "../../core/memory/scope.js";
 import { openDatabase } from "../../stores/sqlite/database.js";
 import { CONTEXT_TERM_MAX_DF, DEFAULT_CHANNELS } from "../../core/retrieval/channels.js";
 import { FtsPlanner, POSTINGS_BUDGET } from "../../stores/sqlite/fts-planner.js";
+import { RELATED_POSTINGS_BUDGET, RELATED_WORD_WEIGHT, addedWords } from "../../core/retrieval/added-words.js";
 import { openTestMemory, req } from "../helpers/memory.js";
 import { tempDir } from "../helpers/tmp.js";
 
@@ -112,6 +113,37 @@ describe("planner document-frequency cache", () => {
     // the common word: its own turn only
     expect(await ids("widget", "a-w")).toEqual([widget]);
     expect(widgetReply).toBeTruthy();
+    ctx.close();
+  });
+
+  it("past the budget, the near-synonym pass searches the synonyms found in few memories, not the common ones", async () => {
+    const dir = tempDir();
+    const ctx = openTestMemory(dir, "memory.db", { ...DEFAULT_CHANNELS, neighbours: false, semantic: false });
+    await fill(ctx, POSTINGS_BUDGET + 100);
+    // another user's memories make "course" common, past the near-synonym pass's budget
+    const bob = req({ user: "bob", session: "b-1", thread: "b-1" });
+    await ctx.service.rememberMany(
+      Array.from({ length: RELATED_POSTINGS_BUDGET + 50 }, (_, i) => ({
+        req: bob,
+        input: { content: `Bob finished online course unit ${i}`, kind: "fact" as const },
+        origin: { actor: "user" as const, threadId: "b-1", toolCallId: null },
+      })),
+    );
+    const alice = req({ session: "a-1", thread: "a-1" });
+    const say = async (content: string) =>
+      (await ctx.service.remember(alice, { content, kind: "fact" }, { actor: "user", threadId: "a-1", toolCallId: null })).record.id;
+    const workshop = await say("Alice signed up for a pottery workshop on Saturdays");
+    const course = await say("Alice took a pottery course with her aunt");
+    // "workshop" (in one memory) is searched; "course" (in RELATED_POSTINGS_BUDGET + 51) is past
+    // the pass's budget, though well within the first pass's
+    const pass = addedWords("Which classes?", ["classes"], true).find((p) => p.weight === RELATED_WORD_WEIGHT)!;
+    expect(pass.words).toEqual(expect.arrayContaining(["course", "workshop"]));
+    const planner = new FtsPlanner(ctx.db);
+    expect(planner.plan(pass.words, [], null, pass.budget).terms).toEqual(["workshop"]);
+    expect(planner.plan(pass.words, [], null).terms.sort()).toEqual(["course", "workshop"]);
+    const found = (await ctx.service.search({ thread: alice }, { query: "Which classes?", limit: 10 })).map((h) => h.record.id);
+    expect(found).toEqual([workshop]);
+    expect(course).toBeTruthy();
     ctx.close();
   });
 

@@ -1,7 +1,7 @@
 // Irregular verbs: "When did she go…" reaches "I went…", a word the stemmer never joins to "go".
 import { describe, expect, it } from "vitest";
 import { otherVerbForms } from "../../core/retrieval/verb-forms.js";
-import { ADDED_WORD_WEIGHT, RELATED_WORD_WEIGHT, addedWords } from "../../core/retrieval/added-words.js";
+import { ADDED_POSTINGS_BUDGET, ADDED_WORD_WEIGHT, RELATED_WORD_WEIGHT, addedWords } from "../../core/retrieval/added-words.js";
 import { analyzeQuery } from "../../core/retrieval/analyze.js";
 import { openTestMemory, req, T0 } from "../helpers/memory.js";
 import { tempDir } from "../helpers/tmp.js";
@@ -43,7 +43,7 @@ describe("irregular verb forms (pure)", () => {
     const all = [first!, ...rest].flatMap((p) => p.words);
     expect(new Set(all).size).toBe(all.length);
     // with the category channel off the verb forms stay
-    expect(addedWords(q, analyzeQuery(q).terms, false)).toEqual([{ words: ["bought"], weight: ADDED_WORD_WEIGHT }]);
+    expect(addedWords(q, analyzeQuery(q).terms, false)).toEqual([{ words: ["bought"], weight: ADDED_WORD_WEIGHT, budget: ADDED_POSTINGS_BUDGET }]);
   });
 });
 
