@@ -70,19 +70,19 @@ describe("pgvector channel on PGlite (in-process PostgreSQL with pgvector)", () 
   });
 
   it("finds by meaning what the word channel misses, only inside the viewer's scope", async () => {
-    const a = mem("Photographing herons at dawn by the lake");
-    const b = mem("Photographing herons at dawn by the lake", { scope: scopeOf("bob") });
+    const a = mem("Calligraphing herons at dawn by the lake");
+    const b = mem("Calligraphing herons at dawn by the lake", { scope: scopeOf("bob") });
     const c = mem("Quarterly tax filing deadline");
     for (const r of [a, b, c]) await store.insert(r, audit(r.id));
-    // english stemming: "photography" → photographi, "photographing" → photograph: no word match
-    const hits = await store.search(q("photography", alice));
+    // english stemming: "calligraphy" → calligraphi, "calligraphing" → calligraph: no word match
+    const hits = await store.search(q("calligraphy", alice));
     expect(hits[0]).toMatchObject({ record: { id: a.id }, channel: "vector" });
     expect(hits.map((h) => h.record.id)).not.toContain(b.id);
-    const bobs = await store.search(q("photography", { owner: "bob" }));
+    const bobs = await store.search(q("calligraphy", { owner: "bob" }));
     expect(bobs[0]?.record.id).toBe(b.id);
     expect(bobs.map((h) => h.record.id)).not.toContain(a.id);
     // the conflict check (own words only) does not use vectors
-    expect(await store.search(q("photography", alice, { wordsOnly: true }))).toEqual([]);
+    expect(await store.search(q("calligraphy", alice, { wordsOnly: true }))).toEqual([]);
   });
 
   it("forget removes the vector row; status filters apply to vector hits", async () => {
