@@ -10,7 +10,7 @@ import { backendKindOf, maskLocation, type Backend } from "../stores/backend.js"
 import { sqliteBackendOver, type SqliteBackend } from "../stores/sqlite/backend.js";
 import type { RetrievalChannels } from "../core/retrieval/channels.js";
 import { vectorChannelFromConfig } from "../stores/embedding/from-config.js";
-import { openDatabase, type Db } from "../stores/sqlite/database.js";
+import { openDatabase, type Db, type MigrationEvent, type MigrationListener } from "../stores/sqlite/database.js";
 import type { SqliteMemoryStore } from "../stores/sqlite/memory-store.js";
 import type { SqliteToggleStore } from "../stores/sqlite/toggle-store.js";
 
@@ -80,6 +80,17 @@ interface OpenOpts {
   config?: MemoryConfig;
   clock?: Clock;
   env?: NodeJS.ProcessEnv;
+  /** schema upgrades as they run (default: a line each on stderr) */
+  onMigration?: MigrationListener;
+}
+
+/** A person running a command sees why its first start after an upgrade takes a while. */
+export function printMigration(e: MigrationEvent): void {
+  process.stderr.write(
+    e.phase === "start"
+      ? `infinity-memory: upgrading the database to schema ${e.version} (${e.name})…\n`
+      : `infinity-memory: schema ${e.version} done in ${((e.ms ?? 0) / 1000).toFixed(1)} s\n`,
+  );
 }
 
 /** The memory service over a backend, with forget cascading into the session index. */
@@ -103,7 +114,10 @@ export function openMemory(opts: OpenOpts & { dbPath?: string; channels?: Partia
   if (backendKindOf(dbPath) !== "sqlite") throw new Error(`this command works on a SQLite file, not ${maskLocation(dbPath)}`);
   const config = opts.config ?? loadConfig(dataHome(env), env);
   const clock = opts.clock ?? systemClock;
-  const db = openDatabase(dbPath, { synchronous: env.INFINITY_MEMORY_SYNC === "full" ? "full" : "normal" });
+  const db = openDatabase(dbPath, {
+    synchronous: env.INFINITY_MEMORY_SYNC === "full" ? "full" : "normal",
+    onMigration: opts.onMigration ?? printMigration,
+  });
   // [vector channel] optional embedder from config.embedder ("none" by default)
   const backend = sqliteBackendOver(db, dbPath, {
     // an explicit set (bench) wins over the config's switches

@@ -15,7 +15,7 @@ import { startLearning } from "../../core/learning/start.js";
 import { llmFromConfig } from "../../context-hook/llm/from-config.js";
 import { SKILLS_TOOLSET, skillsToolset } from "../../toolsets/skills/tools.js";
 import { openSkills } from "../skills-context.js";
-import { dataHome, loadConfig, openAnyMemory, type AnyMemoryContext, type MemoryContext } from "../context.js";
+import { dataHome, loadConfig, openAnyMemory, printMigration, type AnyMemoryContext, type MemoryContext } from "../context.js";
 import { maskLocation } from "../../stores/backend.js";
 import { deriveRequestScope } from "../../core/memory/scope.js";
 import { asSystemMethod, bindCallsToUser, NO_IDENTITY, pgIdentity } from "../pg-identity.js";
@@ -86,7 +86,16 @@ async function serve(o: ServeOptions): Promise<void> {
   process.on("warning", (w) => logger.warn({ warning: w.name, detail: w.message }, "node warning"));
   let ctx: AnyMemoryContext;
   try {
-    ctx = await openAnyMemory({ location: o.db, config });
+    ctx = await openAnyMemory({
+      location: o.db,
+      config,
+      // A schema step that rewrites an index holds the first start after an upgrade (tens of
+      // seconds at a million memories): the log says so, and so does the terminal of a person.
+      onMigration: (e) => {
+        logger.info({ schema: e.version, step: e.name, phase: e.phase, ms: e.ms }, "database upgrade");
+        if (!embedded) printMigration(e);
+      },
+    });
   } catch (e) {
     logger.fatal({ err: e, db: o.db ? maskLocation(o.db) : undefined }, "cannot open the database; not starting");
     throw e;

@@ -5,6 +5,8 @@ import { join } from "node:path";
 import { runCli } from "../helpers/cli.js";
 import { openTestMemory, req, modelOrigin } from "../helpers/memory.js";
 import { tempDir } from "../helpers/tmp.js";
+import { openDatabase, schemaVersion } from "../../stores/sqlite/database.js";
+import { MIGRATIONS } from "../../stores/sqlite/migrations.js";
 
 describe("infinity-memory CLI", () => {
   it("searches, lists, shows, exports, forgets and toggles over the same database", async () => {
@@ -67,5 +69,19 @@ describe("infinity-memory CLI", () => {
     const r = runCli(["manifests", "check"], {});
     expect(r.stderr).toBe("");
     expect(r.status).toBe(0);
+  });
+  it("says on stderr when it upgrades an existing database, and only then", () => {
+    const home = tempDir();
+    const latest = Math.max(...MIGRATIONS.map((m) => m.version));
+    openDatabase(join(home, "memory.db"), { targetVersion: latest - 1 }).close();
+    const env = { INFINITY_MEMORY_HOME: home, INFINITY_MEMORY_USER: "alice" };
+    const first = runCli(["memory", "list"], env);
+    expect(first.status).toBe(0);
+    expect(first.stderr).toMatch(new RegExp(`upgrading the database to schema ${latest} \\(`));
+    expect(first.stderr).toMatch(new RegExp(`schema ${latest} done in \\d+\\.\\d s`));
+    const db = openDatabase(join(home, "memory.db"), { readonly: true });
+    expect(schemaVersion(db)).toBe(latest);
+    db.close();
+    expect(runCli(["memory", "list"], env).stderr).not.toMatch(/upgrading/);
   });
 });

@@ -1,7 +1,7 @@
 // Databases created at every earlier schema version upgrade cleanly with their data intact.
 import { describe, expect, it } from "vitest";
 import { join } from "node:path";
-import { openDatabase, schemaVersion } from "../../stores/sqlite/database.js";
+import { openDatabase, schemaVersion, type MigrationEvent } from "../../stores/sqlite/database.js";
 import { MIGRATIONS } from "../../stores/sqlite/migrations.js";
 import { visibilityKey } from "../../core/memory/scope.js";
 import { openTestMemory, req } from "../helpers/memory.js";
@@ -13,6 +13,27 @@ describe("schema migrations", () => {
   it("versions are unique and the list is complete from 1", () => {
     const versions = MIGRATIONS.map((m) => m.version).sort((a, b) => a - b);
     expect(versions).toEqual(Array.from({ length: versions.length }, (_, i) => i + 1));
+  });
+
+  it("tells a listener about each step of an upgrade, and nothing for a new file", () => {
+    const dir = tempDir();
+    const path = join(dir, "memory.db");
+    const fresh: MigrationEvent[] = [];
+    openDatabase(path, { targetVersion: LATEST - 1, onMigration: (e) => fresh.push(e) }).close();
+    expect(fresh).toEqual([]);
+    const seen: MigrationEvent[] = [];
+    const db = openDatabase(path, { onMigration: (e) => seen.push(e) });
+    const step = MIGRATIONS.find((m) => m.version === LATEST)!;
+    expect(seen.map((e) => [e.version, e.name, e.phase])).toEqual([
+      [LATEST, step.name, "start"],
+      [LATEST, step.name, "done"],
+    ]);
+    expect(seen[1]!.ms).toBeGreaterThanOrEqual(0);
+    db.close();
+    // an up-to-date file runs no step
+    const again: MigrationEvent[] = [];
+    openDatabase(path, { onMigration: (e) => again.push(e) }).close();
+    expect(again).toEqual([]);
   });
 
   for (let v = 1; v < LATEST; v++) {
