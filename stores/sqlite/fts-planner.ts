@@ -100,6 +100,14 @@ export class FtsPlanner {
   /** Documents of the word index holding this index token (any column). */
   df(token: string): number {
     this.checkWrites();
+    return this.cachedDf(token);
+  }
+
+  /**
+   * df() without the look for new commits: for a caller that looked once for all its tokens
+   * (one plan reads up to a dozen; the look is a statement, 15 µs each at 100k memories).
+   */
+  private cachedDf(token: string): number {
     const hit = this.dfCache.get(token);
     if (hit && hit.version === this.version) return hit.df;
     const df = (this.dfStmt.get(token) as { doc: number } | undefined)?.doc ?? 0;
@@ -163,7 +171,9 @@ export class FtsPlanner {
   kindsInMatch(kindTokens: string[]): boolean {
     const { n } = this.corpus();
     if (n <= POSTINGS_BUDGET) return true;
-    const docs = this.tokenize(kindTokens).reduce((sum, ts) => sum + ts.reduce((a, t) => a + this.df(t), 0), 0);
+    const toks = this.tokenize(kindTokens);
+    this.checkWrites();
+    const docs = toks.reduce((sum, ts) => sum + ts.reduce((a, t) => a + this.cachedDf(t), 0), 0);
     return docs < KEY_SHARE_FOR_MATCH * n;
   }
 
@@ -174,9 +184,10 @@ export class FtsPlanner {
     // Small stores: every term, keys in MATCH; no lookups needed.
     if (n <= POSTINGS_BUDGET) return { terms, cjk, keysInMatch: keys !== null, newest: false, common: [], pruned: false, ownTextOnly: [] };
     const toks = this.tokenize([...all, ...(keys ?? [])]);
+    this.checkWrites();
     const dfOf = (i: number) => {
       const ts = toks[i] ?? [];
-      return ts.length === 0 ? 0 : Math.min(...ts.map((t) => this.df(t)));
+      return ts.length === 0 ? 0 : Math.min(...ts.map((t) => this.cachedDf(t)));
     };
     const ranked = all.map((t, i) => ({ t, df: dfOf(i), cjk: i >= terms.length })).sort((a, b) => a.df - b.df);
     // A term the index does not hold (df 0) matches nothing and costs nothing: it must not use up
