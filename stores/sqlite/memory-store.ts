@@ -39,6 +39,12 @@ import { VectorChannel } from "./vector-channel.js";
 
 
 
+// What a search reads of each candidate: the fields its passes use (cues, spreading, fusion,
+// re-ranking). Only the results are read whole: 23 columns made into a JS object cost about 5 µs
+// a row, and a search at 100k memories weighs some 50 candidates for its 10 results.
+type PoolRow = Pick<MemoryRow, "rowid" | "content" | "valid_from" | "created_at" | "updated_at">;
+const POOL_COLS = "m.rowid, m.content, m.valid_from, m.created_at, m.updated_at";
+
 // Column weights for bm25(memory_fts): content, tags, cjk, context (neighbours + date), vis_key.
 const FTS_WEIGHTS = "1.0, 2.0, 1.0, 0.3, 0.0";
 // RRF weight of the feedback pass relative to the first word pass.
@@ -60,7 +66,7 @@ const SESSION_TOP = 3;
  * Conversation channel: score each thread by its best few word-channel hits, then list hits by
  * their thread's score (best conversation first) and their own rank inside it.
  */
-function sessionChannel<T extends { row: MemoryRow; rank: number }>(hits: T[], threads: Map<number, string>, limit: number): T[] {
+function sessionChannel<T extends { row: { rowid: number }; rank: number }>(hits: T[], threads: Map<number, string>, limit: number): T[] {
   const byThread = new Map<string, T[]>();
   for (const h of hits) {
     const t = threads.get(h.row.rowid) ?? `#${h.row.rowid}`;
@@ -514,7 +520,7 @@ export class SqliteMemoryStore implements MemoryStore {
     limit: number,
     plan: Pick<WordPlan, "keysInMatch" | "newest"> & { walk?: number } = { keysInMatch: true, newest: false },
     dated?: readonly DateWindow[],
-  ): { row: MemoryRow; rank: number }[] {
+  ): { row: PoolRow; rank: number }[] {
     const keysInMatch = keys !== null && plan.keysInMatch;
     if (keys && keys.length === 0) return [];
     const scoped = keys && keysInMatch ? `{vis_key}: ${orGroup(keys)} AND (${textMatch})` : textMatch;
@@ -529,13 +535,13 @@ export class SqliteMemoryStore implements MemoryStore {
       where += ` AND (${dated.map(() => `(${DATED_AT} >= ? AND ${DATED_AT} < ?)`).join(" OR ")})`;
       filterParams.push(...dated.flatMap((w) => [w.from, w.to]));
     }
-    type Ranked = MemoryRow & { rank: number };
+    type Ranked = PoolRow & { rank: number };
     if (plan.newest) {
       // Every term is too common to rank by: the newest matches, walked newest first (cheap in
       // FTS5, where bm25 would first read the term's whole doclist for its IDF). They rank alike;
       // cues and neighbour spreading order them, ties stay newest first. CROSS JOIN keeps the walk
       // outermost (the planner would otherwise scan the scope and probe the walk).
-      const sql = `SELECT m.*, ${NEWEST_RANK} AS rank FROM (SELECT rowid FROM ${table} f WHERE ${table} MATCH ? ORDER BY rowid DESC
+      const sql = `SELECT ${POOL_COLS}, ${NEWEST_RANK} AS rank FROM (SELECT rowid FROM ${table} f WHERE ${table} MATCH ? ORDER BY rowid DESC
         LIMIT ${plan.walk ?? NEWEST_WALK_CAP}) c CROSS JOIN memories m ON m.rowid = c.rowid WHERE ${where} ORDER BY c.rowid DESC LIMIT ${k}`;
       return (this.prepared(sql).all(match, ...filterParams) as Ranked[]).map((r) => ({ row: r, rank: r.rank }));
     }
@@ -544,11 +550,11 @@ export class SqliteMemoryStore implements MemoryStore {
       // candidates are joined when the filters pass most, and a selective filter (a period, a
       // rare kind) costs no second scoring. The subquery keeps its order (the CROSS JOIN keeps it
       // outermost, its LIMIT keeps it from being flattened).
-      const sql = `SELECT m.*, c.rank AS rank FROM (SELECT rowid, bm25(${table}, ${weights}) AS rank FROM ${table} f WHERE ${table} MATCH ?
+      const sql = `SELECT ${POOL_COLS}, c.rank AS rank FROM (SELECT rowid, bm25(${table}, ${weights}) AS rank FROM ${table} f WHERE ${table} MATCH ?
         ORDER BY rank LIMIT -1) c CROSS JOIN memories m ON m.rowid = c.rowid WHERE ${where} ORDER BY c.rank LIMIT ${k}`;
       return (this.prepared(sql).all(match, ...filterParams) as Ranked[]).map((r) => ({ row: r, rank: r.rank }));
     }
-    const sql = `SELECT m.*, bm25(${table}, ${weights}) AS rank FROM ${table} f JOIN memories m ON m.rowid = f.rowid
+    const sql = `SELECT ${POOL_COLS}, bm25(${table}, ${weights}) AS rank FROM ${table} f JOIN memories m ON m.rowid = f.rowid
       WHERE ${table} MATCH ? AND ${where} ORDER BY rank LIMIT ${k}`;
     return (this.prepared(sql).all(match, ...filterParams) as Ranked[]).map((r) => ({ row: r, rank: r.rank }));
   }
@@ -623,12 +629,10 @@ export class SqliteMemoryStore implements MemoryStore {
     // [vector channel] nearest memories by embedding, inside the viewer's keys
     const vec = this.vectors && !q.wordsOnly ? await this.vectorHits(q, keys, depth) : [];
     if (tri.length === 0 && prf.length === 0 && session.length === 0 && vec.length === 0 && !ch.proximity && !ch.mmr) {
-      const top = lexical.slice(0, q.limit);
-      const recs = this.hydrateAll(top.map((h) => h.row));
-      return top.map((h, i) => ({ record: recs[i]!, score: -h.rank, channel: "lexical" }));
+      return this.results(lexical.slice(0, q.limit), (h) => h.row, q, keys).map(({ hit, record }) => ({ record, score: -hit.rank, channel: "lexical" }));
     }
     // Reciprocal-rank fusion across channels.
-    const asList = (hs: { row: MemoryRow }[]) => hs.map((h) => ({ key: h.row.rowid, item: h.row }));
+    const asList = (hs: { row: PoolRow }[]) => hs.map((h) => ({ key: h.row.rowid, item: h.row }));
     let fused = rrf([
       { name: "lexical", weight: 1, hits: asList(lexical) },
       { name: "trigram", weight: 1, hits: asList(tri) },
@@ -638,21 +642,39 @@ export class SqliteMemoryStore implements MemoryStore {
     ]).sort((a, b) => b.score - a.score || b.item.updated_at - a.item.updated_at);
     if (ch.proximity) fused = proximityRerank(fused, lex.terms);
     if (ch.mmr) fused = mmr(fused, q.limit);
-    const top = fused.slice(0, q.limit);
-    const recs = this.hydrateAll(top.map((h) => h.item));
-    return top.map((h, i) => {
+    return this.results(fused.slice(0, q.limit), (h) => h.item, q, keys).map(({ hit: h, record }) => {
       const lexicalHit = h.from.has("lexical") || h.from.has("prf") || h.from.has("session");
       const triHit = h.from.has("trigram");
-      if (!lexicalHit && !triHit) return { record: recs[i]!, score: h.score, channel: "vector" };
-      return { record: recs[i]!, score: h.score, channel: lexicalHit && triHit ? "both" : lexicalHit ? "lexical" : "trigram" };
+      if (!lexicalHit && !triHit) return { record, score: h.score, channel: "vector" };
+      return { record, score: h.score, channel: lexicalHit && triHit ? "both" : lexicalHit ? "lexical" : "trigram" };
     });
+  }
+
+  /**
+   * The search's results made whole, in order: their full rows read again with the search's
+   * filters, so a memory forgotten or changed while the search awaited its worker or embedder
+   * drops out instead of coming back as it was.
+   */
+  private results<T>(top: T[], rowOf: (hit: T) => PoolRow, q: SearchQuery, keys: string[] | null): { hit: T; record: MemoryRecord }[] {
+    if (top.length === 0) return [];
+    const params: unknown[] = top.map((h) => rowOf(h).rowid);
+    const where = this.filters(q, params, false, keys);
+    const full = new Map<number, MemoryRow>();
+    for (const r of this.prepared(`SELECT m.* FROM memories m NOT INDEXED WHERE m.rowid IN (${top.map(() => "?").join(",")}) AND ${where}`).all(
+      ...params,
+    ) as MemoryRow[]) {
+      full.set(r.rowid, r);
+    }
+    const kept = top.filter((h) => full.has(rowOf(h).rowid));
+    const recs = this.hydrateAll(kept.map((h) => full.get(rowOf(h).rowid)!));
+    return kept.map((hit, i) => ({ hit, record: recs[i]! }));
   }
 
   /**
    * [vector channel] The nearest memories by embedding inside the viewer's keys (partition keys of
    * the KNN), then the same status/expiry/flag/kind/level filters as the word channels.
    */
-  private async vectorHits(q: SearchQuery, keys: string[] | null, depth: number): Promise<{ row: MemoryRow; rank: number }[]> {
+  private async vectorHits(q: SearchQuery, keys: string[] | null, depth: number): Promise<{ row: PoolRow; rank: number }[]> {
     const text = q.text ?? [...q.query.terms, ...q.query.cjk].join(" ");
     // An owner's view over many keys reads the owner's partitions; the join below applies the project.
     const byOwner = "owner" in q.visibility && (keys === null || keys.length > VECTOR_MAX_KEYS);
@@ -670,12 +692,12 @@ export class SqliteMemoryStore implements MemoryStore {
    * words), its words planned within the pass's postings budget.
    */
   private withAddedWords(
-    raw: { row: MemoryRow; rank: number }[],
+    raw: { row: PoolRow; rank: number }[],
     pass: AddedWords,
     q: SearchQuery,
     keys: string[] | null,
     pool: number,
-  ): { row: MemoryRow; rank: number }[] {
+  ): { row: PoolRow; rank: number }[] {
     const plan = this.planner.plan(pass.words, [], keys, pass.budget);
     if (plan.newest || plan.terms.length === 0) return raw;
     const found = this.channel("memory_fts", `{content tags}: ${orGroup(plan.terms)}`, q, keys, pool, plan);
@@ -684,12 +706,12 @@ export class SqliteMemoryStore implements MemoryStore {
 
   /** The word hits, then the newest memories naming a word the plan left out as too common (own text and tags). */
   private withCommonWords(
-    hits: { row: MemoryRow; rank: number }[],
+    hits: { row: PoolRow; rank: number }[],
     plan: WordPlan,
     q: SearchQuery,
     keys: string[] | null,
     depth: number,
-  ): { row: MemoryRow; rank: number }[] {
+  ): { row: PoolRow; rank: number }[] {
     const have = new Set(hits.map((h) => h.row.rowid));
     const newest = this.channel("memory_fts", `{content tags}: ${orGroup(plan.common)}`, q, keys, depth, { keysInMatch: plan.keysInMatch, newest: true, walk: COMMON_WALK_CAP });
     return [...hits, ...newest.filter((h) => !have.has(h.row.rowid))].slice(0, depth);
@@ -706,15 +728,15 @@ export class SqliteMemoryStore implements MemoryStore {
     windows: readonly DateWindow[],
     n: number,
     have: Set<number>,
-  ): { row: MemoryRow; rank: number }[] {
-    const found = new Map<number, MemoryRow>();
+  ): { row: PoolRow; rank: number }[] {
+    const found = new Map<number, PoolRow>();
     const filterParams: unknown[] = [];
     const where = this.filters(q, filterParams, true, keys);
-    const walk = this.prepared(`SELECT m.* FROM memories m INDEXED BY memories_vis_dated
+    const walk = this.prepared(`SELECT ${POOL_COLS} FROM memories m INDEXED BY memories_vis_dated
       WHERE m.vis_key = ? AND ${DATED_AT} >= ? AND ${DATED_AT} < ? AND ${where} ORDER BY ${DATED_AT} DESC LIMIT ?`);
     for (const key of keys) {
       for (const w of windows) {
-        for (const r of walk.all(key, w.from, w.to, ...filterParams, n + have.size) as MemoryRow[]) if (!have.has(r.rowid)) found.set(r.rowid, r);
+        for (const r of walk.all(key, w.from, w.to, ...filterParams, n + have.size) as PoolRow[]) if (!have.has(r.rowid)) found.set(r.rowid, r);
       }
     }
     return newestInPeriod(found.values(), n);
@@ -722,28 +744,28 @@ export class SqliteMemoryStore implements MemoryStore {
 
   /** The word pool with the semantic channel's memories added (core/retrieval/fusion.ts addAssociationHits). */
   private withAssociations(
-    pool: { row: MemoryRow; rank: number }[],
+    pool: { row: PoolRow; rank: number }[],
     scored: SemanticHit[],
     q: SearchQuery,
     keys: string[] | null,
     depth: number,
-  ): { row: MemoryRow; rank: number }[] {
+  ): { row: PoolRow; rank: number }[] {
     if ((scored[0]?.score ?? 0) <= 0) return pool;
     const rows = this.rowsWhere(scored.map((h) => h.rowid), q, keys);
     return addAssociationHits(pool, scored, rows, depth, DEFAULT_ASSOCIATIONS.poolWeight, "lower");
   }
 
   /** These memories, where they pass the search's filters. */
-  private rowsWhere(rowids: number[], q: SearchQuery, keys: string[] | null): Map<number, MemoryRow> {
-    const out = new Map<number, MemoryRow>();
+  private rowsWhere(rowids: number[], q: SearchQuery, keys: string[] | null): Map<number, PoolRow> {
+    const out = new Map<number, PoolRow>();
     if (rowids.length === 0) return out;
     const params: unknown[] = [...rowids];
     const where = this.filters(q, params, false, keys);
     // NOT INDEXED: by rowid, never by the scope index (the planner picks memories_vis_time for a
     // big scope and reads all of it: 7 ms at 100k memories instead of 0.2).
-    for (const r of this.prepared(`SELECT m.* FROM memories m NOT INDEXED WHERE m.rowid IN (${rowids.map(() => "?").join(",")}) AND ${where}`).all(
+    for (const r of this.prepared(`SELECT ${POOL_COLS} FROM memories m NOT INDEXED WHERE m.rowid IN (${rowids.map(() => "?").join(",")}) AND ${where}`).all(
       ...params,
-    ) as MemoryRow[]) {
+    ) as PoolRow[]) {
       out.set(r.rowid, r);
     }
     return out;
@@ -751,17 +773,17 @@ export class SqliteMemoryStore implements MemoryStore {
 
   /** The word hits after neighbour spreading; neighbours pass the same filters as any hit. */
   private spreadNeighbours(
-    hits: { row: MemoryRow; rank: number }[],
+    hits: { row: PoolRow; rank: number }[],
     q: SearchQuery,
     keys: string[] | null,
     depth: number,
-  ): { row: MemoryRow; rank: number }[] {
+  ): { row: PoolRow; rank: number }[] {
     if (hits.length === 0) return hits;
     const spread = this.spread.spread(hits.map((h) => ({ rowid: h.row.rowid, score: -h.rank, asks: asks(h.row.content) })));
     const rows = new Map(hits.map((h) => [h.row.rowid, h.row]));
     const missing = spread.slice(0, Math.max(hits.length, depth)).map((h) => h.rowid).filter((r) => !rows.has(r));
     for (const [r, row] of this.rowsWhere(missing, q, keys)) rows.set(r, row);
-    const out: { row: MemoryRow; rank: number }[] = [];
+    const out: { row: PoolRow; rank: number }[] = [];
     for (const h of spread) {
       const row = rows.get(h.rowid);
       if (row) out.push({ row, rank: -h.score });
@@ -786,15 +808,15 @@ export class SqliteMemoryStore implements MemoryStore {
    * is the first pass's own word ranking (before cues and spreading).
    */
   private feedbackPass(
-    first: { row: MemoryRow }[],
-    raw: { row: MemoryRow; rank: number }[],
+    first: { row: PoolRow }[],
+    raw: { row: PoolRow; rank: number }[],
     terms: string[],
     wordParts: string[],
     cols: string,
     q: SearchQuery,
     keys: string[] | null,
     depth: number,
-  ): { row: MemoryRow; rank: number }[] {
+  ): { row: PoolRow; rank: number }[] {
     if (first.length < DEFAULT_PRF.minDocs || terms.length === 0) return [];
     const qStems = new Set(this.planner.stems(terms).values());
     const { n } = this.planner.corpus();

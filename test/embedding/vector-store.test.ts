@@ -287,6 +287,48 @@ describe("embedder failure, change and backfill", () => {
     }
   });
 
+  it("a memory forgotten while a search waits for the embedder is not among its results", async () => {
+    const hashing = new HashingEmbedder({ dimensions: DIMS });
+    const QUERY = "locker code";
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let asked!: () => void;
+    const queryArrived = new Promise<void>((r) => (asked = r));
+    server = createServer((rq, rs) => {
+      let body = "";
+      rq.on("data", (c) => (body += c));
+      rq.on("end", () => {
+        const input = (JSON.parse(body) as { input: string[] }).input;
+        const answer = () => {
+          const data = input.map((t, index) => ({ index, embedding: Array.from(hashing.embedOne(t)) }));
+          rs.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ data }));
+        };
+        // the search's own query waits until the test has forgotten a memory; writes answer at once
+        if (input.includes(QUERY)) {
+          asked();
+          void gate.then(answer);
+        } else answer();
+      });
+    });
+    await new Promise<void>((r) => server!.listen(0, "127.0.0.1", r));
+    const port = (server.address() as AddressInfo).port;
+    const ctx = open(tempDir(), { kind: "openai", openai: { baseUrl: `http://127.0.0.1:${port}/v1`, model: "m", dimensions: DIMS } });
+    try {
+      const gone = await ctx.service.remember(alice, { content: "Alice's locker code is 4711", kind: "fact", scope: "user" }, modelOrigin());
+      const kept = await ctx.service.remember(alice, { content: "Alice's locker is in hall B, the code is on her badge", kind: "fact", scope: "user" }, modelOrigin());
+      // the word channels have read their candidates by the time the embedder is asked
+      const searching = ctx.service.search({ thread: alice }, { query: QUERY });
+      await queryArrived;
+      expect(await ctx.service.forget({ thread: alice }, [gone.record.id], modelOrigin())).toEqual([gone.record.id]);
+      release();
+      const hits = await searching;
+      expect(hits.map((h) => h.record.id)).toEqual([kept.record.id]);
+      expect(JSON.stringify(hits)).not.toContain("4711");
+    } finally {
+      ctx.close();
+    }
+  });
+
   it("another embedder (or dimension) empties the index; reindex refills it", async () => {
     const dir = tempDir();
     const a = open(dir);
