@@ -103,6 +103,12 @@ export class FtsPlanner {
     return this.cachedDf(token);
   }
 
+  /** A df() for many tokens in a row (a feedback pass weighs dozens): one look for new commits first. */
+  dfReader(): (token: string) => number {
+    this.checkWrites();
+    return (token) => this.cachedDf(token);
+  }
+
   /**
    * df() without the look for new commits: for a caller that looked once for all its tokens
    * (one plan reads up to a dozen; the look is a statement, 15 µs each at 100k memories).

@@ -824,7 +824,7 @@ export class SqliteMemoryStore implements MemoryStore {
       texts: first.slice(0, DEFAULT_PRF.docs).map((h) => h.row.content),
       queryStems: qStems,
       stem: (ws) => this.planner.stems(ws),
-      df: (s) => this.planner.df(s),
+      df: this.planner.dfReader(),
       n,
     });
     if (extra.length === 0) return [];
