@@ -656,15 +656,7 @@ export class SqliteMemoryStore implements MemoryStore {
    * drops out instead of coming back as it was.
    */
   private results<T>(top: T[], rowOf: (hit: T) => PoolRow, q: SearchQuery, keys: string[] | null): { hit: T; record: MemoryRecord }[] {
-    if (top.length === 0) return [];
-    const params: unknown[] = top.map((h) => rowOf(h).rowid);
-    const where = this.filters(q, params, false, keys);
-    const full = new Map<number, MemoryRow>();
-    for (const r of this.prepared(`SELECT m.* FROM memories m NOT INDEXED WHERE m.rowid IN (${top.map(() => "?").join(",")}) AND ${where}`).all(
-      ...params,
-    ) as MemoryRow[]) {
-      full.set(r.rowid, r);
-    }
+    const full = this.rowsWhere(top.map((h) => rowOf(h).rowid), q, keys, true);
     const kept = top.filter((h) => full.has(rowOf(h).rowid));
     const recs = this.hydrateAll(kept.map((h) => full.get(rowOf(h).rowid)!));
     return kept.map((hit, i) => ({ hit, record: recs[i]! }));
@@ -755,15 +747,18 @@ export class SqliteMemoryStore implements MemoryStore {
     return addAssociationHits(pool, scored, rows, depth, DEFAULT_ASSOCIATIONS.poolWeight, "lower");
   }
 
-  /** These memories, where they pass the search's filters. */
-  private rowsWhere(rowids: number[], q: SearchQuery, keys: string[] | null): Map<number, PoolRow> {
+  /** These memories, where they pass the search's filters: the columns a search weighs, or `whole` rows. */
+  private rowsWhere(rowids: number[], q: SearchQuery, keys: string[] | null): Map<number, PoolRow>;
+  private rowsWhere(rowids: number[], q: SearchQuery, keys: string[] | null, whole: true): Map<number, MemoryRow>;
+  private rowsWhere(rowids: number[], q: SearchQuery, keys: string[] | null, whole = false): Map<number, PoolRow> {
     const out = new Map<number, PoolRow>();
     if (rowids.length === 0) return out;
     const params: unknown[] = [...rowids];
     const where = this.filters(q, params, false, keys);
     // NOT INDEXED: by rowid, never by the scope index (the planner picks memories_vis_time for a
     // big scope and reads all of it: 7 ms at 100k memories instead of 0.2).
-    for (const r of this.prepared(`SELECT ${POOL_COLS} FROM memories m NOT INDEXED WHERE m.rowid IN (${rowids.map(() => "?").join(",")}) AND ${where}`).all(
+    const cols = whole ? "m.*" : POOL_COLS;
+    for (const r of this.prepared(`SELECT ${cols} FROM memories m NOT INDEXED WHERE m.rowid IN (${rowids.map(() => "?").join(",")}) AND ${where}`).all(
       ...params,
     ) as PoolRow[]) {
       out.set(r.rowid, r);
