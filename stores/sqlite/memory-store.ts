@@ -512,6 +512,25 @@ export class SqliteMemoryStore implements MemoryStore {
     return where.join(" AND ");
   }
 
+  /** The MATCH expression and the join's filters of a word read (channel, channelWithPeriod). */
+  private wordRead(
+    table: "memory_fts" | "memory_tri",
+    textMatch: string,
+    q: SearchQuery,
+    keys: string[] | null,
+    plan: Pick<WordPlan, "keysInMatch">,
+  ): { match: string; where: string; filterParams: unknown[]; weights: string; keysInMatch: boolean } {
+    const keysInMatch = keys !== null && plan.keysInMatch;
+    const scoped = keys && keysInMatch ? `{vis_key}: ${orGroup(keys)} AND (${textMatch})` : textMatch;
+    // a selective kind filter prunes inside the index too (the join below still applies it)
+    const kinds = table === "memory_fts" && q.kinds && q.kinds.length > 0 ? q.kinds.map(kindToken) : null;
+    const match = kinds && this.planner.kindsInMatch(kinds) ? `{vis_key}: ${orGroup(kinds)} AND (${scoped})` : scoped;
+    const weights = table === "memory_fts" ? FTS_WEIGHTS : "1.0, 0.0";
+    const filterParams: unknown[] = [];
+    const where = this.filters(q, filterParams, keysInMatch, keys);
+    return { match, where, filterParams, weights, keysInMatch };
+  }
+
   private channel(
     table: "memory_fts" | "memory_tri",
     textMatch: string,
@@ -519,22 +538,10 @@ export class SqliteMemoryStore implements MemoryStore {
     keys: string[] | null,
     limit: number,
     plan: Pick<WordPlan, "keysInMatch" | "newest"> & { walk?: number } = { keysInMatch: true, newest: false },
-    dated?: readonly DateWindow[],
   ): { row: PoolRow; rank: number }[] {
-    const keysInMatch = keys !== null && plan.keysInMatch;
     if (keys && keys.length === 0) return [];
-    const scoped = keys && keysInMatch ? `{vis_key}: ${orGroup(keys)} AND (${textMatch})` : textMatch;
-    // a selective kind filter prunes inside the index too (the join below still applies it)
-    const kinds = table === "memory_fts" && q.kinds && q.kinds.length > 0 ? q.kinds.map(kindToken) : null;
-    const match = kinds && this.planner.kindsInMatch(kinds) ? `{vis_key}: ${orGroup(kinds)} AND (${scoped})` : scoped;
-    const weights = table === "memory_fts" ? FTS_WEIGHTS : "1.0, 0.0";
+    const { match, where, filterParams, weights, keysInMatch } = this.wordRead(table, textMatch, q, keys, plan);
     const k = Math.max(1, Math.floor(limit));
-    const filterParams: unknown[] = [];
-    let where = this.filters(q, filterParams, keysInMatch, keys);
-    if (dated && dated.length > 0) {
-      where += ` AND (${dated.map(() => `(${DATED_AT} >= ? AND ${DATED_AT} < ?)`).join(" OR ")})`;
-      filterParams.push(...dated.flatMap((w) => [w.from, w.to]));
-    }
     type Ranked = PoolRow & { rank: number };
     if (plan.newest) {
       // Every term is too common to rank by: the newest matches, walked newest first (cheap in
@@ -547,8 +554,8 @@ export class SqliteMemoryStore implements MemoryStore {
     }
     if (!keysInMatch) {
       // Rank inside the index, then join and filter in rank order until k pass: only the best
-      // candidates are joined when the filters pass most, and a selective filter (a period, a
-      // rare kind) costs no second scoring. The subquery keeps its order (the CROSS JOIN keeps it
+      // candidates are joined when the filters pass most, and a selective filter (a rare kind)
+      // costs no second scoring. The subquery keeps its order (the CROSS JOIN keeps it
       // outermost, its LIMIT keeps it from being flattened).
       const sql = `SELECT ${POOL_COLS}, c.rank AS rank FROM (SELECT rowid, bm25(${table}, ${weights}) AS rank FROM ${table} f WHERE ${table} MATCH ?
         ORDER BY rank LIMIT -1) c CROSS JOIN memories m ON m.rowid = c.rowid WHERE ${where} ORDER BY c.rank LIMIT ${k}`;
@@ -557,6 +564,38 @@ export class SqliteMemoryStore implements MemoryStore {
     const sql = `SELECT ${POOL_COLS}, bm25(${table}, ${weights}) AS rank FROM ${table} f JOIN memories m ON m.rowid = f.rowid
       WHERE ${table} MATCH ? AND ${where} ORDER BY rank LIMIT ${k}`;
     return (this.prepared(sql).all(match, ...filterParams) as Ranked[]).map((r) => ({ row: r, rank: r.rank }));
+  }
+
+  /**
+   * The word read of a question naming a period: the best `limit` hits, and the best
+   * `period.limit` of those dated inside the period's windows, from one scoring of the MATCH (a
+   * second read scored it again: bm25 reads each word's whole posting list for its IDF).
+   */
+  private channelWithPeriod(
+    textMatch: string,
+    q: SearchQuery,
+    keys: string[] | null,
+    limit: number,
+    plan: Pick<WordPlan, "keysInMatch">,
+    period: { windows: readonly DateWindow[]; limit: number },
+  ): { hits: { row: PoolRow; rank: number }[]; inPeriod: { row: PoolRow; rank: number }[] } {
+    if (keys && keys.length === 0) return { hits: [], inPeriod: [] };
+    const { match, where, filterParams } = this.wordRead("memory_fts", textMatch, q, keys, plan);
+    const inWindows = `(${period.windows.map(() => `(${DATED_AT} >= ? AND ${DATED_AT} < ?)`).join(" OR ")})`;
+    const windowParams = period.windows.flatMap((w) => [w.from, w.to]);
+    // Each branch walks the scored matches in rank order until its own k pass its filters.
+    const branch = (extra: string, k: number, tag: number) =>
+      `SELECT * FROM (SELECT ${POOL_COLS}, c.rank AS rank, ${tag} AS in_period FROM c CROSS JOIN memories m ON m.rowid = c.rowid
+        WHERE ${where}${extra} ORDER BY c.rank LIMIT ${Math.max(1, Math.floor(k))})`;
+    const sql = `WITH c AS MATERIALIZED (SELECT rowid, bm25(memory_fts, ${FTS_WEIGHTS}) AS rank FROM memory_fts WHERE memory_fts MATCH ? ORDER BY rank)
+      ${branch("", limit, 0)} UNION ALL ${branch(` AND ${inWindows}`, period.limit, 1)}`;
+    const hits: { row: PoolRow; rank: number }[] = [];
+    const inPeriod: { row: PoolRow; rank: number }[] = [];
+    for (const r of this.prepared(sql).all(match, ...filterParams, ...filterParams, ...windowParams) as (PoolRow & { rank: number; in_period: number })[]) {
+      const { rank, in_period, ...row } = r;
+      (in_period ? inPeriod : hits).push({ row, rank });
+    }
+    return { hits, inPeriod };
   }
 
   /** Whether any memory of these kinds (in any status but deleted) has one of these keys (null: any key). */
@@ -588,7 +627,13 @@ export class SqliteMemoryStore implements MemoryStore {
     // Question cues (speaker, dates, answer kind) re-order a deeper pool of word hits.
     const cues = ch.cues && !q.wordsOnly && q.text ? queryCues(q.text, lex.terms, q.now) : null;
     const pool = cues ? Math.max(deep, plan.pruned ? CUE_POOL : SMALL_STORE_CUE_POOL) : deep;
-    const lexicalRaw = wordParts.length > 0 ? this.channel("memory_fts", wordParts.join(" OR "), q, keys, pool, plan) : [];
+    // [cues] a question naming a period also reads the best word hits dated inside it (dates.ts),
+    // from the same scoring as the word hits
+    const period = cues && cues.windows.length > 0 && wordParts.length > 0 && !plan.newest ? { windows: cues.windows, limit: DATED_POOL } : null;
+    const first = !period
+      ? { hits: wordParts.length > 0 ? this.channel("memory_fts", wordParts.join(" OR "), q, keys, pool, plan) : [], inPeriod: [] }
+      : this.channelWithPeriod(wordParts.join(" OR "), q, keys, pool, plan, period);
+    const lexicalRaw = first.hits;
     // Lower-weight words: [categories] a question naming a kind of thing also finds turns naming
     // its members; an irregular verb's other forms ("go" → "went") find turns that tell in the past;
     // then a word's everyday near-synonyms ("girlfriend" → "gf") at a lower weight (added-words.ts)
@@ -597,11 +642,7 @@ export class SqliteMemoryStore implements MemoryStore {
     for (const pass of added) withMembers = this.withAddedWords(withMembers, pass, q, keys, pool);
     // [semantic channel] memories the scope's word associations tie to the query rise in the pool
     const pooled = semJob ? this.withAssociations(withMembers, await semJob, q, keys, pool) : withMembers;
-    // [cues] a question naming a period also searches the memories dated inside it (dates.ts)
-    const dated =
-      cues && cues.windows.length > 0 && wordParts.length > 0 && !plan.newest
-        ? addMissing(pooled, this.channel("memory_fts", wordParts.join(" OR "), q, keys, DATED_POOL, plan, cues.windows), "lower")
-        : pooled;
+    const dated = period ? addMissing(pooled, first.inPeriod, "lower") : pooled;
     const lexicalDeep = cues ? applyCues(dated, cues, "lower") : dated;
     // Neighbour spreading re-scores the word channel: the turn after a matching question rises.
     const ranked = (spreading ? this.spreadNeighbours(lexicalDeep, q, keys, depth) : lexicalDeep).slice(0, depth);
