@@ -580,14 +580,14 @@ export class SqliteMemoryStore implements MemoryStore {
     period: { windows: readonly DateWindow[]; limit: number },
   ): { hits: { row: PoolRow; rank: number }[]; inPeriod: { row: PoolRow; rank: number }[] } {
     if (keys && keys.length === 0) return { hits: [], inPeriod: [] };
-    const { match, where, filterParams } = this.wordRead("memory_fts", textMatch, q, keys, plan);
+    const { match, where, filterParams, weights } = this.wordRead("memory_fts", textMatch, q, keys, plan);
     const inWindows = `(${period.windows.map(() => `(${DATED_AT} >= ? AND ${DATED_AT} < ?)`).join(" OR ")})`;
     const windowParams = period.windows.flatMap((w) => [w.from, w.to]);
     // Each branch walks the scored matches in rank order until its own k pass its filters.
     const branch = (extra: string, k: number, tag: number) =>
       `SELECT * FROM (SELECT ${POOL_COLS}, c.rank AS rank, ${tag} AS in_period FROM c CROSS JOIN memories m ON m.rowid = c.rowid
         WHERE ${where}${extra} ORDER BY c.rank LIMIT ${Math.max(1, Math.floor(k))})`;
-    const sql = `WITH c AS MATERIALIZED (SELECT rowid, bm25(memory_fts, ${FTS_WEIGHTS}) AS rank FROM memory_fts WHERE memory_fts MATCH ? ORDER BY rank)
+    const sql = `WITH c AS MATERIALIZED (SELECT rowid, bm25(memory_fts, ${weights}) AS rank FROM memory_fts WHERE memory_fts MATCH ? ORDER BY rank)
       ${branch("", limit, 0)} UNION ALL ${branch(` AND ${inWindows}`, period.limit, 1)}`;
     const hits: { row: PoolRow; rank: number }[] = [];
     const inPeriod: { row: PoolRow; rank: number }[] = [];
@@ -630,9 +630,10 @@ export class SqliteMemoryStore implements MemoryStore {
     // [cues] a question naming a period also reads the best word hits dated inside it (dates.ts),
     // from the same scoring as the word hits
     const period = cues && cues.windows.length > 0 && wordParts.length > 0 && !plan.newest ? { windows: cues.windows, limit: DATED_POOL } : null;
-    const first = !period
-      ? { hits: wordParts.length > 0 ? this.channel("memory_fts", wordParts.join(" OR "), q, keys, pool, plan) : [], inPeriod: [] }
-      : this.channelWithPeriod(wordParts.join(" OR "), q, keys, pool, plan, period);
+    const words = wordParts.join(" OR ");
+    const first = period
+      ? this.channelWithPeriod(words, q, keys, pool, plan, period)
+      : { hits: wordParts.length > 0 ? this.channel("memory_fts", words, q, keys, pool, plan) : [], inPeriod: [] };
     const lexicalRaw = first.hits;
     // Lower-weight words: [categories] a question naming a kind of thing also finds turns naming
     // its members; an irregular verb's other forms ("go" → "went") find turns that tell in the past;
