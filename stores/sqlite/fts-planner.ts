@@ -7,6 +7,7 @@
 // terms take part in ranking changes, and only for large stores.
 import { CONTEXT_TERM_MAX_DF } from "../../core/retrieval/channels.js";
 import type { Db } from "./database.js";
+import { plainWordToken } from "./porter-token.js";
 
 /**
  * Postings the word channel may score per query (~0.7 µs each on the reference machine). 3,000
@@ -80,19 +81,29 @@ export class FtsPlanner {
 
   private readonly scratch: (texts: string[]) => string[][];
 
-  /** The index tokens of each text, in order. */
+  /** The index tokens of each text (a text of several words: in the index's term order). */
   tokenize(texts: string[]): string[][] {
-    // The tokenizer is a pure function of the text: cached texts skip the scratch table.
-    const missing = [...new Set(texts.filter((t) => !this.tokenCache.has(t)))];
+    // The tokenizer is a pure function of the text: cached texts skip the scratch table, and so do
+    // plain ASCII words (porter-token.ts), which are most query words.
+    const found = new Map<string, string[]>();
+    const missing: string[] = [];
+    for (const t of new Set(texts)) {
+      const hit = this.tokenCache.get(t);
+      const plain = hit ? null : plainWordToken(t);
+      if (hit) found.set(t, hit);
+      else if (plain !== null) found.set(t, [plain]);
+      else missing.push(t);
+    }
     if (missing.length > 0) {
       this.checkWrites();
       const toks = this.scratch(missing);
       // The scratch table's writes (FTS5 flushes them at commit) are not a change to the memories.
       this.seen = this.versionStmt.get() as { v: number; c: number };
-      if (this.tokenCache.size + missing.length > DF_CACHE_MAX) this.tokenCache.clear();
-      missing.forEach((t, i) => this.tokenCache.set(t, toks[i] ?? []));
+      missing.forEach((t, i) => found.set(t, toks[i] ?? []));
     }
-    return texts.map((t) => this.tokenCache.get(t) ?? []);
+    if (this.tokenCache.size + found.size > DF_CACHE_MAX) this.tokenCache.clear();
+    for (const [t, toks] of found) this.tokenCache.set(t, toks);
+    return texts.map((t) => found.get(t) ?? []);
   }
 
   private readonly tokenCache = new Map<string, string[]>();
