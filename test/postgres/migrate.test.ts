@@ -40,6 +40,7 @@ describe("postgres migration units", () => {
   it("URL settings are read and stripped; bad ones are refused with the fix", () => {
     const p = parsePgUrl("postgres://u:pw@h:5432/db?rls=1&profile=dsql&pool_max=7&sslmode=require");
     expect(p).toEqual({ connectionString: "postgres://u:pw@h:5432/db?sslmode=require", rls: true, profile: "dsql", max: 7 });
+    expect(parsePgUrl("postgres://h/db?jit=on")).toEqual({ connectionString: "postgres://h/db", jit: true });
     expect(() => parsePgUrl("postgres://h/db?profile=oracle")).toThrow(/profile=postgres or profile=dsql/);
     expect(() => parsePgUrl("postgres://h/db?pool_max=0")).toThrow(/pool_max/);
   });
@@ -83,6 +84,23 @@ describePg("postgres migrations on a cluster", (base) => {
     } finally {
       for (const d of dbs) await d.close();
     }
+  });
+
+  it("runs its connections with JIT off (short statements: compiling cost more than running), unless the URL says jit=on", async () => {
+    const jitOf = async (u: string) => {
+      const db = await openPg(u, { max: 1 });
+      try {
+        // twice: the pool's first connection and the same one again from the pool
+        const a = (await db.pool.query<{ jit: string }>(`SHOW jit`)).rows[0]!.jit;
+        const b = (await db.read((c) => c.query<{ jit: string }>(`SHOW jit`))).rows[0]!.jit;
+        return [a, b];
+      } finally {
+        await db.close();
+      }
+    };
+    expect(await jitOf(url)).toEqual(["off", "off"]);
+    // the server's own default (on in PostgreSQL 15) when the URL asks for it
+    expect(await jitOf(`${url}${url.includes("?") ? "&" : "?"}jit=on`)).toEqual(["on", "on"]);
   });
 
   it("refuses a database migrated by a newer build", async () => {
