@@ -17,6 +17,7 @@ interface Summary {
   tables: { table: string; rows: number; target_rows: number; checksum: string; target_checksum: string; ok: boolean }[];
   skipped: { table: string; reason: string }[];
   rebuilt: { memoryWords: number; sessionMessages: number };
+  analyzed: string;
   total_rows: number;
   ok: boolean;
   to: string;
@@ -49,6 +50,15 @@ describePg("infinity-memory migrate (sqlite → postgres)", (url) => {
     drops.push(t.drop);
     return t.url;
   };
+  const pgRows = async <R,>(u: string, sql: string): Promise<R[]> => {
+    const c = new pg.Client({ connectionString: u });
+    await c.connect();
+    try {
+      return (await c.query(sql)).rows as R[];
+    } finally {
+      await c.end();
+    }
+  };
   const count = async (u: string, table: string) => {
     const c = new pg.Client({ connectionString: u });
     await c.connect();
@@ -80,6 +90,13 @@ describePg("infinity-memory migrate (sqlite → postgres)", (url) => {
     expect(s.rebuilt.memoryWords).toBeGreaterThan(0);
     expect(s.rebuilt.sessionMessages).toBe(2);
     expect(s.to).toMatch(/^postgres:\/\//);
+    // the copy was vacuumed and analysed: the first searches plan from statistics
+    expect(s.analyzed).toBe("vacuum analyze");
+    const stats = await pgRows<{ relname: string; analyzed: boolean; vacuumed: boolean }>(
+      to,
+      `SELECT relname, last_analyze IS NOT NULL AS analyzed, last_vacuum IS NOT NULL AS vacuumed FROM pg_stat_user_tables WHERE relname IN ('memories', 'memory_words', 'memory_sources') ORDER BY relname`,
+    );
+    expect(stats).toEqual(["memories", "memory_sources", "memory_words"].map((relname) => ({ relname, analyzed: true, vacuumed: true })));
 
     // the copy behaves: memory search (word index rebuilt), RAP state, skills (search index
     // rebuilt), learning, traces (ids continue after the copied ones), evolution
