@@ -1,6 +1,7 @@
 // Memory store on PostgreSQL (postgres and dsql profiles) next to SQLite, at the store level:
 // bulk insert throughput and search latency (p50/p95) over the same synthetic corpus, with the
-// scope predicate of one user among several. Prints one JSON object on the last stdout line.
+// scope predicate of one user among several: on the fresh tables, and on PostgreSQL again after
+// VACUUM (ANALYZE). Prints one JSON object on the last stdout line.
 //
 //   node dist/bench/pg-memory.js [--size 5000] [--queries 300] [--users 4] [--pg-url postgres://…]
 // Without --pg-url (or INFINITY_MEMORY_PG_URL) a throwaway PostgreSQL 15 cluster is started (as
@@ -64,12 +65,7 @@ function corpus(): NewMemory[] {
   });
 }
 
-async function measure(store: MemoryStore, recs: NewMemory[]) {
-  const t0 = performance.now();
-  for (let i = 0; i < recs.length; i += BATCH) {
-    await store.insertMany(recs.slice(i, i + BATCH).map((rec) => ({ rec, audit: { at: rec.createdAt, actor: "bench", action: "create", targetKind: "memory", targetId: rec.id, detail: {} } })));
-  }
-  const insertMs = performance.now() - t0;
+async function searchLatency(store: MemoryStore) {
   const r = rng(11);
   const lat: number[] = [];
   let hits = 0;
@@ -88,7 +84,22 @@ async function measure(store: MemoryStore, recs: NewMemory[]) {
     lat.push(performance.now() - s);
     hits += res.length;
   }
-  return { insertPerSec: Math.round((recs.length / insertMs) * 1000), search: summary(lat), meanHits: Math.round((hits / QUERIES) * 10) / 10 };
+  return { search: summary(lat), meanHits: Math.round((hits / QUERIES) * 10) / 10 };
+}
+
+/**
+ * Insert throughput, then search latency on the freshly written table and (PostgreSQL, `settle`)
+ * again once it is vacuumed and analysed, the state autovacuum brings a running server to.
+ */
+async function measure(store: MemoryStore, recs: NewMemory[], settle?: () => Promise<void>) {
+  const t0 = performance.now();
+  for (let i = 0; i < recs.length; i += BATCH) {
+    await store.insertMany(recs.slice(i, i + BATCH).map((rec) => ({ rec, audit: { at: rec.createdAt, actor: "bench", action: "create", targetKind: "memory", targetId: rec.id, detail: {} } })));
+  }
+  const insertMs = performance.now() - t0;
+  const fresh = await searchLatency(store);
+  const settled = settle ? (await settle(), await searchLatency(store)) : null;
+  return { insertPerSec: Math.round((recs.length / insertMs) * 1000), ...fresh, ...(settled ? { after_vacuum_analyze: settled.search } : {}) };
 }
 
 async function main(): Promise<void> {
@@ -116,7 +127,9 @@ async function main(): Promise<void> {
       u.pathname = `/${name}`;
       const db = await openPg(u.toString(), { profile, max: 4, migrations: MEMORY_MIGRATIONS });
       try {
-        out[`postgres_${profile}`] = await measure(new PgMemoryStore(db), recs);
+        out[`postgres_${profile}`] = await measure(new PgMemoryStore(db), recs, async () => {
+          await db.pool.query(`VACUUM (ANALYZE)`);
+        });
       } finally {
         await db.close();
         await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
