@@ -7,7 +7,8 @@ import type { AssociationIndex } from "./associations.js";
 
 /**
  * most recently written memories per scope that take part (bounds build time and memory on huge
- * scopes; the adapters read them newest first)
+ * scopes; the adapters read them newest first, and a memory written to a scope at the cap takes
+ * the place of the oldest one held)
  */
 export const SEMANTIC_SCOPE_CAP = 20_000;
 /** scopes kept in memory at once (least recently used dropped first) */
@@ -33,8 +34,11 @@ interface Loaded {
 export class AssociationCache {
   private readonly byKey = new Map<string, Loaded>();
 
-  /** `maxIndexed`: memories held in all loaded indexes at once */
-  constructor(private readonly maxIndexed = MAX_INDEXED) {}
+  /** `maxIndexed`: memories held in all loaded indexes at once; `cap`: memories per scope (tests lower it) */
+  constructor(
+    private readonly maxIndexed = MAX_INDEXED,
+    private readonly cap = SEMANTIC_SCOPE_CAP,
+  ) {}
 
   /** The scope's index if it was read at this token (now the most recently used); a stale one goes. */
   current(key: string, token: number | null): AssociationIndex | undefined {
@@ -81,10 +85,13 @@ export class AssociationCache {
   added(key: string, rowid: number, thread: string | null, content: string, prev: number | null, next: number): void {
     const e = this.byKey.get(key);
     if (!e) return;
-    if (e.token !== prev || e.ix.size >= SEMANTIC_SCOPE_CAP) {
+    if (e.token !== prev) {
       this.byKey.delete(key);
       return;
     }
+    // A scope at its cap keeps its newest memories: the oldest held makes room. (Dropping the
+    // index instead rebuilt 20,000 memories, ~250 ms, in the next search after every write.)
+    if (e.ix.size >= this.cap) e.ix.remove(e.ix.oldest()!);
     e.ix.add(rowid, thread, content);
     e.token = next;
   }

@@ -70,6 +70,8 @@ export function textKeys(text: string): string[] {
 
 interface Doc {
   rowid: number;
+  /** its conversation's key in `threads` */
+  thread: string;
   /** word ids */
   keys: number[];
   /** its conversation's memories in turn order (rowid ascending), itself included */
@@ -119,11 +121,39 @@ export class AssociationIndex {
       return id;
     });
     const turns = this.threads.get(t) ?? this.threads.set(t, []).get(t)!;
-    const d: Doc = { rowid, keys, turns, mark: 0, score: 0, scoreMark: 0 };
+    const d: Doc = { rowid, thread: t, keys, turns, mark: 0, score: 0, scoreMark: 0 };
     this.docs.set(rowid, d);
     if (turns.length === 0 || turns[turns.length - 1]!.rowid < rowid) turns.push(d);
     else turns.splice(lowerBound(turns, rowid), 0, d);
     for (const id of keys) this.postings[id]!.push(d);
+  }
+
+  /**
+   * Take a memory out: its postings and its place in its conversation (a conversation left empty
+   * goes too). Words no memory holds any more stay in the vocabulary with no postings. For a scope
+   * at its cap, whose oldest memory makes room for a new one; a memory that leaves the scope
+   * (forgotten, changed) still drops the whole index, so nothing of it is kept.
+   */
+  remove(rowid: number): boolean {
+    const d = this.docs.get(rowid);
+    if (!d) return false;
+    this.docs.delete(rowid);
+    const i = lowerBound(d.turns, rowid);
+    if (d.turns[i] === d) d.turns.splice(i, 1);
+    if (d.turns.length === 0) this.threads.delete(d.thread);
+    for (const id of d.keys) {
+      const ps = this.postings[id]!;
+      const j = ps.indexOf(d);
+      if (j >= 0) ps.splice(j, 1);
+    }
+    return true;
+  }
+
+  /** The smallest row id held (the memory written first), or undefined when empty. */
+  oldest(): number | undefined {
+    let min: number | undefined;
+    for (const r of this.docs.keys()) if (min === undefined || r < min) min = r;
+    return min;
   }
 
   /** A fresh pass number: marks from earlier passes no longer count. */

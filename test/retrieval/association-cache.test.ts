@@ -39,3 +39,66 @@ describe("association index cache", () => {
     expect(cache.loaded).toBe(3);
   });
 });
+
+describe("a scope at its cap", () => {
+  const windowOf = (ix: AssociationIndex, key: string) => {
+    const { windows, touched, counts } = ix.cooccurrence(key, 2);
+    return { windows, words: touched.map((id) => `${ix.wordOf(id)}:${counts[id]}`).sort() };
+  };
+
+  it("takes a new memory in place of its oldest instead of dropping the index (a rebuild after every write)", () => {
+    const cache = new AssociationCache(1000, 4);
+    const ix = new AssociationIndex();
+    ix.add(1, "t1", "quinoa salad recipe");
+    ix.add(2, "t1", "pottery class tuesday");
+    ix.add(3, "t2", "kayak rental weekend");
+    ix.add(4, "t1", "quinoa bowl lunch");
+    cache.put("user", ix, 7);
+    cache.added("user", 5, "t2", "kayak paddle repair", 7, 8);
+    const after = cache.current("user", 8);
+    expect(after).toBe(ix);
+    expect(ix.size).toBe(4);
+    expect(ix.keysOf(1)).toEqual([]);
+    // the oldest memory's words count only where others still hold them
+    expect(ix.df("salad")).toBe(0);
+    expect(ix.df("quinoa")).toBe(1);
+    expect(ix.df("kayak")).toBe(2);
+    // conversation order holds without it: pottery's window is the two quinoa-free turns left in t1
+    expect(windowOf(ix, "pottery")).toEqual({ windows: 2, words: ["bowl:1", "class:1", "lunch:1", "pottery:1", "quinoa:1", "tuesday:1"] });
+    expect(windowOf(ix, "salad")).toEqual({ windows: 0, words: [] });
+    // below the cap nothing is taken out
+    const small = new AssociationCache(1000, 10);
+    const ix2 = new AssociationIndex();
+    ix2.add(1, "t1", "quinoa salad recipe");
+    small.put("user", ix2, 1);
+    small.added("user", 2, "t1", "pottery class", 1, 2);
+    expect(small.current("user", 2)?.size).toBe(2);
+  });
+
+  it("still drops the index when another writer changed the scope in between", () => {
+    const cache = new AssociationCache(1000, 2);
+    const ix = new AssociationIndex();
+    ix.add(1, "t1", "quinoa salad");
+    ix.add(2, "t1", "pottery class");
+    cache.put("user", ix, 3);
+    cache.added("user", 9, "t1", "kayak trip", 4, 5);
+    expect(cache.current("user", 5)).toBeUndefined();
+  });
+
+  it("removing memories leaves a conversation's other turns in order and empties nothing it should not", () => {
+    const ix = new AssociationIndex();
+    for (let i = 1; i <= 6; i++) ix.add(i, "t", `turn${i} common`);
+    expect(ix.remove(3)).toBe(true);
+    expect(ix.remove(3)).toBe(false);
+    expect(ix.oldest()).toBe(1);
+    ix.remove(1);
+    expect(ix.oldest()).toBe(2);
+    expect(ix.df("common")).toBe(4);
+    // turn2's window (2 each side) now reaches turn4 and turn5 (turn1 and turn3 are gone)
+    expect(windowOf(ix, "turn2").words).toEqual(["common:3", "turn2:1", "turn4:1", "turn5:1"]);
+    for (const r of [2, 4, 5, 6]) ix.remove(r);
+    expect(ix.size).toBe(0);
+    expect(ix.oldest()).toBeUndefined();
+    expect(ix.df("common")).toBe(0);
+  });
+});
