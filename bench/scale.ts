@@ -132,6 +132,27 @@ async function datedPhase(service: MemoryService, queries: { s: Sample; text: st
   return { queries: queries.length, latency_ms: summary(lat), source_in_top10: Math.round((found / Math.max(1, queries.length)) * 100) / 100 };
 }
 
+/**
+ * An agent's rhythm: remember, then search the same scope. Each query follows a write of a new
+ * memory into the person's user-level scope (at 100k and up that scope is past the semantic
+ * channel's cap), and how often the new memory comes back for a question naming it.
+ */
+async function afterWritePhase(service: MemoryService, queries: { s: Sample; text: string }[]) {
+  const lat: number[] = [];
+  let found = 0;
+  for (const [i, { s, text }] of queries.entries()) {
+    const scope = scopeOf(s.m);
+    const rev = `rev${(i * 7919 + 46656).toString(36)}`;
+    const note = `${text.replace(/\?$/, "")}: we pinned the runner image to ${rev}`;
+    const r = await service.remember(scope, { content: note, kind: "fact", scope: "user" }, { actor: "user", threadId: scope.thread, toolCallId: null });
+    const t = performance.now();
+    const hits = await service.search({ thread: scope }, { query: `which runner image is ${rev}?`, limit: 10 });
+    lat.push(performance.now() - t);
+    if (hits.some((h) => h.record.id === r.record.id)) found++;
+  }
+  return { queries: queries.length, latency_ms: summary(lat), new_memory_in_top10: Math.round((found / Math.max(1, queries.length)) * 100) / 100 };
+}
+
 /** Latency of the queries narrowed by a filter (a level, a kind), and how many results they get. */
 async function filteredPhase(service: MemoryService, queries: { s: Sample; text: string }[], narrow: Pick<SearchInput, "scopes" | "kinds">) {
   const lat: number[] = [];
@@ -286,6 +307,9 @@ async function runOne(n: number): Promise<Record<string, unknown>> {
       }
     }
 
+    // Remember-then-search, after every other search phase (it adds memories).
+    const afterWrite = await afterWritePhase(ctx.service, queries.filter((x) => x.kind === "multi"));
+
     // A fresh server's first search: cold (its scope's semantic index is built inside it) and after
     // the warm-up that the prefix builders (provider proxy, serve --grpc) start when they open the
     // store. The searched person wrote last, in the project of the session that starts (as when
@@ -335,6 +359,7 @@ async function runOne(n: number): Promise<Record<string, unknown>> {
       search_filtered: filtered,
       search_filtered_kind: filteredKind,
       search_all_channels: searchAll,
+      search_after_write: afterWrite,
       first_search: first,
       prefix,
       index: { db_bytes: dbBytes, wal_bytes: walBytes, total_bytes: dbBytes + walBytes, bytes_per_memory: Math.round((dbBytes + walBytes) / n), after_ingest: { db_bytes: dbAfterIngest, wal_bytes: walAfterIngest } },
