@@ -95,6 +95,8 @@ export class AssociationIndex {
   private readonly ids = new Map<string, number>();
   private readonly words: string[] = [];
   private readonly postings: Doc[][] = [];
+  /** ids of words no memory holds any more (see remove) */
+  private readonly freeIds: number[] = [];
   private pass = 0;
   private counts = new Int32Array(0);
 
@@ -103,7 +105,7 @@ export class AssociationIndex {
   }
 
   get vocabulary(): number {
-    return this.words.length;
+    return this.words.length - this.freeIds.length;
   }
 
   /** Add a memory (any order; a thread's turns are kept sorted by rowid). */
@@ -113,10 +115,14 @@ export class AssociationIndex {
     const keys = textKeys(text).map((k) => {
       let id = this.ids.get(k);
       if (id === undefined) {
-        id = this.words.length;
+        // a word id freed by remove() first, so a long-lived index at its cap does not grow
+        id = this.freeIds.pop();
+        if (id === undefined) {
+          id = this.words.length;
+          this.words.push(k);
+          this.postings.push([]);
+        } else this.words[id] = k;
         this.ids.set(k, id);
-        this.words.push(k);
-        this.postings.push([]);
       }
       return id;
     });
@@ -129,8 +135,8 @@ export class AssociationIndex {
   }
 
   /**
-   * Take a memory out: its postings and its place in its conversation (a conversation left empty
-   * goes too). Words no memory holds any more stay in the vocabulary with no postings. For a scope
+   * Take a memory out: its postings, its place in its conversation (a conversation left empty goes
+   * too) and the words no other memory holds (their ids are reused). For a scope
    * at its cap, whose oldest memory makes room for a new one; a memory that leaves the scope
    * (forgotten, changed) still drops the whole index, so nothing of it is kept.
    */
@@ -145,6 +151,12 @@ export class AssociationIndex {
       const ps = this.postings[id]!;
       const j = ps.indexOf(d);
       if (j >= 0) ps.splice(j, 1);
+      if (ps.length === 0) {
+        // the word leaves the vocabulary; its id is reused by the next new word
+        this.ids.delete(this.words[id]!);
+        this.words[id] = "";
+        this.freeIds.push(id);
+      }
     }
     return true;
   }

@@ -43,7 +43,9 @@ describe("association index cache", () => {
 describe("a scope at its cap", () => {
   const windowOf = (ix: AssociationIndex, key: string) => {
     const { windows, touched, counts } = ix.cooccurrence(key, 2);
-    return { windows, words: touched.map((id) => `${ix.wordOf(id)}:${counts[id]}`).sort() };
+    const words = touched.map((id) => `${ix.wordOf(id)}:${counts[id]}`).sort();
+    for (const id of touched) counts[id] = 0; // the scratch counts are the caller's to clear
+    return { windows, words };
   };
 
   it("takes a new memory in place of its oldest instead of dropping the index (a rebuild after every write)", () => {
@@ -100,5 +102,13 @@ describe("a scope at its cap", () => {
     expect(ix.size).toBe(0);
     expect(ix.oldest()).toBeUndefined();
     expect(ix.df("common")).toBe(0);
+    // nothing of the removed memories' words is left, and new words take their ids
+    expect(ix.vocabulary).toBe(0);
+    expect(ix.idOf("turn2")).toBeUndefined();
+    ix.add(10, "u", "kayak paddle");
+    expect(ix.vocabulary).toBe(2);
+    expect(ix.idOf("kayak")).toBeLessThan(7);
+    expect(ix.wordOf(ix.idOf("paddle")!)).toBe("paddle");
+    expect(windowOf(ix, "kayak")).toEqual({ windows: 1, words: ["kayak:1", "paddle:1"] });
   });
 });
