@@ -803,15 +803,28 @@ export class PgMemoryStore implements MemoryStore {
     const missing = [...new Map(words.filter((w) => !this.dfFresh(key(w), now)).map((w) => [key(w), w])).values()];
     if (missing.length > 0) {
       const p = new Params();
-      const qs = missing.map((w) => tsqueryOf(w, p));
       // Counted up to one past the budget: a word past it never ranks (planWords), so its exact
       // count (a read of every match: 30-50 ms for a word in 10-40% of 100k memories) buys nothing.
-      const row = (
-        await c.query<Record<string, number>>(
-          `SELECT ${qs.map((q, i) => `(SELECT count(*) FROM (SELECT 1 FROM memory_words w WHERE w.tsv @@ ${q} LIMIT ${DF_COUNT_CAP}) s)::float8 AS d${i}`).join(", ")}`,
-          p.values,
-        )
-      ).rows[0]!;
+      const counts = missing.map((w) => `(SELECT count(*) FROM (SELECT 1 FROM memory_words w WHERE w.tsv @@ ${tsqueryOf(w, p)} LIMIT ${DF_COUNT_CAP}) s)`);
+      // Even capped, counting a common word reads (and rechecks) up to 3,001 rows: 10-35 ms at
+      // 100k memories. The table's statistics (ANALYZE's most common lexemes, with the share of rows
+      // holding each) already know the common words, so those take frequency × rows and only the
+      // rest are counted. Not under RLS (the statistics span every user; a count covers one) nor
+      // before the first ANALYZE (no statistics: every word is counted, as before).
+      const estimated = this.db.profile === "postgres" && !this.db.rls;
+      const sel = missing.map((w, i) => {
+        if (!estimated) return `${counts[i]}::float8 AS d${i}`;
+        const lexeme = `(SELECT l[1] FROM (SELECT tsvector_to_array(to_tsvector('${w.config}', ${p.add(w.text)})) AS l) x WHERE cardinality(l) = 1)`;
+        const fromStats = `(SELECT least(st.f[x.i] * st.n, ${DF_COUNT_CAP}) FROM st, LATERAL (SELECT array_position(st.e, ${lexeme}) AS i) x WHERE x.i IS NOT NULL)`;
+        return `coalesce(${fromStats}, ${counts[i]})::float8 AS d${i}`;
+      });
+      const stats = estimated
+        ? `WITH st AS (SELECT s.most_common_elems::text::text[] AS e, s.most_common_elem_freqs AS f, c.reltuples::float8 AS n
+             FROM pg_class c JOIN pg_namespace ns ON ns.oid = c.relnamespace
+             JOIN pg_stats s ON s.schemaname = ns.nspname AND s.tablename = c.relname AND s.attname = 'tsv'
+             WHERE c.oid = 'memory_words'::regclass AND c.reltuples > 0 AND s.most_common_elems IS NOT NULL) `
+        : "";
+      const row = (await c.query<Record<string, number>>(`${stats}SELECT ${sel.join(", ")}`, p.values)).rows[0]!;
       if (this.dfCache.size + missing.length > DF_CACHE_MAX) this.dfCache.clear();
       missing.forEach((w, i) => this.dfCache.set(key(w), { df: row[`d${i}`] ?? 0, at: now }));
     }

@@ -195,6 +195,33 @@ describePg("postgres word channel on a table past the postings budget", (base) =
     await search("zebraf", "bob", 5);
     expect(tri.mock.calls.at(-1)?.[2]).toEqual(["zebraf"]);
     tri.mockRestore();
+
+    // Once the table is analysed, a word its statistics know as common takes its count from them
+    // (frequency x rows, capped) instead of a read of up to 3,001 matches; rarer words are still
+    // counted; what a search returns does not change.
+    const before = { rare: await search("pipeline zebrafish canary", "bob", 5), common: await search("pipeline", "bob"), alice: await search("pipeline zebrafish canary", "alice", 5) };
+    await database().pool.query(`ANALYZE memory_words`);
+    const analysed = new PgMemoryStore(database());
+    const searchAnalysed = (text: string, user: string, limit = 10) =>
+      analysed.search({ visibility: { keys: [visibilityKey(scopeOf(user))] }, query: analyzeQuery(text), text, statuses: ["active"], includeFlagged: false, now: T + n, limit });
+    const idsOf = (hs: { record: { id: string } }[]) => hs.map((h) => h.record.id);
+    expect(idsOf(await searchAnalysed("pipeline zebrafish canary", "bob", 5))).toEqual(idsOf(before.rare));
+    expect(idsOf(await searchAnalysed("pipeline", "bob"))).toEqual(idsOf(before.common));
+    expect(idsOf(await searchAnalysed("pipeline zebrafish canary", "alice", 5))).toEqual(idsOf(before.alice));
+    // which path each word took: inside a transaction that blanks every word row (rolled back), a
+    // count would find nothing, the statistics still know "pipeline"
+    type Stats = { df: number[] };
+    const wordStats = (analysed as unknown as { wordStats: (c: unknown, w: { config: string; text: string }[], now: number, user?: string) => Promise<Stats> }).wordStats.bind(analysed);
+    let probe: Stats | undefined;
+    await expect(
+      database().tx(async (c) => {
+        await c.query(`UPDATE memory_words SET tsv = ''::tsvector`);
+        probe = await wordStats(c, [{ config: "english", text: "pipeline" }, { config: "english", text: "zebrafish" }], Date.now() + 10 * 60_000);
+        throw new Error("roll back");
+      }),
+    ).rejects.toThrow(/roll back/);
+    expect(probe?.df).toEqual([WORD_POSTINGS_BUDGET + 1, 0]);
+    expect((await database().pool.query(`SELECT count(*)::int AS n FROM memory_words WHERE tsv = ''::tsvector`)).rows[0].n).toBe(0);
   });
 });
 
