@@ -25,6 +25,14 @@ export const WARM_UP = { scopes: 8, memories: 40_000 } as const;
 /** which scopes of a person a warm-up builds first: the broad ones every search of theirs reads */
 export const LEVEL_ORDER = ["user", "project", "session", "thread"];
 
+/** What one write did to a scope's indexed memories (those current and not held back by a flag). */
+export interface IndexDelta {
+  /** memories that left the index (superseded, archived, flagged) */
+  remove: number[];
+  /** memories that joined it, or joined again with another conversation */
+  add: { rowid: number; thread: string | null; content: string }[];
+}
+
 interface Loaded {
   ix: AssociationIndex;
   /** the scope's change token when the index was read (null: the scope had none) */
@@ -83,16 +91,30 @@ export class AssociationCache {
    * it joins the loaded index if that was current just before (else the index is stale and goes).
    */
   added(key: string, rowid: number, thread: string | null, content: string, prev: number | null, next: number): void {
+    this.updated(key, prev, next, { remove: [], add: [{ rowid, thread, content }] });
+  }
+
+  /**
+   * One write of the adapter changed the scope's memories by `delta` and moved its token from
+   * `prev` to `next`: the loaded index follows in place if it was current just before. An index
+   * already read at `next` (a search rebuilt it first) stays; one read at any other token is stale
+   * and goes. A memory that is re-added (its conversation or status changed) is removed first.
+   */
+  updated(key: string, prev: number | null, next: number, delta: IndexDelta): void {
     const e = this.byKey.get(key);
-    if (!e) return;
+    if (!e || e.token === next) return;
     if (e.token !== prev) {
       this.byKey.delete(key);
       return;
     }
-    // A scope at its cap keeps its newest memories: the oldest held makes room. (Dropping the
-    // index instead rebuilt 20,000 memories, ~250 ms, in the next search after every write.)
-    if (e.ix.size >= this.cap) e.ix.remove(e.ix.oldest()!);
-    e.ix.add(rowid, thread, content);
+    for (const r of delta.remove) e.ix.remove(r);
+    for (const a of delta.add) {
+      e.ix.remove(a.rowid);
+      // A scope at its cap keeps its newest memories: the oldest held makes room. (Dropping the
+      // index instead rebuilt 20,000 memories, ~250 ms, in the next search after every write.)
+      if (e.ix.size >= this.cap) e.ix.remove(e.ix.oldest()!);
+      e.ix.add(a.rowid, a.thread, a.content);
+    }
     e.token = next;
   }
 

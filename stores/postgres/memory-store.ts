@@ -15,7 +15,7 @@ import { applyCues, CUE_POOL, queryCues, SMALL_STORE_CUE_POOL } from "../../core
 import { DATED_POOL, dateWords, newestInPeriod, type DateWindow } from "../../core/retrieval/dates.js";
 import { asks, spreadHead, spreadScores, type Sides } from "../../core/retrieval/spread.js";
 import { mmr, proximityRerank } from "../../core/retrieval/rerank.js";
-import { WARM_UP } from "../../core/retrieval/association-cache.js";
+import { WARM_UP, type IndexDelta } from "../../core/retrieval/association-cache.js";
 import { DEFAULT_ASSOCIATIONS } from "../../core/retrieval/associations.js";
 import {
   StoreError,
@@ -54,6 +54,9 @@ interface QueryWord {
   text: string;
 }
 const wordKey = (w: QueryWord) => `${w.config}:${w.text}`;
+/** Whether the semantic index holds a memory (what PgSemanticIndexes reads when it builds). */
+const joinsIndex = (r: { status: string; flags: readonly string[]; trust: string }) =>
+  (r.status === "active" || r.status === "pending") && (r.flags.length === 0 || r.trust === "user_confirmed");
 const TRIGRAM_WHEN_FEWER = 10;
 /** memories per insertMany under the DSQL profile (3,000 modified rows per transaction) */
 export const DSQL_MAX_BATCH = 400;
@@ -526,17 +529,29 @@ export class PgMemoryStore implements MemoryStore {
       await this.writeAudit(c, audit);
       return this.mustGet(c, rec.id);
     }, rec.scope.user);
-    if (this.semantic && mine.rowid !== undefined) {
-      // The scope's token was renewed at commit. If this write renewed it last, `prev` is the token
-      // just before it and the memory joins the loaded index; else the index is rebuilt when next
-      // searched (a failed read only costs that).
-      const t = (
-        await this.db.query<{ token: number; prev: number | null; by_xact: string | null }>(`SELECT token, prev, by_xact FROM scope_tokens WHERE vis_key = $1`, [key], rec.scope.user).catch(() => [])
-      )[0];
-      if (t && t.by_xact === mine.xact) this.semantic.added(key, mine.rowid, rec.source.threadId, rec.content, t.prev === null ? null : Number(t.prev), Number(t.token));
-      else this.semantic.changed([key]);
+    if (mine.rowid !== undefined && mine.xact !== undefined) {
+      await this.followIndex(key, mine.xact, { remove: [], add: joinsIndex(rec) ? [{ rowid: mine.rowid, thread: rec.source.threadId, content: rec.content }] : [] }, rec.scope.user);
     }
     return out;
+  }
+
+  /**
+   * [semantic channel] After a commit: the scope's token was renewed at commit. If this write
+   * (transaction `xact`) renewed it last, `prev` is the token just before it and the loaded index
+   * follows by `delta`; else the index is rebuilt when next searched (a failed read only costs that).
+   */
+  private async followIndex(key: string, xact: string, delta: IndexDelta, user?: string): Promise<void> {
+    if (!this.semantic) return;
+    const t = (
+      await this.db.query<{ token: number; prev: number | null; by_xact: string | null }>(`SELECT token, prev, by_xact FROM scope_tokens WHERE vis_key = $1`, [key], user).catch(() => [])
+    )[0];
+    if (t && t.by_xact === xact) this.semantic.updated(key, t.prev === null ? null : Number(t.prev), Number(t.token), delta);
+    else this.semantic.changed([key]);
+  }
+
+  /** This transaction's id, for followIndex (only when there is an index to follow). */
+  private async xactOf(c: Q): Promise<string | undefined> {
+    return this.semantic ? (await c.query<{ x: string }>(`SELECT pg_current_xact_id()::text AS x`)).rows[0]!.x : undefined;
   }
 
   async insertMany(items: BatchInsertItem[]): Promise<BatchInsertOutcome[]> {
@@ -589,7 +604,8 @@ export class PgMemoryStore implements MemoryStore {
 
   async supersede(previousId: string, next: NewMemory, audit: AuditEntry): Promise<MemoryRecord> {
     const [vec] = await this.vectorsFor([next.content]);
-    const changed = new Set([visibilityKey(next.scope)]);
+    const nextKey = visibilityKey(next.scope);
+    const done: { prev?: MemoryRow; rowid?: number; xact?: string } = {};
     const out = await this.db.tx(async (c) => {
       const prev = (await c.query<MemoryRow>(`SELECT * FROM memories WHERE id = $1 FOR UPDATE`, [previousId])).rows[0];
       if (!prev || (prev.status !== "active" && prev.status !== "pending")) {
@@ -598,13 +614,23 @@ export class PgMemoryStore implements MemoryStore {
       const around = (await this.neighbours(c, prev.rowid)).map((n) => n.rowid);
       await c.query(`UPDATE memories SET status = 'superseded', updated_at = $1 WHERE rowid = $2`, [next.createdAt, prev.rowid]);
       await this.refresh(c, around);
-      await this.insertRow(c, next, vec);
+      done.rowid = await this.insertRow(c, next, vec);
       await this.addEdgeIn(c, { src: next.id, dst: previousId, relation: "supersedes", at: next.createdAt });
       await this.writeAudit(c, audit);
-      changed.add(prev.vis_key);
+      done.prev = prev;
+      done.xact = await this.xactOf(c);
       return this.mustGet(c, next.id);
     }, next.scope.user);
-    this.semantic?.changed(changed);
+    // the old version leaves its scope's index and the new one joins its own (mostly the same scope)
+    if (done.prev && done.rowid !== undefined && done.xact !== undefined) {
+      const joins = joinsIndex(next) ? [{ rowid: done.rowid, thread: next.source.threadId, content: next.content }] : [];
+      const old = Number(done.prev.rowid);
+      if (done.prev.vis_key === nextKey) await this.followIndex(nextKey, done.xact, { remove: [old], add: joins }, next.scope.user);
+      else {
+        await this.followIndex(done.prev.vis_key, done.xact, { remove: [old], add: [] }, next.scope.user);
+        await this.followIndex(nextKey, done.xact, { remove: [], add: joins }, next.scope.user);
+      }
+    } else this.semantic?.changed([nextKey, ...(done.prev ? [done.prev.vis_key] : [])]);
     return out;
   }
 
@@ -622,19 +648,26 @@ export class PgMemoryStore implements MemoryStore {
 
   async setStatus(id: string, status: MemoryStatus, trust: Trust | null, audit: AuditEntry): Promise<MemoryRecord> {
     if (status === "deleted") throw new StoreError("constraint", "use forget() to delete a memory");
-    const changed = new Set<string>();
+    const done: { key?: string; delta?: IndexDelta; xact?: string } = {};
     const out = await this.db.tx(async (c) => {
       const row = (await c.query<MemoryRow>(`SELECT * FROM memories WHERE id = $1 FOR UPDATE`, [id])).rows[0];
       if (!row) throw new StoreError("not_found", `memory ${id} not found`);
-      changed.add(row.vis_key);
+      done.key = row.vis_key;
       const around = (await this.neighbours(c, row.rowid)).map((n) => n.rowid);
       await c.query(`UPDATE memories SET status = $1, trust = COALESCE($2, trust), updated_at = $3 WHERE rowid = $4`, [status, trust, audit.at, row.rowid]);
       const after = await this.writeWordRow(c, row.rowid);
       await this.refresh(c, new Set([...around, ...after]));
       await this.writeAudit(c, audit);
-      return this.mustGet(c, id);
+      const rec = await this.mustGet(c, id);
+      // the memory joins its scope's index again as it now stands, or leaves it
+      const rowid = Number(row.rowid);
+      const thread = (await c.query<{ t: string | null }>(`SELECT (array_agg(thread_id ORDER BY id))[1] AS t FROM memory_sources WHERE memory_rowid = $1 AND thread_id IS NOT NULL`, [rowid])).rows[0]?.t ?? null;
+      done.delta = joinsIndex(rec) ? { remove: [], add: [{ rowid, thread, content: rec.content }] } : { remove: [rowid], add: [] };
+      done.xact = await this.xactOf(c);
+      return rec;
     });
-    this.semantic?.changed(changed);
+    if (done.key && done.delta && done.xact !== undefined) await this.followIndex(done.key, done.xact, done.delta);
+    else if (done.key) this.semantic?.changed([done.key]);
     return out;
   }
 

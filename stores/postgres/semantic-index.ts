@@ -10,7 +10,7 @@
 // A build reads the token and the scope's rows in one statement (one snapshot), then adds the rows
 // a few thousand per turn of the event loop, so other requests of the server are not held up; two
 // searches of a scope being built share the one build.
-import { AssociationCache, MAX_INDEXED, SEMANTIC_SCOPE_CAP, warmScopes } from "../../core/retrieval/association-cache.js";
+import { AssociationCache, MAX_INDEXED, SEMANTIC_SCOPE_CAP, warmScopes, type IndexDelta } from "../../core/retrieval/association-cache.js";
 import { AssociationIndex, expandQuery, scoreExpanded } from "../../core/retrieval/associations.js";
 import { asPgSystem, type PgDb } from "./pool.js";
 
@@ -149,6 +149,12 @@ export class PgSemanticIndexes {
   added(key: string, rowid: number, thread: string | null, content: string, prev: number | null, next: number): void {
     this.bump(key);
     this.cache.added(key, rowid, thread, content, prev, next);
+  }
+
+  /** This store's write changed the scope's indexed memories by `delta` (see AssociationCache.updated). */
+  updated(key: string, prev: number | null, next: number, delta: IndexDelta): void {
+    this.bump(key);
+    this.cache.updated(key, prev, next, delta);
   }
 
   /** Memories of these scopes left or changed: their indexes go now (rebuilt on next use). */

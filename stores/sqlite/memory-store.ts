@@ -26,6 +26,7 @@ import { semanticChannel, type SemanticChannel, type SemanticHit } from "./seman
 import { DEFAULT_ASSOCIATIONS } from "../../core/retrieval/associations.js";
 import { indexNewRows, kindToken, neighbours, refreshNeighbours, writeWordRow, type FreshRow } from "./memory-fts.js";
 import { DEFAULT_CHANNELS, type RetrievalChannels } from "../../core/retrieval/channels.js";
+import type { IndexDelta } from "../../core/retrieval/association-cache.js";
 import { addAssociationHits, addMissing, addRanks, rrf } from "../../core/retrieval/fusion.js";
 import { DEFAULT_PRF, expansionTerms } from "../../core/retrieval/prf.js";
 import { mmr, proximityRerank } from "../../core/retrieval/rerank.js";
@@ -157,6 +158,11 @@ export class SqliteMemoryStore implements MemoryStore {
         WHERE s.thread_id = ? AND s.tool_call_id = ? ORDER BY m.version DESC LIMIT 1`),
       setStatus: p(`UPDATE memories SET status = ?, trust = COALESCE(?, trust), updated_at = ? WHERE id = ?`),
       scopeToken: p(`SELECT token FROM scope_tokens WHERE vis_key = ?`),
+      // what the semantic index holds of a memory (semantic-index.ts reads the same when it builds)
+      indexEntry: p(`SELECT m.rowid AS rowid, m.content AS content,
+          (m.status IN ('active','pending') AND (m.flags = '' OR m.trust = 'user_confirmed')) AS joins,
+          (SELECT s.thread_id FROM memory_sources s WHERE s.memory_rowid = m.rowid AND s.thread_id IS NOT NULL ORDER BY s.id LIMIT 1) AS thread
+        FROM memories m WHERE m.rowid = ?`),
       renewScope: p(`INSERT INTO scope_tokens (vis_key, token) VALUES (?, ?) ON CONFLICT (vis_key) DO UPDATE SET token = excluded.token`),
       touch: p(`UPDATE memories SET updated_at = ? WHERE rowid = ?`),
       lineage: p(`SELECT * FROM memories WHERE lineage_id = ? ORDER BY version`),
@@ -239,6 +245,25 @@ export class SqliteMemoryStore implements MemoryStore {
     return { prev, next };
   }
 
+  /**
+   * Inside a write transaction: these memories of one scope changed, so the scope gets a new token,
+   * and what its semantic index must do to follow: each memory joins it (again, with its current
+   * conversation) or leaves it. The caller hands the result to the channel once the write commits.
+   */
+  private indexChange(key: string, rowids: number[]): { key: string; prev: number | null; next: number; delta: IndexDelta } {
+    const delta: IndexDelta = { remove: [], add: [] };
+    for (const r of rowids) {
+      const e = this.st.indexEntry!.get(r) as { rowid: number; content: string; joins: number; thread: string | null } | undefined;
+      if (e && e.joins) delta.add.push({ rowid: e.rowid, thread: e.thread, content: e.content });
+      else delta.remove.push(r);
+    }
+    return { key, ...this.renewScope(key), delta };
+  }
+
+  private indexChanged(changes: { key: string; prev: number | null; next: number; delta: IndexDelta }[]): void {
+    for (const c of changes) this.semantic.updated(c.key, c.prev, c.next, c.delta);
+  }
+
   /** Inside a write transaction: these scopes' memories changed (new tokens; loaded indexes go now). */
   private scopesChanged(keys: Iterable<string>): void {
     const distinct = new Set(keys);
@@ -252,20 +277,18 @@ export class SqliteMemoryStore implements MemoryStore {
 
   async insert(rec: NewMemory, audit: AuditEntry, edges: Edge[] = []): Promise<MemoryRecord> {
     const [vec] = this.vectors ? await this.vectors.vectorsFor([rec.content]) : [];
-    let inserted = 0;
     const key = visibilityKey(rec.scope);
-    let tokens: { prev: number | null; next: number } = { prev: null, next: 0 };
-    this.db.transaction(() => {
+    const change = this.db.transaction(() => {
       // insertRow must run with or without a vector channel (no optional-chaining short circuit)
       const rowid = this.insertRow(rec);
-      inserted = rowid;
-      tokens = this.renewScope(key);
       this.vectors?.onInsert(rowid, rec, vec);
       for (const e of edges) this.st.edge!.run(e.src, e.dst, e.relation, e.at);
       this.writeAudit(audit);
+      return this.indexChange(key, [rowid]);
     }).immediate();
-    // [semantic channel] once committed, the memory joins its scope's association index
-    this.semantic.added(key, inserted, rec.source.threadId, rec.content, tokens.prev, tokens.next);
+    // [semantic channel] once committed, the memory joins its scope's association index (unless
+    // a flag holds it back, as a build would)
+    this.indexChanged([change]);
     return this.mustGet(rec.id);
   }
 
@@ -314,49 +337,57 @@ export class SqliteMemoryStore implements MemoryStore {
 
   async supersede(previousId: string, next: NewMemory, audit: AuditEntry): Promise<MemoryRecord> {
     const [vec] = this.vectors ? await this.vectors.vectorsFor([next.content]) : [];
-    this.db.transaction(() => {
+    const changes = this.db.transaction(() => {
       const prev = this.st.byId!.get(previousId) as MemoryRow | undefined;
       if (!prev || (prev.status !== "active" && prev.status !== "pending")) {
         throw new StoreError("constraint", `memory ${previousId} is not current (status ${prev?.status ?? "missing"})`);
       }
       const around = neighbours(this.db, prev.rowid);
       this.st.setStatus!.run("superseded", null, next.createdAt, previousId);
-      this.scopesChanged([prev.vis_key, visibilityKey(next.scope)]);
       // The superseded version leaves its neighbours' context (its own row stays for history).
       refreshNeighbours(this.db, around);
       const rowid = this.insertRow(next);
       this.vectors?.onInsert(rowid, next, vec);
       this.st.edge!.run(next.id, previousId, "supersedes", next.createdAt);
       this.writeAudit(audit);
+      // the old version leaves its scope's semantic index and the new one joins its own (mostly the same scope)
+      const nextKey = visibilityKey(next.scope);
+      return nextKey === prev.vis_key
+        ? [this.indexChange(nextKey, [prev.rowid, rowid])]
+        : [this.indexChange(prev.vis_key, [prev.rowid]), this.indexChange(nextKey, [rowid])];
     }).immediate();
+    this.indexChanged(changes);
     return this.mustGet(next.id);
   }
 
   async addSource(id: string, source: MemorySource, audit: AuditEntry): Promise<void> {
-    this.db.transaction(() => {
+    const change = this.db.transaction(() => {
       const row = this.st.byId!.get(id) as MemoryRow | undefined;
       if (!row) throw new StoreError("not_found", `memory ${id} not found`);
       this.insertSourceRow(row.rowid, source);
       this.st.touch!.run(source.at, row.rowid);
-      this.scopesChanged([row.vis_key]);
       // A source in another conversation gives it neighbours there too.
       writeWordRow(this.db, row.rowid);
       refreshNeighbours(this.db, neighbours(this.db, row.rowid));
       this.writeAudit(audit);
+      // (the same fact said again: its index entry stays, with the conversation it was first said in)
+      return this.indexChange(row.vis_key, [row.rowid]);
     }).immediate();
+    this.indexChanged([change]);
   }
 
   async setStatus(id: string, status: MemoryStatus, trust: Trust | null, audit: AuditEntry): Promise<MemoryRecord> {
     if (status === "deleted") throw new StoreError("constraint", "use forget() to delete a memory");
-    this.db.transaction(() => {
+    const change = this.db.transaction(() => {
       const row = this.st.byId!.get(id) as MemoryRow | undefined;
       if (!row) throw new StoreError("not_found", `memory ${id} not found`);
       const around = neighbours(this.db, row.rowid);
       this.st.setStatus!.run(status, trust, audit.at, id);
-      this.scopesChanged([row.vis_key]);
       refreshNeighbours(this.db, [...around, ...neighbours(this.db, row.rowid)]);
       this.writeAudit(audit);
+      return this.indexChange(row.vis_key, [row.rowid]);
     }).immediate();
+    this.indexChanged([change]);
     return this.mustGet(id);
   }
 

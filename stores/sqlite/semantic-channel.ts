@@ -9,7 +9,7 @@
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
-import { WARM_UP } from "../../core/retrieval/association-cache.js";
+import { WARM_UP, type IndexDelta } from "../../core/retrieval/association-cache.js";
 import type { Db } from "./database.js";
 import { SemanticIndexes } from "./semantic-index.js";
 
@@ -19,8 +19,8 @@ export interface SemanticHit {
 }
 
 export interface SemanticChannel {
-  /** A memory was committed; its scope's change token went from `prev` to `next`. */
-  added(key: string, rowid: number, thread: string | null, content: string, prev: number | null, next: number): void;
+  /** A write committed `delta` to a scope's indexed memories; its change token went from `prev` to `next`. */
+  updated(key: string, prev: number | null, next: number, delta: IndexDelta): void;
   /** Memories of these scopes left or changed (may be called inside the writing transaction). */
   changed(keys: Iterable<string>): void;
   /** The best `limit` memories of these scopes for the query text, best first. */
@@ -38,7 +38,7 @@ export interface SemanticChannel {
 export { WARM_UP };
 
 export type ToSemanticWorker =
-  | { t: "added"; key: string; rowid: number; thread: string | null; content: string; prev: number | null; next: number }
+  | { t: "updated"; key: string; prev: number | null; next: number; delta: IndexDelta }
   | { t: "changed"; keys: string[] }
   | { t: "score"; id: number; keys: string[]; text: string; limit: number }
   | { t: "warm"; id: number; scopes: number; memories: number };
@@ -67,8 +67,8 @@ export class InThreadSemantic implements SemanticChannel {
     this.indexes = new SemanticIndexes(db);
   }
 
-  added(key: string, rowid: number, thread: string | null, content: string, prev: number | null, next: number): void {
-    this.indexes.added(key, rowid, thread, content, prev, next);
+  updated(key: string, prev: number | null, next: number, delta: IndexDelta): void {
+    this.indexes.updated(key, prev, next, delta);
   }
 
   changed(keys: Iterable<string>): void {
@@ -124,9 +124,9 @@ export class WorkerSemantic implements SemanticChannel {
     this.worker?.postMessage(m);
   }
 
-  added(key: string, rowid: number, thread: string | null, content: string, prev: number | null, next: number): void {
-    if (this.fallback) this.fallback.added(key, rowid, thread, content, prev, next);
-    else this.post({ t: "added", key, rowid, thread, content, prev, next });
+  updated(key: string, prev: number | null, next: number, delta: IndexDelta): void {
+    if (this.fallback) this.fallback.updated(key, prev, next, delta);
+    else this.post({ t: "updated", key, prev, next, delta });
   }
 
   changed(keys: Iterable<string>): void {

@@ -8,7 +8,7 @@
 // for the next search). Nothing is persisted: the index is derived data, one scope at a time.
 // Flagged memories no person confirmed stay out, as they stay out of search results.
 import type { Statement } from "better-sqlite3";
-import { AssociationCache, MAX_INDEXED, SEMANTIC_SCOPE_CAP, warmScopes } from "../../core/retrieval/association-cache.js";
+import { AssociationCache, MAX_INDEXED, SEMANTIC_SCOPE_CAP, warmScopes, type IndexDelta } from "../../core/retrieval/association-cache.js";
 import { AssociationIndex, expandQuery, scoreExpanded } from "../../core/retrieval/associations.js";
 import type { Db } from "./database.js";
 
@@ -93,6 +93,11 @@ export class SemanticIndexes {
    */
   added(key: string, rowid: number, thread: string | null, content: string, prev: number | null, next: number): void {
     this.cache.added(key, rowid, thread, content, prev, next);
+  }
+
+  /** This store's write changed the scope's indexed memories by `delta` (see AssociationCache.updated). */
+  updated(key: string, prev: number | null, next: number, delta: IndexDelta): void {
+    this.cache.updated(key, prev, next, delta);
   }
 
   /** Memories of a scope left or changed: drop its index now (it is rebuilt on next use). */

@@ -1,7 +1,7 @@
 // The semantic channel's worker thread (see semantic-channel.ts): it holds the association indexes
 // and scores queries on its own read-only connection, beside the store's thread, which meanwhile
 // runs the word channel. Scope change tokens tell it what any connection changed; the store's
-// messages, in the order its writes were made, add a new memory in place or drop a changed scope.
+// messages, in the order its writes were made, change a scope's index in place or drop it.
 import { parentPort, workerData } from "node:worker_threads";
 import { openDatabase } from "./database.js";
 import { SemanticIndexes } from "./semantic-index.js";
@@ -14,8 +14,8 @@ const indexes = new SemanticIndexes(db);
 
 port.on("message", (m: ToSemanticWorker) => {
   switch (m.t) {
-    case "added":
-      indexes.added(m.key, m.rowid, m.thread, m.content, m.prev, m.next);
+    case "updated":
+      indexes.updated(m.key, m.prev, m.next, m.delta);
       return;
     case "changed":
       for (const k of m.keys) indexes.changed(k);

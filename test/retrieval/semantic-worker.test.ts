@@ -159,7 +159,7 @@ describe("semantic channel in a worker thread", () => {
       // from then on it stays on this thread and still follows writes
       const before = tokenOf(db, key("alice"));
       const added = await write("alice", "pottery with a kumquat glaze");
-      ch.added(key("alice"), rowidOf(db, added.id), "alice-t", added.content, before, tokenOf(db, key("alice"))!);
+      ch.updated(key("alice"), before, tokenOf(db, key("alice"))!, { remove: [], add: [{ rowid: rowidOf(db, added.id), thread: "alice-t", content: added.content }] });
       expect((await ch.score([key("alice")], "kumquat", 10)).map((h) => h.rowid)).toContain(rowidOf(db, added.id));
       expect(ch.running).toBe(false);
       ch.close();
