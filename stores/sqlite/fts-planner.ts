@@ -20,11 +20,15 @@ const KEY_SHARE_FOR_MATCH = 0.3;
 const SIZE_TTL_MS = 2000;
 /**
  * A token's document frequency costs a scan of its whole doclist (as much as querying it), so it
- * is cached, and an entry is used only while the database is unchanged since it was read (this
- * connection's writes and other connections' commits both count): plans stay exact. At most
- * this many tokens are kept.
+ * is cached. An entry read before the database last changed (this connection's writes and other
+ * connections' commits both count) is still used for up to DF_STALE_MS if the token was in the
+ * index: a count a few writes old moves a weight by a hair, while reading it again after every
+ * write cost remember-then-search 11 ms at 1M memories. A token the index did not hold is looked
+ * up again after any change, so a word just written is never planned as absent. At most
+ * DF_CACHE_MAX tokens are kept.
  */
 const DF_CACHE_MAX = 20_000;
+const DF_STALE_MS = 60_000;
 
 export interface WordPlan {
   terms: string[];
@@ -51,7 +55,7 @@ export class FtsPlanner {
   private readonly dfStmt;
   private readonly sizeStmt;
   private readonly versionStmt;
-  private readonly dfCache = new Map<string, { df: number; version: number }>();
+  private readonly dfCache = new Map<string, { df: number; version: number; at: number }>();
   /** bumped whenever the database changed since the last look; df entries of this version are exact */
   private version = 0;
   private seen = { v: -1, c: -1 };
@@ -126,10 +130,11 @@ export class FtsPlanner {
    */
   private cachedDf(token: string): number {
     const hit = this.dfCache.get(token);
-    if (hit && hit.version === this.version) return hit.df;
+    const now = performance.now();
+    if (hit && (hit.version === this.version || (hit.df > 0 && now - hit.at < DF_STALE_MS))) return hit.df;
     const df = (this.dfStmt.get(token) as { doc: number } | undefined)?.doc ?? 0;
     if (this.dfCache.size >= DF_CACHE_MAX) this.dfCache.clear();
-    this.dfCache.set(token, { df, version: this.version });
+    this.dfCache.set(token, { df, version: this.version, at: now });
     return df;
   }
 

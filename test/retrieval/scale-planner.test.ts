@@ -2,7 +2,7 @@
 // Past the small-store size it plans every query from those numbers, so a cached zero must never
 // hide a word remembered a moment later, and a cached count must follow writes from this
 // connection and from another process's connection. Real SQLite file, past the planner's threshold.
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import type { RequestScope } from "../../core/memory/scope.js";
 import { openDatabase } from "../../stores/sqlite/database.js";
 import { CONTEXT_TERM_MAX_DF, DEFAULT_CHANNELS } from "../../core/retrieval/channels.js";
@@ -37,21 +37,34 @@ describe("planner document-frequency cache", () => {
     ctx.close();
   });
 
-  it("cached counts follow writes made through another connection", async () => {
+  it("cached counts follow writes made through another connection: at once for a word that was absent, within a minute for one it held", async () => {
     const dir = tempDir();
     const ctx = openTestMemory(dir);
     await fill(ctx, POSTINGS_BUDGET + 100);
     const planner = new FtsPlanner(ctx.db);
     const [stem] = planner.stems(["checklist"]).values();
+    const [fresh] = planner.stems(["zebracorn"]).values();
     const before = planner.df(stem!);
     expect(before).toBe(POSTINGS_BUDGET + 100);
-    // Another process (here: a second connection) adds a memory with the word.
+    expect(planner.df(fresh!)).toBe(0);
+    // Another process (here: a second connection) adds a memory with both words.
     const other = openTestMemory(dir);
-    await other.service.remember(scope, { content: "A checklist for the checklist", kind: "fact" }, { actor: "user", threadId: "s-1", toolCallId: null });
+    await other.service.remember(scope, { content: "A checklist for the zebracorn checklist", kind: "fact" }, { actor: "user", threadId: "s-1", toolCallId: null });
     other.close();
-    // Planning notices the commit (data_version) and reads the count again.
-    planner.plan(["checklist"], [], null);
-    expect(planner.df(stem!)).toBe(before + 1);
+    // Planning notices the commit (data_version): the word that was absent is read again (a word
+    // just written must not be planned as absent), the common one's count may lag by a write
+    const plan = planner.plan(["checklist", "zebracorn"], [], null);
+    expect(plan.terms).toContain("zebracorn");
+    expect(planner.df(fresh!)).toBeGreaterThan(0); // its own row and its neighbours' context
+    expect(planner.df(stem!)).toBe(before);
+    // a minute on, it is read again
+    const now = performance.now();
+    const clock = vi.spyOn(performance, "now").mockReturnValue(now + 61_000);
+    try {
+      expect(planner.df(stem!)).toBe(before + 1);
+    } finally {
+      clock.mockRestore();
+    }
     ctx.close();
     // The file is still a valid database for a fresh opener.
     openDatabase(`${dir}/memory.db`).close();
