@@ -524,7 +524,7 @@ export class PgMemoryStore implements MemoryStore {
     const mine: { rowid?: number; xact?: string } = {};
     const out = await this.db.tx(async (c) => {
       mine.rowid = await this.insertRow(c, rec, vec);
-      if (this.semantic) mine.xact = (await c.query<{ x: string }>(`SELECT pg_current_xact_id()::text AS x`)).rows[0]!.x;
+      mine.xact = await this.xactOf(c);
       for (const e of edges) await this.addEdgeIn(c, e);
       await this.writeAudit(c, audit);
       return this.mustGet(c, rec.id);
