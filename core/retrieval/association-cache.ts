@@ -87,14 +87,6 @@ export class AssociationCache {
   }
 
   /**
-   * The adapter inserted a memory and the scope's token went from `prev` to `next` in that write:
-   * it joins the loaded index if that was current just before (else the index is stale and goes).
-   */
-  added(key: string, rowid: number, thread: string | null, content: string, prev: number | null, next: number): void {
-    this.updated(key, prev, next, { remove: [], add: [{ rowid, thread, content }] });
-  }
-
-  /**
    * One write of the adapter changed the scope's memories by `delta` and moved its token from
    * `prev` to `next`: the loaded index follows in place if it was current just before. An index
    * already read at `next` (a search rebuilt it first) stays; one read at any other token is stale

@@ -142,15 +142,6 @@ export class PgSemanticIndexes {
     });
   }
 
-  /**
-   * This store inserted a memory and its scope's token went from `prev` to `next` in that write: it
-   * joins the loaded index if that was current just before (else the index is stale and goes).
-   */
-  added(key: string, rowid: number, thread: string | null, content: string, prev: number | null, next: number): void {
-    this.bump(key);
-    this.cache.added(key, rowid, thread, content, prev, next);
-  }
-
   /** This store's write changed the scope's indexed memories by `delta` (see AssociationCache.updated). */
   updated(key: string, prev: number | null, next: number, delta: IndexDelta): void {
     this.bump(key);

@@ -87,14 +87,6 @@ export class SemanticIndexes {
     );
   }
 
-  /**
-   * This store inserted a memory and renewed its scope's token from `prev` to `next`: it joins the
-   * loaded index if that was current just before (else the index is stale and goes).
-   */
-  added(key: string, rowid: number, thread: string | null, content: string, prev: number | null, next: number): void {
-    this.cache.added(key, rowid, thread, content, prev, next);
-  }
-
   /** This store's write changed the scope's indexed memories by `delta` (see AssociationCache.updated). */
   updated(key: string, prev: number | null, next: number, delta: IndexDelta): void {
     this.cache.updated(key, prev, next, delta);

@@ -178,7 +178,7 @@ describePg("postgres semantic channel", (base) => {
     const t2 = await token("alice");
     expect(t2!.prev).toBe(t1!.token);
     const rowid = (await db.pool.query<{ rowid: number }>(`SELECT rowid FROM memories WHERE id = $1`, [kumquat.id])).rows[0]!.rowid;
-    sem.added(key("alice"), rowid, "alice-t", kumquat.content, t2!.prev, t2!.token);
+    sem.updated(key("alice"), t2!.prev, t2!.token, { remove: [], add: [{ rowid: rowid, thread: "alice-t", content: kumquat.content }] });
     expect((await sem.indexesFor([key("alice")]))[0]).toBe(ix);
     expect(ix.df(wordKey("kumquat"))).toBe(1);
     // another server (its own pool and store) writes to the scope: the token tells this one
@@ -214,7 +214,7 @@ describePg("postgres semantic channel", (base) => {
     await write("alice", "unreported quince memory", 60);
     const late = await write("alice", "reported medlar memory", 61);
     const t = await token("alice");
-    sem.added(key("alice"), 10_000, "alice-t", late.content, t!.prev, t!.token);
+    sem.updated(key("alice"), t!.prev, t!.token, { remove: [], add: [{ rowid: 10_000, thread: "alice-t", content: late.content }] });
     expect(sem.loaded).toBe(0);
     const rebuilt = (await sem.indexesFor([key("alice")]))[0]!;
     expect(rebuilt).not.toBe(ix);

@@ -56,7 +56,7 @@ describe("a scope at its cap", () => {
     ix.add(3, "t2", "kayak rental weekend");
     ix.add(4, "t1", "quinoa bowl lunch");
     cache.put("user", ix, 7);
-    cache.added("user", 5, "t2", "kayak paddle repair", 7, 8);
+    cache.updated("user", 7, 8, { remove: [], add: [{ rowid: 5, thread: "t2", content: "kayak paddle repair" }] });
     const after = cache.current("user", 8);
     expect(after).toBe(ix);
     expect(ix.size).toBe(4);
@@ -73,7 +73,7 @@ describe("a scope at its cap", () => {
     const ix2 = new AssociationIndex();
     ix2.add(1, "t1", "quinoa salad recipe");
     small.put("user", ix2, 1);
-    small.added("user", 2, "t1", "pottery class", 1, 2);
+    small.updated("user", 1, 2, { remove: [], add: [{ rowid: 2, thread: "t1", content: "pottery class" }] });
     expect(small.current("user", 2)?.size).toBe(2);
   });
 
@@ -83,7 +83,7 @@ describe("a scope at its cap", () => {
     ix.add(1, "t1", "quinoa salad");
     ix.add(2, "t1", "pottery class");
     cache.put("user", ix, 3);
-    cache.added("user", 9, "t1", "kayak trip", 4, 5);
+    cache.updated("user", 4, 5, { remove: [], add: [{ rowid: 9, thread: "t1", content: "kayak trip" }] });
     expect(cache.current("user", 5)).toBeUndefined();
   });
 

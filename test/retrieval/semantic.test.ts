@@ -127,11 +127,11 @@ describe("semantic index upkeep", () => {
     // as the store does: renew the scope's token in the write, then report the insert with both tokens
     const prev = token();
     db.prepare(`UPDATE scope_tokens SET token = ? WHERE vis_key = ?`).run(prev + 1, key("alice"));
-    sem.added(key("alice"), 10_000, "alice-t", "a brand new kumquat memory", prev, prev + 1);
+    sem.updated(key("alice"), prev, prev + 1, { remove: [], add: [{ rowid: 10_000, thread: "alice-t", content: "a brand new kumquat memory" }] });
     expect(sem.indexesFor([key("alice")])[0]).toBe(ix);
     expect(ix.df(wordKey("kumquat"))).toBe(1);
     // an insert reported against a token the index never saw: the index is stale and goes
-    sem.added(key("alice"), 10_001, "alice-t", "a stale report", prev, prev + 2);
+    sem.updated(key("alice"), prev, prev + 2, { remove: [], add: [{ rowid: 10_001, thread: "alice-t", content: "a stale report" }] });
     expect(sem.loaded).toBe(0);
     const rebuilt = sem.indexesFor([key("alice")])[0]!;
     expect(rebuilt).not.toBe(ix);
