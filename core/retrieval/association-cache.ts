@@ -25,9 +25,19 @@ export const WARM_UP = { scopes: 8, memories: 40_000 } as const;
 /** which scopes of a person a warm-up builds first: the broad ones every search of theirs reads */
 export const LEVEL_ORDER = ["user", "project", "session", "thread"];
 
+/**
+ * writes that add more memories than this to one scope drop its index instead of following in place
+ * (a rebuild reads at most the cap, and each add at the cap scans for the oldest memory held)
+ */
+export const FOLLOW_MAX_ADDS = 1_000;
+
+/** Whether a memory takes part in its scope's index: current, and not held back by a flag no person confirmed. */
+export const joinsIndex = (r: { status: string; flags: readonly string[]; trust: string }): boolean =>
+  (r.status === "active" || r.status === "pending") && (r.flags.length === 0 || r.trust === "user_confirmed");
+
 /** What one write did to a scope's indexed memories (those current and not held back by a flag). */
 export interface IndexDelta {
-  /** memories that left the index (superseded, archived, flagged) */
+  /** memories that left the index (superseded, archived, flagged, expired, forgotten) */
   remove: number[];
   /** memories that joined it, or joined again with another conversation */
   add: { rowid: number; thread: string | null; content: string }[];
@@ -90,12 +100,14 @@ export class AssociationCache {
    * One write of the adapter changed the scope's memories by `delta` and moved its token from
    * `prev` to `next`: the loaded index follows in place if it was current just before. An index
    * already read at `next` (a search rebuilt it first) stays; one read at any other token is stale
-   * and goes. A memory that is re-added (its conversation or status changed) is removed first.
+   * and goes. A memory that is re-added (its conversation or status changed) is removed first. A
+   * removed memory leaves nothing behind (AssociationIndex.remove), so a forgotten one is gone from
+   * memory as soon as this runs; a scope at its cap then holds one memory fewer until it is rebuilt.
    */
   updated(key: string, prev: number | null, next: number, delta: IndexDelta): void {
     const e = this.byKey.get(key);
     if (!e || e.token === next) return;
-    if (e.token !== prev) {
+    if (e.token !== prev || delta.add.length > FOLLOW_MAX_ADDS) {
       this.byKey.delete(key);
       return;
     }

@@ -136,9 +136,8 @@ export class AssociationIndex {
 
   /**
    * Take a memory out: its postings, its place in its conversation (a conversation left empty goes
-   * too) and the words no other memory holds (their ids are reused). For a scope
-   * at its cap, whose oldest memory makes room for a new one; a memory that leaves the scope
-   * (forgotten, changed) still drops the whole index, so nothing of it is kept.
+   * too) and the words no other memory holds (their ids are reused), so nothing of it is kept: a
+   * memory forgotten, expired, corrected or archived, or the oldest one of a scope at its cap.
    */
   remove(rowid: number): boolean {
     const d = this.docs.get(rowid);

@@ -15,7 +15,7 @@ import { applyCues, CUE_POOL, queryCues, SMALL_STORE_CUE_POOL } from "../../core
 import { DATED_POOL, dateWords, newestInPeriod, type DateWindow } from "../../core/retrieval/dates.js";
 import { asks, spreadHead, spreadScores, type Sides } from "../../core/retrieval/spread.js";
 import { mmr, proximityRerank } from "../../core/retrieval/rerank.js";
-import { WARM_UP, type IndexDelta } from "../../core/retrieval/association-cache.js";
+import { joinsIndex, WARM_UP, type IndexDelta } from "../../core/retrieval/association-cache.js";
 import { DEFAULT_ASSOCIATIONS } from "../../core/retrieval/associations.js";
 import {
   StoreError,
@@ -55,8 +55,6 @@ interface QueryWord {
 }
 const wordKey = (w: QueryWord) => `${w.config}:${w.text}`;
 /** Whether the semantic index holds a memory (what PgSemanticIndexes reads when it builds). */
-const joinsIndex = (r: { status: string; flags: readonly string[]; trust: string }) =>
-  (r.status === "active" || r.status === "pending") && (r.flags.length === 0 || r.trust === "user_confirmed");
 const TRIGRAM_WHEN_FEWER = 10;
 /** memories per insertMany under the DSQL profile (3,000 modified rows per transaction) */
 export const DSQL_MAX_BATCH = 400;
@@ -541,12 +539,32 @@ export class PgMemoryStore implements MemoryStore {
    * follows by `delta`; else the index is rebuilt when next searched (a failed read only costs that).
    */
   private async followIndex(key: string, xact: string, delta: IndexDelta, user?: string): Promise<void> {
-    if (!this.semantic) return;
-    const t = (
-      await this.db.query<{ token: number; prev: number | null; by_xact: string | null }>(`SELECT token, prev, by_xact FROM scope_tokens WHERE vis_key = $1`, [key], user).catch(() => [])
-    )[0];
-    if (t && t.by_xact === xact) this.semantic.updated(key, t.prev === null ? null : Number(t.prev), Number(t.token), delta);
-    else this.semantic.changed([key]);
+    await this.followIndexes(new Map([[key, delta]]), xact, user);
+  }
+
+  /** followIndex for several scopes changed by one transaction, with one read of their tokens. */
+  private async followIndexes(deltas: Map<string, IndexDelta>, xact: string, user?: string | null): Promise<void> {
+    if (!this.semantic || deltas.size === 0) return;
+    const tokens = await this.db
+      .query<{ vis_key: string; token: number; prev: number | null; by_xact: string | null }>(
+        `SELECT vis_key, token, prev, by_xact FROM scope_tokens WHERE vis_key = ANY($1)`,
+        [[...deltas.keys()]],
+        user,
+      )
+      .catch(() => []);
+    const byKey = new Map(tokens.map((t) => [t.vis_key, t]));
+    for (const [key, delta] of deltas) {
+      const t = byKey.get(key);
+      if (t && t.by_xact === xact) this.semantic.updated(key, t.prev === null ? null : Number(t.prev), Number(t.token), delta);
+      else this.semantic.changed([key]);
+    }
+  }
+
+  /** The scope → delta map of memories that left their scopes' indexes (forget, expiry). */
+  private static leaving(rows: Iterable<{ vis_key: string; rowid: number | string }>): Map<string, IndexDelta> {
+    const out = new Map<string, IndexDelta>();
+    for (const r of rows) (out.get(r.vis_key) ?? out.set(r.vis_key, { remove: [], add: [] }).get(r.vis_key)!).remove.push(Number(r.rowid));
+    return out;
   }
 
   /** This transaction's id, for followIndex (only when there is an index to follow). */
@@ -564,7 +582,11 @@ export class PgMemoryStore implements MemoryStore {
     // one owner: its RLS setting; a mixed batch is an import across users (system maintenance)
     const user = users.size === 1 ? [...users][0]! : null;
     const vecs = await this.vectorsFor(items.map((i) => i.rec.content));
+    // [semantic channel] what each scope's index gains, and the transaction that committed it
+    const done: { joined: Map<string, IndexDelta>; xact?: string } = { joined: new Map() };
     const run = async (c: pg.PoolClient) => {
+      done.joined = new Map();
+      delete done.xact;
       const keys = items.map((i) => visibilityKey(i.rec.scope));
       // (vis_key, content hash) → id of a record in the store or written earlier in this batch
       const seen = new Map<string, string>();
@@ -595,10 +617,18 @@ export class PgMemoryStore implements MemoryStore {
       // word rows once every row and source exists; each older neighbour is rewritten once
       const freshSet = new Set(rowids);
       await this.refresh(c, (await this.writeWordRows(c, rowids)).filter((n) => !freshSet.has(n)));
+      for (const [j, i] of fresh.entries()) {
+        const rec = items[i]!.rec;
+        const delta = done.joined.get(keys[i]!) ?? done.joined.set(keys[i]!, { remove: [], add: [] }).get(keys[i]!)!;
+        // a fresh row's only source is the one it came with
+        if (joinsIndex(rec)) delta.add.push({ rowid: rowids[j]!, thread: rec.source.threadId, content: rec.content });
+      }
+      done.xact = await this.xactOf(c);
       return out;
     };
     const out = await (user !== null ? this.db.tx(run, user) : this.db.tx(run));
-    this.semantic?.changed(new Set(items.filter((_i, j) => out[j]!.status === "created").map((i) => visibilityKey(i.rec.scope))));
+    if (done.xact !== undefined) await (user !== null ? this.followIndexes(done.joined, done.xact, user) : asPgSystem(() => this.followIndexes(done.joined, done.xact!)));
+    else this.semantic?.changed(done.joined.keys());
     return out;
   }
 
@@ -672,8 +702,10 @@ export class PgMemoryStore implements MemoryStore {
   }
 
   async forget(ids: string[], audit: AuditEntry): Promise<string[]> {
-    const changed = new Set<string>();
+    const left: { vis_key: string; rowid: number }[] = [];
+    const done: { xact?: string } = {};
     const out = await this.db.tx(async (c) => {
+      left.length = 0;
       const purged: string[] = [];
       const around = new Set<number>();
       for (const id of ids) {
@@ -695,21 +727,27 @@ export class PgMemoryStore implements MemoryStore {
         );
         around.delete(row.rowid);
         purged.push(id);
-        changed.add(row.vis_key);
+        left.push(row);
       }
       await this.refresh(c, around);
       await this.writeAudit(c, { ...audit, detail: { ...audit.detail, ids: purged } });
+      done.xact = await this.xactOf(c);
       return purged;
     });
-    // [semantic channel] nothing of a forgotten memory waits in memory for the next search
-    this.semantic?.changed(changed);
+    // [semantic channel] nothing of a forgotten memory waits in memory for the next search: it leaves
+    // the loaded index in place, words and all (or the index goes, when another writer came between)
+    const leaving = PgMemoryStore.leaving(left);
+    if (done.xact !== undefined) await this.followIndexes(leaving, done.xact);
+    else this.semantic?.changed(leaving.keys());
     return out;
   }
 
   /** a sweep across every user's records: runs as system maintenance under RLS */
   async expireDue(now: number, actor: string): Promise<number> {
-    const changed = new Set<string>();
+    const left: { vis_key: string; rowid: number }[] = [];
+    const done: { xact?: string } = {};
     const n = await asPgSystem(() => this.db.tx(async (c) => {
+      left.length = 0;
       const due = await c.query<{ rowid: number; id: string; vis_key: string }>(
         `SELECT rowid, id, vis_key FROM memories WHERE expires_at IS NOT NULL AND expires_at <= $1 AND status IN ${CURRENT}
          ORDER BY rowid LIMIT 500 FOR UPDATE${this.db.profile === "dsql" ? "" : " SKIP LOCKED"}`,
@@ -718,11 +756,14 @@ export class PgMemoryStore implements MemoryStore {
       for (const r of due.rows) {
         await c.query(`UPDATE memories SET status = 'expired', updated_at = $1 WHERE rowid = $2`, [now, r.rowid]);
         await this.writeAudit(c, { at: now, actor, action: "expire", targetKind: "memory", targetId: r.id, detail: {} });
-        changed.add(r.vis_key);
+        left.push(r);
       }
+      if (due.rows.length > 0) done.xact = await this.xactOf(c);
       return due.rows.length;
     }));
-    this.semantic?.changed(changed);
+    const leaving = PgMemoryStore.leaving(left);
+    if (done.xact !== undefined) await asPgSystem(() => this.followIndexes(leaving, done.xact!));
+    else this.semantic?.changed(leaving.keys());
     return n;
   }
 

@@ -26,7 +26,7 @@ import { semanticChannel, type SemanticChannel, type SemanticHit } from "./seman
 import { DEFAULT_ASSOCIATIONS } from "../../core/retrieval/associations.js";
 import { indexNewRows, kindToken, neighbours, refreshNeighbours, writeWordRow, type FreshRow } from "./memory-fts.js";
 import { DEFAULT_CHANNELS, type RetrievalChannels } from "../../core/retrieval/channels.js";
-import type { IndexDelta } from "../../core/retrieval/association-cache.js";
+import { joinsIndex, type IndexDelta } from "../../core/retrieval/association-cache.js";
 import { addAssociationHits, addMissing, addRanks, rrf } from "../../core/retrieval/fusion.js";
 import { DEFAULT_PRF, expansionTerms } from "../../core/retrieval/prf.js";
 import { mmr, proximityRerank } from "../../core/retrieval/rerank.js";
@@ -110,6 +110,14 @@ function wordGroups(cols: string, plan: Pick<WordPlan, "terms" | "ownTextOnly">)
   const own = cols === "{content tags}" ? [] : plan.terms.filter((t) => plan.ownTextOnly.includes(t));
   const wide = plan.terms.filter((t) => !own.includes(t));
   return [...(wide.length > 0 ? [`${cols}: ${orGroup(wide)}`] : []), ...(own.length > 0 ? [`{content tags}: ${orGroup(own)}`] : [])];
+}
+
+/** A write's change to one scope's semantic index, handed to the channel once the write commits. */
+interface IndexChange {
+  key: string;
+  prev: number | null;
+  next: number;
+  delta: IndexDelta;
 }
 
 export class SqliteMemoryStore implements MemoryStore {
@@ -250,7 +258,7 @@ export class SqliteMemoryStore implements MemoryStore {
    * and what its semantic index must do to follow: each memory joins it (again, with its current
    * conversation) or leaves it. The caller hands the result to the channel once the write commits.
    */
-  private indexChange(key: string, rowids: number[]): { key: string; prev: number | null; next: number; delta: IndexDelta } {
+  private indexChange(key: string, rowids: number[]): IndexChange {
     const delta: IndexDelta = { remove: [], add: [] };
     for (const r of rowids) {
       const e = this.st.indexEntry!.get(r) as { rowid: number; content: string; joins: number; thread: string | null } | undefined;
@@ -260,15 +268,13 @@ export class SqliteMemoryStore implements MemoryStore {
     return { key, ...this.renewScope(key), delta };
   }
 
-  private indexChanged(changes: { key: string; prev: number | null; next: number; delta: IndexDelta }[]): void {
-    for (const c of changes) this.semantic.updated(c.key, c.prev, c.next, c.delta);
+  /** indexChange for each scope of these memories (scope key → row ids) */
+  private indexChanges(byKey: Map<string, number[]>): IndexChange[] {
+    return [...byKey].map(([k, rowids]) => this.indexChange(k, rowids));
   }
 
-  /** Inside a write transaction: these scopes' memories changed (new tokens; loaded indexes go now). */
-  private scopesChanged(keys: Iterable<string>): void {
-    const distinct = new Set(keys);
-    for (const k of distinct) this.renewScope(k);
-    this.semantic.changed(distinct);
+  private indexChanged(changes: IndexChange[]): void {
+    for (const c of changes) this.semantic.updated(c.key, c.prev, c.next, c.delta);
   }
 
   private writeAudit(a: AuditEntry): void {
@@ -295,11 +301,12 @@ export class SqliteMemoryStore implements MemoryStore {
   async insertMany(items: BatchInsertItem[]): Promise<BatchInsertOutcome[]> {
     const out: BatchInsertOutcome[] = [];
     const vecs = this.vectors ? await this.vectors.vectorsFor(items.map((i) => i.rec.content)) : [];
-    this.db.transaction(() => {
+    const changes = this.db.transaction(() => {
       // (vis_key, content hash) → id of the record written earlier in this batch
       const seen = new Map<string, string>();
       const fresh: FreshRow[] = [];
-      const scopes = new Set<string>();
+      // what each scope's semantic index gains: a fresh row's only source is the one it came with
+      const joined = new Map<string, IndexDelta>();
       for (const { rec, audit } of items) {
         const key = visibilityKey(rec.scope);
         const k = `${key}\u0000${rec.contentHash}`;
@@ -310,7 +317,8 @@ export class SqliteMemoryStore implements MemoryStore {
         }
         const rowid = this.insertBaseRow(rec, key);
         this.vectors?.onInsert(rowid, rec, vecs[out.length]);
-        scopes.add(key);
+        const delta = joined.get(key) ?? joined.set(key, { remove: [], add: [] }).get(key)!;
+        if (joinsIndex(rec)) delta.add.push({ rowid, thread: rec.source.threadId, content: rec.content });
         this.st.insertTri!.run(rowid, rec.content, key);
         this.writeAudit(audit);
         seen.set(k, rec.id);
@@ -330,8 +338,10 @@ export class SqliteMemoryStore implements MemoryStore {
       // Word rows once all rows and sources exist: each new row and each older neighbour is
       // written once per batch, not once per arriving neighbour.
       indexNewRows(this.db, fresh);
-      this.scopesChanged(scopes);
+      return [...joined].map(([key, delta]): IndexChange => ({ key, ...this.renewScope(key), delta }));
     }).immediate();
+    // [semantic channel] the new memories join their scopes' loaded indexes (a large batch drops them)
+    this.indexChanged(changes);
     return out;
   }
 
@@ -394,7 +404,8 @@ export class SqliteMemoryStore implements MemoryStore {
   async forget(ids: string[], audit: AuditEntry): Promise<string[]> {
     const purged: string[] = [];
     const around = new Set<number>();
-    this.db.transaction(() => {
+    const changes = this.db.transaction(() => {
+      const left = new Map<string, number[]>();
       for (const id of ids) {
         const row = this.st.byId!.get(id) as MemoryRow | undefined;
         if (!row || row.status === "deleted") continue;
@@ -403,7 +414,7 @@ export class SqliteMemoryStore implements MemoryStore {
         this.st.deleteFts!.run(row.rowid);
         this.st.deleteTri!.run(row.rowid);
         this.vectors?.onForget(row.rowid);
-        this.scopesChanged([row.vis_key]);
+        (left.get(row.vis_key) ?? left.set(row.vis_key, []).get(row.vis_key)!).push(row.rowid);
         this.st.deleteTags!.run(row.rowid);
         this.st.deleteSources!.run(row.rowid);
         this.st.purge!.run(audit.at, row.rowid);
@@ -411,7 +422,11 @@ export class SqliteMemoryStore implements MemoryStore {
       }
       refreshNeighbours(this.db, around);
       this.writeAudit({ ...audit, detail: { ...audit.detail, ids: purged } });
+      return this.indexChanges(left);
     }).immediate();
+    // [semantic channel] the forgotten memories leave their scopes' loaded indexes, words and all,
+    // before the next search (an index that missed a write is rebuilt from the table instead)
+    this.indexChanged(changes);
     // FTS5's secure-delete drops a row's postings but keeps a term whose last posting went until
     // its segments are merged: merge them now (~0.1-0.5 s at 100k memories; forgets are rare).
     if (purged.length > 0) {
@@ -429,14 +444,17 @@ export class SqliteMemoryStore implements MemoryStore {
 
   async expireDue(now: number, actor: string): Promise<number> {
     let n = 0;
-    this.db.transaction(() => {
+    const changes = this.db.transaction(() => {
+      const left = new Map<string, number[]>();
       for (const r of this.st.dueExpiry!.all(now) as { rowid: number; id: string; vis_key: string }[]) {
         this.st.expire!.run(now, r.rowid);
-        this.scopesChanged([r.vis_key]);
+        (left.get(r.vis_key) ?? left.set(r.vis_key, []).get(r.vis_key)!).push(r.rowid);
         this.writeAudit({ at: now, actor, action: "expire", targetKind: "memory", targetId: r.id, detail: {} });
         n++;
       }
+      return this.indexChanges(left);
     }).immediate();
+    this.indexChanged(changes);
     return n;
   }
 

@@ -4,8 +4,8 @@
 // in-memory database cannot be shared with another connection, and a worker that fails falls back:
 // there the indexes live on the store's own thread, as before. Either way the indexes check their
 // scopes' change tokens on every search (semantic-index.ts), the store reports its own writes here
-// so an insert joins an index in place and a change drops one at once, and the result is the same
-// list.
+// so each write changes a loaded index in place (or drops it, when it missed another writer's change),
+// and the result is the same list.
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
@@ -21,8 +21,6 @@ export interface SemanticHit {
 export interface SemanticChannel {
   /** A write committed `delta` to a scope's indexed memories; its change token went from `prev` to `next`. */
   updated(key: string, prev: number | null, next: number, delta: IndexDelta): void;
-  /** Memories of these scopes left or changed (may be called inside the writing transaction). */
-  changed(keys: Iterable<string>): void;
   /** The best `limit` memories of these scopes for the query text, best first. */
   score(keys: string[], text: string, limit: number): Promise<SemanticHit[]>;
   /**
@@ -39,7 +37,6 @@ export { WARM_UP };
 
 export type ToSemanticWorker =
   | { t: "updated"; key: string; prev: number | null; next: number; delta: IndexDelta }
-  | { t: "changed"; keys: string[] }
   | { t: "score"; id: number; keys: string[]; text: string; limit: number }
   | { t: "warm"; id: number; scopes: number; memories: number };
 
@@ -69,10 +66,6 @@ export class InThreadSemantic implements SemanticChannel {
 
   updated(key: string, prev: number | null, next: number, delta: IndexDelta): void {
     this.indexes.updated(key, prev, next, delta);
-  }
-
-  changed(keys: Iterable<string>): void {
-    for (const k of keys) this.indexes.changed(k);
   }
 
   scoreNow(keys: string[], text: string, limit: number): SemanticHit[] {
@@ -127,11 +120,6 @@ export class WorkerSemantic implements SemanticChannel {
   updated(key: string, prev: number | null, next: number, delta: IndexDelta): void {
     if (this.fallback) this.fallback.updated(key, prev, next, delta);
     else this.post({ t: "updated", key, prev, next, delta });
-  }
-
-  changed(keys: Iterable<string>): void {
-    if (this.fallback) return this.fallback.changed(keys);
-    if (this.worker) this.post({ t: "changed", keys: [...keys] });
   }
 
   score(keys: string[], text: string, limit: number): Promise<SemanticHit[]> {

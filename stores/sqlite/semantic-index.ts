@@ -2,10 +2,11 @@
 // lazily from the memories table the first time a scope is searched and kept in memory. Each index
 // remembers its scope's change token (table scope_tokens, renewed by every write transaction that
 // changes the scope, from any connection or process); a search compares tokens and rebuilds a scope
-// that changed since, so a write in one scope leaves the others' indexes alone. A memory inserted
-// by this store joins its scope's index in place when nothing else changed the scope in between;
-// the store also drops a scope as soon as it changes it (a forgotten memory does not wait in memory
-// for the next search). Nothing is persisted: the index is derived data, one scope at a time.
+// that changed since, so a write in one scope leaves the others' indexes alone. Each write of this
+// store (insert, batch, correction, status change, expiry, forget) changes its scope's loaded index
+// in place when nothing else changed the scope in between, and drops it otherwise; either way a
+// forgotten memory does not wait in memory for the next search. Nothing is persisted: the index is
+// derived data, one scope at a time.
 // Flagged memories no person confirmed stay out, as they stay out of search results.
 import type { Statement } from "better-sqlite3";
 import { AssociationCache, MAX_INDEXED, SEMANTIC_SCOPE_CAP, warmScopes, type IndexDelta } from "../../core/retrieval/association-cache.js";
@@ -90,11 +91,6 @@ export class SemanticIndexes {
   /** This store's write changed the scope's indexed memories by `delta` (see AssociationCache.updated). */
   updated(key: string, prev: number | null, next: number, delta: IndexDelta): void {
     this.cache.updated(key, prev, next, delta);
-  }
-
-  /** Memories of a scope left or changed: drop its index now (it is rebuilt on next use). */
-  changed(key: string): void {
-    this.cache.changed(key);
   }
 
   /** Every scope rebuilds on next use. */

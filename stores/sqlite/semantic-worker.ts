@@ -1,7 +1,8 @@
 // The semantic channel's worker thread (see semantic-channel.ts): it holds the association indexes
 // and scores queries on its own read-only connection, beside the store's thread, which meanwhile
 // runs the word channel. Scope change tokens tell it what any connection changed; the store's
-// messages, in the order its writes were made, change a scope's index in place or drop it.
+// messages, in the order its writes were made, change a scope's index in place (or drop
+// it, when it missed another writer's change).
 import { parentPort, workerData } from "node:worker_threads";
 import { openDatabase } from "./database.js";
 import { SemanticIndexes } from "./semantic-index.js";
@@ -16,9 +17,6 @@ port.on("message", (m: ToSemanticWorker) => {
   switch (m.t) {
     case "updated":
       indexes.updated(m.key, m.prev, m.next, m.delta);
-      return;
-    case "changed":
-      for (const k of m.keys) indexes.changed(k);
       return;
     case "warm":
       // one scope per turn of the event loop: a search that arrives meanwhile is not held up by the rest

@@ -132,8 +132,8 @@ describePg("postgres semantic channel", (base) => {
     store.close();
   });
 
-  it("follows its own correction, a flagged memory and its confirmation in place, as a fresh build reads them", async () => {
-    const { store, svc, write } = await fresh();
+  it("follows its own correction, a flagged memory, its confirmation, a batch, an expiry and a forget in place, as a fresh build reads them", async () => {
+    const { store, svc, write, clock } = await fresh();
     for (const [i, t] of ALICE.entries()) await write("alice", t, i);
     await svc.search({ thread: req("alice") }, { query: "pottery", limit: 5 });
     const sem = (store as unknown as { semantic: PgSemanticIndexes }).semantic;
@@ -155,6 +155,30 @@ describePg("postgres semantic channel", (base) => {
       await svc.confirm({ thread: req("alice") }, [flagged.record.id], { actor: "user", threadId: null, toolCallId: null });
       expect(await loaded()).toBe(ix);
       expect(ix.df(wordKey("quokka"))).toBe(1);
+      const batch = await svc.rememberMany(
+        ["tamarind chutney recipe from grandma", "tamarind trees shade the porch"].map((content) => ({
+          req: req("alice"),
+          input: { content, kind: "note" as const, scope: "user" as const, userStated: true },
+          origin: { actor: "user" as const, threadId: "alice-t", toolCallId: null },
+        })),
+      );
+      expect(batch.map((b) => b.status)).toEqual(["created", "created"]);
+      expect(await loaded()).toBe(ix);
+      expect(ix.df(wordKey("tamarind"))).toBe(2);
+      const brief = await svc.remember(req("alice"), { content: "the yuzu sorbet stall is open this week", kind: "note", scope: "user", userStated: true, expiresAt: "2024-01-02T00:00:00Z" }, { actor: "user", threadId: "alice-t", toolCallId: null });
+      expect(ix.df(wordKey("yuzu"))).toBe(1);
+      clock.set(Date.UTC(2024, 0, 3));
+      expect(await svc.expireDue("system")).toBe(1);
+      expect(await loaded()).toBe(ix);
+      expect(ix.df(wordKey("yuzu"))).toBe(0);
+      // a forgotten memory leaves nothing: its words are out of the vocabulary
+      const vocabulary = ix.vocabulary;
+      const secret = await write("alice", "zanzibar quokka figurines glazed at night", 60);
+      expect(ix.vocabulary).toBeGreaterThan(vocabulary);
+      expect(await svc.forget({ thread: req("alice") }, [secret.id, brief.record.id], { actor: "user", threadId: "alice-t", toolCallId: null })).toEqual([secret.id, brief.record.id]);
+      expect(await loaded()).toBe(ix);
+      for (const w of ["zanzibar", "figurines", "glazed"]) expect(ix.idOf(wordKey(w)), w).toBeUndefined();
+      expect(ix.vocabulary).toBe(vocabulary);
       // no scope was read again for all that
       expect(reads.mock.calls.filter(([sql]) => String(sql).includes("NULL::bigint AS rowid"))).toHaveLength(0);
     } finally {
@@ -162,7 +186,8 @@ describePg("postgres semantic channel", (base) => {
     }
     const built = (await new PgSemanticIndexes(db).indexesFor([key("alice")]))[0]!;
     expect(ix.size).toBe(built.size);
-    for (const w of ["kumquat", "persimmon", "marmalade", "quokka", "pottery"]) expect(ix.df(wordKey(w)), w).toBe(built.df(wordKey(w)));
+    expect(ix.vocabulary).toBe(built.vocabulary);
+    for (const w of ["kumquat", "persimmon", "marmalade", "quokka", "pottery", "tamarind", "yuzu", "zanzibar"]) expect(ix.df(wordKey(w)), w).toBe(built.df(wordKey(w)));
   });
 
   it("grows in place on its own insert, and rebuilds after another server's write or forget", async () => {

@@ -1,6 +1,6 @@
 // The semantic channel's index cache: which scopes go when too many are held.
 import { describe, expect, it } from "vitest";
-import { AssociationCache, CHEAP_REBUILD, MAX_SCOPES } from "../../core/retrieval/association-cache.js";
+import { AssociationCache, CHEAP_REBUILD, FOLLOW_MAX_ADDS, MAX_SCOPES } from "../../core/retrieval/association-cache.js";
 import { AssociationIndex } from "../../core/retrieval/associations.js";
 
 function index(memories: number): AssociationIndex {
@@ -85,6 +85,17 @@ describe("a scope at its cap", () => {
     cache.put("user", ix, 3);
     cache.updated("user", 4, 5, { remove: [], add: [{ rowid: 9, thread: "t1", content: "kayak trip" }] });
     expect(cache.current("user", 5)).toBeUndefined();
+  });
+
+  it("a batch of more than FOLLOW_MAX_ADDS memories drops the index (a rebuild is cheaper); one of that many follows", () => {
+    const batch = (n: number, from: number) => Array.from({ length: n }, (_, i) => ({ rowid: from + i, thread: "t1", content: `imported note ${i}` }));
+    const cache = new AssociationCache();
+    cache.put("user", index(10), 1);
+    cache.updated("user", 1, 2, { remove: [], add: batch(FOLLOW_MAX_ADDS, 100) });
+    expect(cache.current("user", 2)?.size).toBe(10 + FOLLOW_MAX_ADDS);
+    cache.updated("user", 2, 3, { remove: [], add: batch(FOLLOW_MAX_ADDS + 1, 5_000) });
+    expect(cache.current("user", 3)).toBeUndefined();
+    expect(cache.loaded).toBe(0);
   });
 
   it("removing memories leaves a conversation's other turns in order and empties nothing it should not", () => {
