@@ -137,7 +137,7 @@ async function datedPhase(service: MemoryService, queries: { s: Sample; text: st
  * memory into the person's user-level scope (at 100k and up that scope is past the semantic
  * channel's cap), and how often the new memory comes back for a question naming it.
  */
-async function afterWritePhase(service: MemoryService, queries: { s: Sample; text: string }[]) {
+async function afterWritePhase(service: MemoryService, queries: { s: Sample; text: string }[], written: Written[]) {
   const lat: number[] = [];
   let found = 0;
   for (const [i, { s, text }] of queries.entries()) {
@@ -149,8 +149,51 @@ async function afterWritePhase(service: MemoryService, queries: { s: Sample; tex
     const hits = await service.search({ thread: scope }, { query: `which runner image is ${rev}?`, limit: 10 });
     lat.push(performance.now() - t);
     if (hits.some((h) => h.record.id === r.record.id)) found++;
+    written.push({ id: r.record.id, scope, query: `which runner image is ${rev}?` });
   }
   return { queries: queries.length, latency_ms: summary(lat), new_memory_in_top10: Math.round((found / Math.max(1, queries.length)) * 100) / 100 };
+}
+
+interface Written {
+  id: string;
+  scope: RequestScope;
+  query: string;
+}
+
+const FORGETS = 10;
+
+/**
+ * Forget-then-search: a person forgets one of the memories the remember-then-search phase wrote,
+ * then searches for it in the same scope. How long the forget takes (it merges the word index's
+ * segments so no term of it stays) and the search after it, and how often the forgotten memory
+ * still came back (it must never).
+ */
+async function afterForgetPhase(service: MemoryService, written: Written[], purged?: () => Promise<void>) {
+  const forgetLat: number[] = [];
+  const lat: number[] = [];
+  const purgeLat: number[] = [];
+  let returned = 0;
+  for (const w of written.slice(0, FORGETS)) {
+    const t0 = performance.now();
+    await service.forget({ thread: w.scope }, [w.id], { actor: "user", threadId: w.scope.thread, toolCallId: null });
+    const t = performance.now();
+    forgetLat.push(t - t0);
+    const hits = await service.search({ thread: w.scope }, { query: w.query, limit: 10 });
+    lat.push(performance.now() - t);
+    if (hits.some((h) => h.record.id === w.id)) returned++;
+    // the full-text segments' merge, after the forget returned (in steps, beside the search)
+    if (purged) {
+      await purged();
+      purgeLat.push(performance.now() - t);
+    }
+  }
+  return {
+    forgets: forgetLat.length,
+    forget_ms: summary(forgetLat),
+    purge_done_after_ms: purged ? summary(purgeLat) : null,
+    latency_ms: summary(lat),
+    forgotten_returned: returned,
+  };
 }
 
 /** Latency of the queries narrowed by a filter (a level, a kind), and how many results they get. */
@@ -308,7 +351,10 @@ async function runOne(n: number): Promise<Record<string, unknown>> {
     }
 
     // Remember-then-search, after every other search phase (it adds memories).
-    const afterWrite = await afterWritePhase(ctx.service, queries.filter((x) => x.kind === "multi"));
+    const written: Written[] = [];
+    const afterWrite = await afterWritePhase(ctx.service, queries.filter((x) => x.kind === "multi"), written);
+    const store = ctx.store as { purged?: () => Promise<void> };
+    const afterForget = await afterForgetPhase(ctx.service, written, store.purged ? () => store.purged!() : undefined);
 
     // A fresh server's first search: cold (its scope's semantic index is built inside it) and after
     // the warm-up that the prefix builders (provider proxy, serve --grpc) start when they open the
@@ -360,6 +406,7 @@ async function runOne(n: number): Promise<Record<string, unknown>> {
       search_filtered_kind: filteredKind,
       search_all_channels: searchAll,
       search_after_write: afterWrite,
+      search_after_forget: afterForget,
       first_search: first,
       prefix,
       index: { db_bytes: dbBytes, wal_bytes: walBytes, total_bytes: dbBytes + walBytes, bytes_per_memory: Math.round((dbBytes + walBytes) / n), after_ingest: { db_bytes: dbAfterIngest, wal_bytes: walAfterIngest } },

@@ -6,6 +6,7 @@ import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import Database from "better-sqlite3";
 import { openDatabase, schemaVersion } from "../../stores/sqlite/database.js";
+import { ftsPurge } from "../../stores/sqlite/fts-purge.js";
 import { MIGRATIONS } from "../../stores/sqlite/migrations.js";
 import { defaultDbPath } from "../context.js";
 
@@ -46,6 +47,8 @@ export function registerBackup(program: Command): void {
       if (existsSync(out)) throw new Error(`${out} exists; choose a new file`);
       const db = openDatabase(o.db ?? defaultDbPath());
       try {
+        // what a forget left in the full-text segments goes before the copy is taken
+        ftsPurge(db).finish();
         await db.backup(out);
       } finally {
         db.close();

@@ -27,6 +27,7 @@ import { DEFAULT_ASSOCIATIONS } from "../../core/retrieval/associations.js";
 import { indexNewRows, kindToken, neighbours, refreshNeighbours, writeWordRow, type FreshRow } from "./memory-fts.js";
 import { DEFAULT_CHANNELS, type RetrievalChannels } from "../../core/retrieval/channels.js";
 import { joinsIndex, type IndexDelta } from "../../core/retrieval/association-cache.js";
+import { ftsPurge, type FtsPurge } from "./fts-purge.js";
 import { addAssociationHits, addMissing, addRanks, rrf } from "../../core/retrieval/fusion.js";
 import { DEFAULT_PRF, expansionTerms } from "../../core/retrieval/prf.js";
 import { mmr, proximityRerank } from "../../core/retrieval/rerank.js";
@@ -128,6 +129,7 @@ export class SqliteMemoryStore implements MemoryStore {
   private readonly spread: NeighbourSpread;
   /** [semantic channel] per-scope association indexes (in a worker thread); every write below tells it what changed */
   private readonly semantic: SemanticChannel;
+  private readonly purge: FtsPurge;
 
   private readonly channels: RetrievalChannels;
 
@@ -145,6 +147,9 @@ export class SqliteMemoryStore implements MemoryStore {
     this.planner = new FtsPlanner(db);
     this.spread = new NeighbourSpread(db);
     this.semantic = semanticChannel(db);
+    this.purge = ftsPurge(db);
+    // a process that stopped before its purge finished left the mark: take the work up
+    if (!db.readonly && this.purge.pending) void this.purge.run();
     const p = (sql: string) => db.prepare(sql);
     this.st = {
       insert: p(`INSERT INTO memories (id, lineage_id, vis_key, level, user_id, project, session_id, thread_id, kind,
@@ -422,24 +427,23 @@ export class SqliteMemoryStore implements MemoryStore {
       }
       refreshNeighbours(this.db, around);
       this.writeAudit({ ...audit, detail: { ...audit.detail, ids: purged } });
+      // The deletes left tombstones: the rows' postings stay in their segments until merged.
+      if (purged.length > 0) for (const t of ["memory_fts", "memory_tri"] as const) this.purge.mark(t);
       return this.indexChanges(left);
     }).immediate();
     // [semantic channel] the forgotten memories leave their scopes' loaded indexes, words and all,
     // before the next search (an index that missed a write is rebuilt from the table instead)
     this.indexChanged(changes);
-    // FTS5's secure-delete drops a row's postings but keeps a term whose last posting went until
-    // its segments are merged: merge them now (~0.1-0.5 s at 100k memories; forgets are rare).
-    if (purged.length > 0) {
-      this.db.exec(`INSERT INTO memory_fts (memory_fts) VALUES ('optimize'); INSERT INTO memory_tri (memory_tri) VALUES ('optimize');`);
-    }
-    // Old page images of the purged rows live on in the WAL until a checkpoint rewrites them;
-    // secure_delete zeroes the freed space in the main file.
-    try {
-      this.db.pragma("wal_checkpoint(TRUNCATE)");
-    } catch {
-      // a concurrent reader can block the checkpoint; the next one will do it
-    }
+    // They are merged away in the background, a few milliseconds at a time, and the WAL is
+    // checkpointed after (fts-purge.ts); secure_delete zeroes the freed space in the main file.
+    // (Merging inside the forget took ~1 s at 100k memories with the event loop blocked.)
+    if (purged.length > 0) void this.purge.run();
     return purged;
+  }
+
+  /** Resolves once what forgets left in the full-text indexes is merged away (fts-purge.ts). */
+  purged(): Promise<void> {
+    return this.purge.run();
   }
 
   async expireDue(now: number, actor: string): Promise<number> {
@@ -963,7 +967,13 @@ export class SqliteMemoryStore implements MemoryStore {
 
   close(): void {
     this.semantic.close();
-    if (this.db.open) this.db.close();
+    if (!this.db.open) return;
+    // nothing of a forgotten memory stays in the file once the store is closed
+    try {
+      this.purge.finish();
+    } finally {
+      this.db.close();
+    }
   }
 
   private prepared(sql: string): Statement {

@@ -699,4 +699,19 @@ INSERT INTO memory_fts (memory_fts, rank) VALUES ('secure-delete', 1);
 `,
     up: (db) => rebuildWordIndex(db),
   },
+  {
+    version: 15,
+    name: "full-text tables with forgotten rows still to merge away",
+    sql: `
+-- A forget tombstones its rows in the contentless full-text tables; their postings stay in their
+-- segments until merged (stores/sqlite/fts-purge.ts). A table is listed here from the forgetting
+-- transaction until a purge has merged it, so a process that stops first leaves the work to the
+-- next one. gen moves with every forget, so a purge that started earlier does not clear a newer
+-- mark. Table names only.
+CREATE TABLE fts_purge (
+  tbl TEXT PRIMARY KEY,
+  gen INTEGER NOT NULL
+) STRICT, WITHOUT ROWID;
+`,
+  },
 ];

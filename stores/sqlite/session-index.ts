@@ -11,6 +11,7 @@ import type {
   SessionThreadState,
 } from "../traits.js";
 import type { Db } from "./database.js";
+import { ftsPurge } from "./fts-purge.js";
 
 interface Row {
   rowid: number;
@@ -225,9 +226,11 @@ export class SqliteSessionIndex implements SessionIndexStore {
       }
       // 3. messages that quote a purged message (e.g. an earlier session_search result)
       round(purged.map((r) => norm(r.text).slice(0, QUOTE_CHARS)).filter((t) => t.length >= MIN_QUOTE_CHARS));
-      // Terms whose last posting went stay in the index until its segments are merged.
-      if (purged.length > 0) this.db.exec(`INSERT INTO session_fts (session_fts) VALUES ('optimize')`);
+      // The deletes left tombstones: the rows' postings stay in their segments until merged.
+      if (purged.length > 0) ftsPurge(this.db).mark("session_fts");
     }).immediate();
+    // merged away in the background (fts-purge.ts); closing the store finishes it
+    if (purged.length > 0) void ftsPurge(this.db).run();
     return purged.length;
   }
 

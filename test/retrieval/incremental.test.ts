@@ -119,7 +119,7 @@ describe.each([
       expect(ftsRows(ctx, "memory_tri", `"orvatu"`)).toEqual([]);
       expect(ftsRows(ctx, "memory_fts", "{content}: weekend OR seven OR gloves")).not.toContain(flight);
       expect(ftsRows(ctx, "memory_tri", `"weekend" OR "seven" OR "gloves"`)).not.toContain(flight);
-      // Not even in the vocabulary (segments were merged, so no term of it stays on disk).
+      // Not even in the vocabulary (its bytes leave the segments in the purge after: fts-purge.test.ts).
       expect(inVocabulary(ctx, "memory_fts", "qorvatuk")).toBe(false);
       expect(inVocabulary(ctx, "memory_tri", "qor")).toBe(false);
       // The other turns are still there and still findable; the neighbours became each other's.

@@ -63,9 +63,12 @@ describe("schema migrations", () => {
       const hits = await m.service.search({ thread: req() }, { query: "billing cron" });
       expect(hits.map((h) => h.record.id)).toEqual(["mem_old1"]);
       expect(hits[0]!.record.sources[0]).toMatchObject({ threadId: "root-1", toolCallId: "tc-old" });
-      // the rewritten word index knows the memory's kind (version 14): a kind filter finds it
-      expect((await m.service.search({ thread: req() }, { query: "billing cron", kinds: ["fact"] })).map((h) => h.record.id)).toEqual(["mem_old1"]);
-      expect(await m.service.search({ thread: req() }, { query: "billing cron", kinds: ["lesson"] })).toEqual([]);
+      // the word index rewritten by version 14 knows the memory's kind: a kind filter finds it (the
+      // row written by hand above into a version-14 file has no kind token: nothing rewrote it)
+      if (v < 14) {
+        expect((await m.service.search({ thread: req() }, { query: "billing cron", kinds: ["fact"] })).map((h) => h.record.id)).toEqual(["mem_old1"]);
+        expect(await m.service.search({ thread: req() }, { query: "billing cron", kinds: ["lesson"] })).toEqual([]);
+      }
       // and the upgraded file takes new writes
       const r = await m.service.remember(req(), { content: "The new billing cron runs at 4am UTC" }, { actor: "model", threadId: "root-2", toolCallId: "tc-new" });
       expect(r.conflicts.map((c) => c.id)).toEqual(["mem_old1"]);

@@ -1,0 +1,130 @@
+// What a forget leaves in the full-text indexes, merged away in the background. The word, trigram
+// and conversation indexes are contentless FTS5 tables with contentless_delete: deleting a row
+// writes a tombstone, and the row's postings (the terms of the forgotten text, and which row held
+// them) stay in their segment until the segment is rewritten. A full 'optimize' rewrote every
+// segment inside the forget: ~1 s at 100k memories, ~10 s at 1M, with the event loop blocked.
+//
+// Instead the forgetting transaction marks the table (table fts_purge, so a process that dies
+// first leaves the work to the next one that opens the file), and the purge runs FTS5's
+// incremental optimize ('merge' with a negative page count) a few hundred pages at a time, one
+// short write transaction per step, yielding to the event loop between steps. A step that merges
+// nothing means no segment holds a tombstone: the mark goes, unless a forget renewed it meanwhile
+// (its generation moved), and the WAL is checkpointed so no old page image of the text stays.
+// Closing the store and taking a backup finish the purge first.
+import type { Statement } from "better-sqlite3";
+import type { Db } from "./database.js";
+
+/** leaf pages merged per step: ~2-4 ms of work, so a search waits at most about that long for one */
+export const PURGE_STEP_PAGES = 64;
+
+/** Contentless full-text tables whose forgotten rows are merged away. */
+export type PurgeTable = "memory_fts" | "memory_tri" | "session_fts";
+const TABLES: readonly PurgeTable[] = ["memory_fts", "memory_tri", "session_fts"];
+
+interface Statements {
+  mark: Statement;
+  pending: Statement;
+  done: Statement;
+  changes: Statement;
+  step: Map<PurgeTable, Statement>;
+}
+
+export class FtsPurge {
+  private st: Statements | null = null;
+  private running: Promise<void> | null = null;
+
+  constructor(private readonly db: Db) {}
+
+  private statements(): Statements {
+    if (!this.st) {
+      const p = (sql: string): Statement => this.db.prepare(sql);
+      this.st = {
+        mark: p(`INSERT INTO fts_purge (tbl, gen) VALUES (?, 1) ON CONFLICT (tbl) DO UPDATE SET gen = gen + 1`),
+        pending: p(`SELECT tbl, gen FROM fts_purge ORDER BY tbl`),
+        done: p(`DELETE FROM fts_purge WHERE tbl = ? AND gen = ?`),
+        changes: p(`SELECT total_changes()`).pluck(),
+        step: new Map(TABLES.map((t) => [t, p(`INSERT INTO ${t} (${t}, rank) VALUES ('merge', ${-PURGE_STEP_PAGES})`)])),
+      };
+    }
+    return this.st;
+  }
+
+  /** Inside the forgetting transaction: this table now holds tombstoned rows to merge away. */
+  mark(table: PurgeTable): void {
+    this.statements().mark.run(table);
+  }
+
+  /** Whether any table still holds forgotten rows' postings (as far as this file says). */
+  get pending(): boolean {
+    return this.db.open && this.statements().pending.all().length > 0;
+  }
+
+  /**
+   * Merge one step of one marked table. Returns false once nothing is marked. A step that finds
+   * nothing to merge clears the mark it read, if no forget renewed it since.
+   */
+  private stepOnce(): boolean {
+    const st = this.statements();
+    const marked = st.pending.all() as { tbl: PurgeTable; gen: number }[];
+    const m = marked[0];
+    if (!m) return false;
+    const before = st.changes.get() as number;
+    st.step.get(m.tbl)!.run();
+    // FTS5 writes at least two rows when a merge did any work (the docs' own test for it)
+    if ((st.changes.get() as number) - before < 2) st.done.run(m.tbl, m.gen);
+    return true;
+  }
+
+  private checkpoint(): void {
+    // Old page images of the merged segments live on in the WAL until a checkpoint rewrites them.
+    try {
+      this.db.pragma("wal_checkpoint(TRUNCATE)");
+    } catch {
+      // a concurrent reader can block it; the next purge or SQLite's own checkpoints do it
+    }
+  }
+
+  /**
+   * Merge in the background until nothing is marked, one step per turn of the event loop; resolves
+   * then (a running purge is joined). A failed step stops it: the mark stays for the next purge.
+   */
+  run(): Promise<void> {
+    if (this.running) return this.running;
+    this.running = new Promise<void>((resolve) => {
+      const next = (): void => {
+        let more = false;
+        try {
+          more = this.db.open && this.stepOnce();
+        } catch {
+          // busy or closed: the mark stays, and the next forget, open or close takes it up
+        }
+        if (more) {
+          setImmediate(next);
+          return;
+        }
+        if (this.db.open) this.checkpoint();
+        this.running = null;
+        resolve();
+      };
+      setImmediate(next);
+    });
+    return this.running;
+  }
+
+  /** Finish now, without yielding (closing the store, taking a backup). */
+  finish(): void {
+    if (!this.db.open || this.db.readonly) return;
+    let merged = false;
+    while (this.stepOnce()) merged = true;
+    if (merged) this.checkpoint();
+  }
+}
+
+const purges = new WeakMap<Db, FtsPurge>();
+
+/** The purge of this connection (one per connection, shared by the stores that use it). */
+export function ftsPurge(db: Db): FtsPurge {
+  let p = purges.get(db);
+  if (!p) purges.set(db, (p = new FtsPurge(db)));
+  return p;
+}

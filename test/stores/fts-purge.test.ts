@@ -1,0 +1,92 @@
+// What a forget leaves in the contentless full-text tables (tombstoned rows whose postings stay in
+// their segments) is merged away after the forget returns, in small steps; a process that stops
+// first leaves a mark the next one takes up, and closing the store finishes it. Checked on the
+// bytes of the index and of the database file, not through search (which hides tombstoned rows).
+import Database from "better-sqlite3";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it, vi } from "vitest";
+import type { RequestScope } from "../../core/memory/scope.js";
+import type { SqliteMemoryStore } from "../../stores/sqlite/memory-store.js";
+import { openTestMemory, req } from "../helpers/memory.js";
+import { tempDir } from "../helpers/tmp.js";
+
+const scope: RequestScope = req({ session: "t1", thread: "t1" });
+// a word no other text here shares a prefix with, so its index term shows in full in a leaf page
+const SECRET = "Qzxvortlewhisk";
+const TOKEN = Buffer.from(SECRET.toLowerCase().slice(0, 10));
+const user = { actor: "user" as const, threadId: "t1", toolCallId: null };
+
+async function seeded(dir: string) {
+  const ctx = openTestMemory(dir);
+  for (let i = 0; i < 40; i++) await ctx.service.remember(scope, { content: `note ${i} about the deploy pipeline and the weather`, kind: "fact" }, user);
+  const secret = await ctx.service.remember(scope, { content: `the vault phrase is ${SECRET} twice`, kind: "fact" }, user);
+  return { ctx, store: ctx.store as SqliteMemoryStore, id: secret.record.id };
+}
+
+const inIndex = (db: Database.Database) =>
+  (db.prepare(`SELECT block FROM memory_fts_data`).all() as { block: Buffer | null }[]).some((r) => r.block !== null && Buffer.from(r.block).includes(TOKEN));
+const marks = (db: Database.Database) => db.prepare(`SELECT tbl FROM fts_purge ORDER BY tbl`).pluck().all();
+const inFile = (dir: string) =>
+  ["memory.db", "memory.db-wal"].map((f) => join(dir, f)).some((f) => existsSync(f) && readFileSync(f).includes(TOKEN));
+
+describe("full-text purge after a forget", () => {
+  it("the forget returns before the merge; the purge then leaves no term of the text in the index and clears its mark", async () => {
+    const { ctx, store, id } = await seeded(tempDir());
+    try {
+      expect(inIndex(ctx.db)).toBe(true);
+      expect(await store.forget([id], { at: 1, actor: "user", action: "forget", targetKind: "memory", targetId: id, detail: {} })).toEqual([id]);
+      // its postings wait for the merge, which runs once the forget has returned
+      expect(marks(ctx.db)).toEqual(["memory_fts", "memory_tri"]);
+      expect(inIndex(ctx.db)).toBe(true);
+      // the row is gone from search at once
+      expect(await ctx.service.search({ thread: scope }, { query: SECRET })).toEqual([]);
+      await store.purged();
+      expect(inIndex(ctx.db)).toBe(false);
+      expect(marks(ctx.db)).toEqual([]);
+      // the other memories are untouched
+      expect(await ctx.service.search({ thread: scope }, { query: "deploy pipeline weather", limit: 50 })).toHaveLength(40);
+    } finally {
+      ctx.close();
+    }
+  });
+
+  it("a purge a stopped process left unfinished is finished by the next one to open the file", async () => {
+    const dir = tempDir();
+    const { ctx, store, id } = await seeded(dir);
+    await store.forget([id], { at: 1, actor: "user", action: "forget", targetKind: "memory", targetId: id, detail: {} });
+    // the process stops before its purge ran a step (the connection goes without the store's close)
+    ctx.db.close();
+    const raw = new Database(join(dir, "memory.db"), { readonly: true });
+    try {
+      expect(marks(raw)).toEqual(["memory_fts", "memory_tri"]);
+      expect(inIndex(raw)).toBe(true);
+    } finally {
+      raw.close();
+    }
+    const next = openTestMemory(dir);
+    try {
+      // opening the store takes the work up by itself
+      await vi.waitFor(() => expect(marks(next.db)).toEqual([]), { timeout: 5000, interval: 20 });
+      expect(inIndex(next.db)).toBe(false);
+    } finally {
+      next.close();
+    }
+    expect(inFile(dir)).toBe(false);
+  });
+
+  it("closing the store right after a forget finishes the purge: no term of the text is left in the file", async () => {
+    const dir = tempDir();
+    const { ctx, id } = await seeded(dir);
+    expect(inFile(dir)).toBe(true);
+    await ctx.service.forget({ thread: scope }, [id], user);
+    ctx.close();
+    expect(inFile(dir)).toBe(false);
+    const raw = new Database(join(dir, "memory.db"), { readonly: true });
+    try {
+      expect(marks(raw)).toEqual([]);
+    } finally {
+      raw.close();
+    }
+  });
+});
