@@ -151,7 +151,8 @@ describe("vector channel in SqliteMemoryStore", () => {
     const hits = await ctx.service.search({ thread: alice }, { query: secret, includeHistory: true, limit: 50 });
     expect(hits.map((h) => h.record.id)).not.toContain(record.id);
     ctx.close();
-    // The vector's bytes are gone from the file (and from the WAL, checkpointed by forget).
+    // The vector's bytes are gone from the file (and from the WAL: the purge after a forget checkpoints
+    // it, and closing the store finishes a purge still running).
     const file = readFileSync(join(dir, "memory.db"));
     expect(file.indexOf(toBlob(vec))).toBe(-1);
   });
