@@ -48,7 +48,7 @@ export function registerBackup(program: Command): void {
       const db = openDatabase(o.db ?? defaultDbPath());
       try {
         // what a forget left in the full-text segments goes before the copy is taken
-        ftsPurge(db).finish();
+        if (!ftsPurge(db).finish()) throw new Error("the full-text indexes still hold forgotten rows and another process kept the database busy; try the backup again");
         await db.backup(out);
       } finally {
         db.close();

@@ -68,8 +68,14 @@ export class FtsPurge {
     const marked = st.pending.all() as { tbl: PurgeTable; gen: number }[];
     const m = marked[0];
     if (!m) return false;
+    const step = st.step.get(m.tbl);
+    // a table this build does not know (a newer build marked it): nothing here can merge it
+    if (!step) {
+      st.done.run(m.tbl, m.gen);
+      return true;
+    }
     const before = st.changes.get() as number;
-    st.step.get(m.tbl)!.run();
+    step.run();
     // FTS5 writes at least two rows when a merge did any work (the docs' own test for it)
     if ((st.changes.get() as number) - before < 2) st.done.run(m.tbl, m.gen);
     return true;
@@ -111,12 +117,21 @@ export class FtsPurge {
     return this.running;
   }
 
-  /** Finish now, without yielding (closing the store, taking a backup). */
-  finish(): void {
-    if (!this.db.open || this.db.readonly) return;
+  /**
+   * Finish now, without yielding (closing the store, taking a backup). False when a step failed
+   * (another process held the database past the busy timeout): the mark stays for the next purge.
+   */
+  finish(): boolean {
+    if (!this.db.open || this.db.readonly) return true;
     let merged = false;
-    while (this.stepOnce()) merged = true;
-    if (merged) this.checkpoint();
+    try {
+      while (this.stepOnce()) merged = true;
+    } catch {
+      return false;
+    } finally {
+      if (merged) this.checkpoint();
+    }
+    return true;
   }
 }
 
