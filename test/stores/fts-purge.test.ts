@@ -7,6 +7,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
 import type { RequestScope } from "../../core/memory/scope.js";
+import { ftsPurge, PURGE_MAX_DEFER_MS } from "../../stores/sqlite/fts-purge.js";
 import type { SqliteMemoryStore } from "../../stores/sqlite/memory-store.js";
 import { openTestMemory, req } from "../helpers/memory.js";
 import { tempDir } from "../helpers/tmp.js";
@@ -73,6 +74,27 @@ describe("full-text purge after a forget", () => {
       next.close();
     }
     expect(inFile(dir)).toBe(false);
+  });
+
+  it("a search in flight holds the next merge step back, for at most PURGE_MAX_DEFER_MS", async () => {
+    const { ctx, store, id } = await seeded(tempDir());
+    try {
+      const purge = ftsPurge(ctx.db);
+      purge.hold();
+      await store.forget([id], { at: 1, actor: "user", action: "forget", targetKind: "memory", targetId: id, detail: {} });
+      const started = performance.now();
+      await new Promise((r) => setTimeout(r, 20));
+      // nothing merged while the search runs
+      expect(marks(ctx.db)).toEqual(["memory_fts", "memory_tri"]);
+      // a search that never ends does not stop the purge: it steps again once the bound has passed
+      await store.purged();
+      expect(performance.now() - started).toBeGreaterThanOrEqual(PURGE_MAX_DEFER_MS - 25);
+      expect(marks(ctx.db)).toEqual([]);
+      expect(inIndex(ctx.db)).toBe(false);
+      purge.release();
+    } finally {
+      ctx.close();
+    }
   });
 
   it("closing the store right after a forget finishes the purge: no term of the text is left in the file", async () => {
