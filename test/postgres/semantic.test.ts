@@ -13,7 +13,7 @@ import { MEMORY_MIGRATIONS } from "../../stores/postgres/schema-memory.js";
 import { PgSemanticIndexes } from "../../stores/postgres/semantic-index.js";
 import { openPg } from "../../stores/postgres/setup.js";
 import { createTestDatabase, describePg } from "../helpers/postgres.js";
-import { ALICE, BOB, expectScopesApart, FILLER, turnWriter, userKey, userReq } from "../retrieval/semantic-fixtures.js";
+import { ALICE, BOB, expectScopesApart, FILLER, followsBatchExpiryForget, turnWriter, userKey, userReq } from "../retrieval/semantic-fixtures.js";
 
 const key = userKey;
 const req = userReq;
@@ -155,30 +155,7 @@ describePg("postgres semantic channel", (base) => {
       await svc.confirm({ thread: req("alice") }, [flagged.record.id], { actor: "user", threadId: null, toolCallId: null });
       expect(await loaded()).toBe(ix);
       expect(ix.df(wordKey("quokka"))).toBe(1);
-      const batch = await svc.rememberMany(
-        ["tamarind chutney recipe from grandma", "tamarind trees shade the porch"].map((content) => ({
-          req: req("alice"),
-          input: { content, kind: "note" as const, scope: "user" as const, userStated: true },
-          origin: { actor: "user" as const, threadId: "alice-t", toolCallId: null },
-        })),
-      );
-      expect(batch.map((b) => b.status)).toEqual(["created", "created"]);
-      expect(await loaded()).toBe(ix);
-      expect(ix.df(wordKey("tamarind"))).toBe(2);
-      const brief = await svc.remember(req("alice"), { content: "the yuzu sorbet stall is open this week", kind: "note", scope: "user", userStated: true, expiresAt: "2024-01-02T00:00:00Z" }, { actor: "user", threadId: "alice-t", toolCallId: null });
-      expect(ix.df(wordKey("yuzu"))).toBe(1);
-      clock.set(Date.UTC(2024, 0, 3));
-      expect(await svc.expireDue("system")).toBe(1);
-      expect(await loaded()).toBe(ix);
-      expect(ix.df(wordKey("yuzu"))).toBe(0);
-      // a forgotten memory leaves nothing: its words are out of the vocabulary
-      const vocabulary = ix.vocabulary;
-      const secret = await write("alice", "zanzibar quokka figurines glazed at night", 60);
-      expect(ix.vocabulary).toBeGreaterThan(vocabulary);
-      expect(await svc.forget({ thread: req("alice") }, [secret.id, brief.record.id], { actor: "user", threadId: "alice-t", toolCallId: null })).toEqual([secret.id, brief.record.id]);
-      expect(await loaded()).toBe(ix);
-      for (const w of ["zanzibar", "figurines", "glazed"]) expect(ix.idOf(wordKey(w)), w).toBeUndefined();
-      expect(ix.vocabulary).toBe(vocabulary);
+      await followsBatchExpiryForget(svc, clock, write, ix, loaded);
       // no scope was read again for all that
       expect(reads.mock.calls.filter(([sql]) => String(sql).includes("NULL::bigint AS rowid"))).toHaveLength(0);
     } finally {

@@ -75,3 +75,43 @@ export async function expectScopesApart(
     for (const h of hits) expect(owner.get(h.record.id)).toBe(user);
   }
 }
+
+/**
+ * The store's own batch import, expiry and forget, each followed in place by the loaded index `ix`
+ * of alice's user scope (`loaded` reads the store's current index, on either engine): the batch
+ * joins, the expired memory and the forgotten ones leave, and a forgotten memory's own words leave
+ * the vocabulary. `clock` starts before 2024-01-02, when the yuzu memory expires.
+ */
+export async function followsBatchExpiryForget(
+  svc: MemoryService,
+  clock: { set(ms: number): void },
+  write: ReturnType<typeof turnWriter>,
+  ix: AssociationIndex,
+  loaded: () => unknown,
+): Promise<void> {
+  const user = { actor: "user" as const, threadId: "alice-t", toolCallId: null };
+  const batch = await svc.rememberMany(
+    ["tamarind chutney recipe from grandma", "tamarind trees shade the porch"].map((content) => ({
+      req: userReq("alice"),
+      input: { content, kind: "note" as const, scope: "user" as const, userStated: true },
+      origin: user,
+    })),
+  );
+  expect(batch.map((b) => b.status)).toEqual(["created", "created"]);
+  expect(await loaded()).toBe(ix);
+  expect(ix.df(wordKey("tamarind"))).toBe(2);
+  const brief = await svc.remember(userReq("alice"), { content: "the yuzu sorbet stall is open this week", kind: "note", scope: "user", userStated: true, expiresAt: "2024-01-02T00:00:00Z" }, user);
+  expect(ix.df(wordKey("yuzu"))).toBe(1);
+  clock.set(Date.UTC(2024, 0, 3));
+  expect(await svc.expireDue("system")).toBe(1);
+  expect(await loaded()).toBe(ix);
+  expect(ix.df(wordKey("yuzu"))).toBe(0);
+  // a forgotten memory leaves in place, and nothing of it stays: its words are out of the vocabulary
+  const vocabulary = ix.vocabulary;
+  const secret = await write("alice", "zanzibar quokka figurines glazed at night", 60);
+  expect(ix.vocabulary).toBeGreaterThan(vocabulary);
+  expect(await svc.forget({ thread: userReq("alice") }, [secret.id, brief.record.id], user)).toEqual([secret.id, brief.record.id]);
+  expect(await loaded()).toBe(ix);
+  for (const w of ["zanzibar", "figurines", "glazed"]) expect(ix.idOf(wordKey(w)), w).toBeUndefined();
+  expect(ix.vocabulary).toBe(vocabulary);
+}

@@ -9,7 +9,7 @@ import { openDatabase } from "../../stores/sqlite/database.js";
 import { SqliteMemoryStore } from "../../stores/sqlite/memory-store.js";
 import { SemanticIndexes } from "../../stores/sqlite/semantic-index.js";
 import { tempDir } from "../helpers/tmp.js";
-import { ALICE, BOB, expectScopesApart, FILLER, turnWriter, userKey, userReq } from "./semantic-fixtures.js";
+import { ALICE, BOB, expectScopesApart, FILLER, followsBatchExpiryForget, turnWriter, userKey, userReq } from "./semantic-fixtures.js";
 
 async function setup(channels = parseChannels("lexical,context,trigram,semantic")) {
   const dir = tempDir();
@@ -191,33 +191,8 @@ describe("semantic index upkeep by the store's own writes", () => {
     await svc.confirm({ thread: userReq("alice") }, [flagged.record.id], { actor: "user", threadId: null, toolCallId: null });
     expect(loaded()).toBe(ix);
     expect(ix.df(wordKey("quokka"))).toBe(1);
-    // a batch import joins in place
-    const batch = await svc.rememberMany(
-      ["tamarind chutney recipe from grandma", "tamarind trees shade the porch"].map((content) => ({
-        req: userReq("alice"),
-        input: { content, kind: "note" as const, scope: "user" as const, userStated: true },
-        origin: { actor: "user" as const, threadId: "alice-t", toolCallId: null },
-      })),
-    );
-    expect(batch.map((b) => b.status)).toEqual(["created", "created"]);
-    expect(loaded()).toBe(ix);
-    expect(ix.df(wordKey("tamarind"))).toBe(2);
-    // a memory that expires leaves in place
-    const brief = await svc.remember(userReq("alice"), { content: "the yuzu sorbet stall is open this week", kind: "note", scope: "user", userStated: true, expiresAt: "2024-01-02T00:00:00Z" }, origin("alice-t"));
-    expect(ix.df(wordKey("yuzu"))).toBe(1);
-    clock.set(Date.UTC(2024, 0, 3));
-    expect(await svc.expireDue("system")).toBe(1);
-    expect(loaded()).toBe(ix);
-    expect(ix.df(wordKey("yuzu"))).toBe(0);
-    // a forgotten memory leaves in place, and nothing of it stays: its words are out of the vocabulary
-    const vocabulary = ix.vocabulary;
-    const secret = await write("alice", "zanzibar quokka figurines glazed at night", 60);
-    expect(ix.vocabulary).toBeGreaterThan(vocabulary);
-    const forgotten = await svc.forget({ thread: userReq("alice") }, [secret.id, brief.record.id], { actor: "user", threadId: "alice-t", toolCallId: null });
-    expect(forgotten).toEqual([secret.id, brief.record.id]);
-    expect(loaded()).toBe(ix);
-    for (const w of ["zanzibar", "figurines", "glazed"]) expect(ix.idOf(wordKey(w)), w).toBeUndefined();
-    expect(ix.vocabulary).toBe(vocabulary);
+    // a batch import joins in place; an expired memory and forgotten ones leave it
+    await followsBatchExpiryForget(svc, clock, write, ix, loaded);
     // what the store kept in place is what a fresh build reads
     const fresh = new SemanticIndexes(db).indexesFor([userKey("alice")])[0]!;
     expect(ix.size).toBe(fresh.size);
