@@ -23,6 +23,7 @@ import { openDatabase, type Db } from "../../stores/sqlite/database.js";
 const DERIVED_ELSEWHERE: Record<string, string> = {
   memory_vector_meta: "vector index metadata: the PostgreSQL vector channel (pgvector) records its own embedder; run `memory reindex --vectors` there",
   scope_tokens: "change tokens of the semantic channel's in-memory indexes: PostgreSQL's triggers renew its own as the memories are copied",
+  fts_purge: "SQLite full-text tables still to merge after a forget: their indexes are not copied but rebuilt from the copied rows",
 };
 
 /**
