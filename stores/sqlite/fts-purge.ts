@@ -6,13 +6,17 @@
 //
 // Instead the forgetting transaction marks the table (table fts_purge, so a process that dies
 // first leaves the work to the next one that opens the file), and the purge runs FTS5's
-// incremental optimize ('merge' with a negative page count) a few hundred pages at a time, one
-// short write transaction per step, yielding to the event loop between steps. A step that merges
-// nothing means no segment holds a tombstone: the mark goes, unless a forget renewed it meanwhile
-// (its generation moved), and the WAL is checkpointed so no old page image of the text stays.
+// incremental optimize ('merge' with a negative page count) a few dozen pages at a time, one short
+// write transaction per step. A step that merges nothing means no segment holds a tombstone: the
+// mark goes, unless a forget renewed it meanwhile (its generation moved), and the WAL is
+// checkpointed so no old page image of the text stays. On a database file the steps run in a
+// worker thread with its own connection (fts-purge-worker.ts), so searches go on beside them; in
+// memory, or when the worker cannot start, they run on the store's thread between searches.
 // Closing the store and taking a backup finish the purge first.
 import type { Statement } from "better-sqlite3";
+import { Worker } from "node:worker_threads";
 import type { Db } from "./database.js";
+import { workerScript } from "./worker-script.js";
 
 /** leaf pages merged per step: ~2-4 ms of work, so a search waits at most about that long for one */
 export const PURGE_STEP_PAGES = 64;
@@ -35,8 +39,12 @@ export const PURGE_MAX_DEFER_MS = 100;
 export class FtsPurge {
   private st: Statements | null = null;
   private running: Promise<void> | null = null;
-  /** searches in flight on this connection's stores: the next step waits for them */
+  /** searches in flight on this connection's stores: the next in-thread step waits for them */
   private searching = 0;
+  /** the worker thread merging now, if any */
+  private worker: Worker | null = null;
+  /** set once a worker failed to run: the purge stays on this thread from then on */
+  private inThreadOnly = false;
 
   constructor(private readonly db: Db) {}
 
@@ -55,9 +63,8 @@ export class FtsPurge {
   }
 
   /**
-   * A search starts: no step starts until it ends (a step under way finishes first), for at most
-   * PURGE_MAX_DEFER_MS at a time. A search otherwise met a step at each of its awaits: at 1M
-   * memories, 47 ms p50 for a search during the purge instead of 3.
+   * A search starts: no in-thread step starts until it ends (a step under way finishes first), for
+   * at most PURGE_MAX_DEFER_MS at a time; otherwise a search would meet a step at each of its awaits.
    */
   hold(): void {
     this.searching++;
@@ -109,12 +116,52 @@ export class FtsPurge {
   }
 
   /**
-   * Merge in the background until nothing is marked, one step per turn of the event loop; resolves
-   * then (a running purge is joined). A failed step stops it: the mark stays for the next purge.
+   * Merge in the background until nothing is marked; resolves then (a running purge is joined). A
+   * failed step stops it: the mark stays for the next purge.
    */
   run(): Promise<void> {
     if (this.running) return this.running;
-    this.running = new Promise<void>((resolve) => {
+    const script = this.db.memory || this.db.readonly || this.inThreadOnly ? null : workerScript("fts-purge-worker.js");
+    this.running = (script ? this.inWorker(script) : this.inThread()).finally(() => {
+      this.running = null;
+    });
+    return this.running;
+  }
+
+  /** Worker runs until nothing is marked (a forget may mark again while one runs). */
+  private async inWorker(script: URL): Promise<void> {
+    for (;;) {
+      const outcome = await new Promise<"done" | "stopped" | "failed">((resolve) => {
+        let outcome: "done" | "stopped" | "failed" = "failed";
+        let w: Worker;
+        try {
+          w = new Worker(script, { workerData: { dbPath: this.db.name } });
+        } catch {
+          resolve("failed");
+          return;
+        }
+        this.worker = w;
+        w.on("message", (m: { done: boolean }) => (outcome = m.done ? "done" : "stopped"));
+        w.on("error", () => (outcome = "failed"));
+        w.on("exit", () => {
+          // finish() stopped it: not a failure
+          if (this.worker !== w) outcome = "stopped";
+          this.worker = null;
+          resolve(outcome);
+        });
+      });
+      if (!this.db.open) return;
+      if (outcome === "failed") {
+        this.inThreadOnly = true;
+        return this.inThread();
+      }
+      if (outcome === "stopped" || !this.pending) return;
+    }
+  }
+
+  /** Steps on this thread, one per turn of the event loop, between searches. */
+  private inThread(): Promise<void> {
+    return new Promise<void>((resolve) => {
       let stepped = performance.now();
       const next = (): void => {
         if (this.searching > 0 && this.db.open && performance.now() - stepped < PURGE_MAX_DEFER_MS) {
@@ -133,12 +180,10 @@ export class FtsPurge {
           return;
         }
         if (this.db.open) this.checkpoint();
-        this.running = null;
         resolve();
       };
       setImmediate(next);
     });
-    return this.running;
   }
 
   /**
@@ -147,6 +192,10 @@ export class FtsPurge {
    */
   finish(): boolean {
     if (!this.db.open || this.db.readonly) return true;
+    // a worker's step under way ends first (this connection waits for its lock)
+    const w = this.worker;
+    this.worker = null;
+    void w?.terminate();
     let merged = false;
     try {
       while (this.stepOnce()) merged = true;

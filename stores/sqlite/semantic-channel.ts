@@ -6,12 +6,11 @@
 // scopes' change tokens on every search (semantic-index.ts), the store reports its own writes here
 // so each write changes a loaded index in place (or drops it, when it missed another writer's change),
 // and the result is the same list.
-import { existsSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import { WARM_UP, type IndexDelta } from "../../core/retrieval/association-cache.js";
 import type { Db } from "./database.js";
 import { SemanticIndexes } from "./semantic-index.js";
+import { workerScript } from "./worker-script.js";
 
 export interface SemanticHit {
   rowid: number;
@@ -44,17 +43,8 @@ export type FromSemanticWorker = { id: number; hits: SemanticHit[] } | { id: num
 
 /** The semantic channel for this database: in a worker when the database is a file. */
 export function semanticChannel(db: Db): SemanticChannel {
-  const script = db.memory ? null : workerScript();
+  const script = db.memory ? null : workerScript("semantic-worker.js");
   return script ? new WorkerSemantic(db, script) : new InThreadSemantic(db);
-}
-
-/** The compiled worker module beside this one; under vitest (TypeScript sources) the build's copy, which `npm test` makes first. */
-function workerScript(): URL | null {
-  const here = new URL(import.meta.url);
-  for (const candidate of [new URL("./semantic-worker.js", here), new URL("../../dist/stores/sqlite/semantic-worker.js", here)]) {
-    if (existsSync(fileURLToPath(candidate))) return candidate;
-  }
-  return null;
 }
 
 export class InThreadSemantic implements SemanticChannel {

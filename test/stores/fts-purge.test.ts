@@ -7,9 +7,13 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
 import type { RequestScope } from "../../core/memory/scope.js";
-import { ftsPurge, PURGE_MAX_DEFER_MS } from "../../stores/sqlite/fts-purge.js";
-import type { SqliteMemoryStore } from "../../stores/sqlite/memory-store.js";
-import { openTestMemory, req } from "../helpers/memory.js";
+import { fixedClock } from "../../core/clock.js";
+import { defaultConfig } from "../../core/config.js";
+import { MemoryService } from "../../core/memory/service.js";
+import { openDatabase } from "../../stores/sqlite/database.js";
+import { FtsPurge, ftsPurge, PURGE_MAX_DEFER_MS } from "../../stores/sqlite/fts-purge.js";
+import { SqliteMemoryStore } from "../../stores/sqlite/memory-store.js";
+import { openTestMemory, req, T0 } from "../helpers/memory.js";
 import { tempDir } from "../helpers/tmp.js";
 
 const scope: RequestScope = req({ session: "t1", thread: "t1" });
@@ -25,6 +29,16 @@ async function seeded(dir: string) {
   return { ctx, store: ctx.store as SqliteMemoryStore, id: secret.record.id };
 }
 
+/** The same on an in-memory database, where the purge runs on the store's thread. */
+async function seededInMemory() {
+  const db = openDatabase(":memory:");
+  const store = new SqliteMemoryStore(db);
+  const service = new MemoryService(store, fixedClock(T0), defaultConfig({ localUser: "alice" }));
+  for (let i = 0; i < 40; i++) await service.remember(scope, { content: `note ${i} about the deploy pipeline and the weather`, kind: "fact" }, user);
+  const secret = await service.remember(scope, { content: `the vault phrase is ${SECRET} twice`, kind: "fact" }, user);
+  return { db, store, id: secret.record.id };
+}
+
 const inIndex = (db: Database.Database) =>
   (db.prepare(`SELECT block FROM memory_fts_data`).all() as { block: Buffer | null }[]).some((r) => r.block !== null && Buffer.from(r.block).includes(TOKEN));
 const marks = (db: Database.Database) => db.prepare(`SELECT tbl FROM fts_purge ORDER BY tbl`).pluck().all();
@@ -34,6 +48,7 @@ const inFile = (dir: string) =>
 describe("full-text purge after a forget", () => {
   it("the forget returns before the merge; the purge then leaves no term of the text in the index and clears its mark", async () => {
     const { ctx, store, id } = await seeded(tempDir());
+    const mainSteps = vi.spyOn(FtsPurge.prototype as unknown as { stepOnce: () => boolean }, "stepOnce");
     try {
       expect(inIndex(ctx.db)).toBe(true);
       expect(await store.forget([id], { at: 1, actor: "user", action: "forget", targetKind: "memory", targetId: id, detail: {} })).toEqual([id]);
@@ -43,11 +58,14 @@ describe("full-text purge after a forget", () => {
       // the row is gone from search at once
       expect(await ctx.service.search({ thread: scope }, { query: SECRET })).toEqual([]);
       await store.purged();
+      // on a file the merge ran in the purge's worker thread, not on the store's
+      expect(mainSteps).not.toHaveBeenCalled();
       expect(inIndex(ctx.db)).toBe(false);
       expect(marks(ctx.db)).toEqual([]);
       // the other memories are untouched
       expect(await ctx.service.search({ thread: scope }, { query: "deploy pipeline weather", limit: 50 })).toHaveLength(40);
     } finally {
+      mainSteps.mockRestore();
       ctx.close();
     }
   });
@@ -55,8 +73,14 @@ describe("full-text purge after a forget", () => {
   it("a purge a stopped process left unfinished is finished by the next one to open the file", async () => {
     const dir = tempDir();
     const { ctx, store, id } = await seeded(dir);
-    await store.forget([id], { at: 1, actor: "user", action: "forget", targetKind: "memory", targetId: id, detail: {} });
-    // the process stops before its purge ran a step (the connection goes without the store's close)
+    // the process stops right after the forget committed, before its purge ran a step (the
+    // connection goes without the store's close)
+    const run = vi.spyOn(FtsPurge.prototype, "run").mockResolvedValue(undefined);
+    try {
+      await store.forget([id], { at: 1, actor: "user", action: "forget", targetKind: "memory", targetId: id, detail: {} });
+    } finally {
+      run.mockRestore();
+    }
     ctx.db.close();
     const raw = new Database(join(dir, "memory.db"), { readonly: true });
     try {
@@ -76,8 +100,9 @@ describe("full-text purge after a forget", () => {
     expect(inFile(dir)).toBe(false);
   });
 
-  it("a search in flight holds the next merge step back, for at most PURGE_MAX_DEFER_MS", async () => {
-    const { ctx, store, id } = await seeded(tempDir());
+  it("on the store's own thread (a database in memory), a search in flight holds the next merge step back, for at most PURGE_MAX_DEFER_MS", async () => {
+    const ctx = await seededInMemory();
+    const { store, id } = ctx;
     try {
       const purge = ftsPurge(ctx.db);
       purge.hold();
@@ -93,7 +118,7 @@ describe("full-text purge after a forget", () => {
       expect(inIndex(ctx.db)).toBe(false);
       purge.release();
     } finally {
-      ctx.close();
+      store.close();
     }
   });
 
