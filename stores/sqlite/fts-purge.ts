@@ -2,7 +2,8 @@
 // and conversation indexes are contentless FTS5 tables with contentless_delete: deleting a row
 // writes a tombstone, and the row's postings (the terms of the forgotten text, and which row held
 // them) stay in their segment until the segment is rewritten. A full 'optimize' rewrote every
-// segment inside the forget: ~1 s at 100k memories, ~10 s at 1M, with the event loop blocked.
+// segment inside the forget: ~1 s at 100k memories, growing with the index, with the event loop
+// blocked.
 //
 // Instead the forgetting transaction marks the table (table fts_purge, so a process that dies
 // first leaves the work to the next one that opens the file), and the purge runs FTS5's
@@ -18,7 +19,10 @@ import { Worker } from "node:worker_threads";
 import type { Db } from "./database.js";
 import { workerScript } from "./worker-script.js";
 
-/** leaf pages merged per step: ~2-4 ms of work, so a search waits at most about that long for one */
+/**
+ * leaf pages merged per step: a few ms of work, though a step ends only at a term boundary, so one
+ * that meets a common term's doclist takes tens of ms at 1M memories
+ */
 export const PURGE_STEP_PAGES = 64;
 
 /** Contentless full-text tables whose forgotten rows are merged away. */
