@@ -562,9 +562,9 @@ export class PgMemoryStore implements MemoryStore {
 
   /** The scope → delta map of memories that left their scopes' indexes (forget, expiry). */
   private static leaving(rows: Iterable<{ vis_key: string; rowid: number | string }>): Map<string, IndexDelta> {
-    const out = new Map<string, IndexDelta>();
-    for (const r of rows) (out.get(r.vis_key) ?? out.set(r.vis_key, { remove: [], add: [] }).get(r.vis_key)!).remove.push(Number(r.rowid));
-    return out;
+    const removed = new Map<string, number[]>();
+    for (const r of rows) pushTo(removed, r.vis_key, Number(r.rowid));
+    return new Map([...removed].map(([key, remove]): [string, IndexDelta] => [key, { remove, add: [] }]));
   }
 
   /** This transaction's id, for followIndex (only when there is an index to follow). */

@@ -419,7 +419,7 @@ export class SqliteMemoryStore implements MemoryStore {
         this.st.deleteFts!.run(row.rowid);
         this.st.deleteTri!.run(row.rowid);
         this.vectors?.onForget(row.rowid);
-        (left.get(row.vis_key) ?? left.set(row.vis_key, []).get(row.vis_key)!).push(row.rowid);
+        pushTo(left, row.vis_key, row.rowid);
         this.st.deleteTags!.run(row.rowid);
         this.st.deleteSources!.run(row.rowid);
         this.st.purge!.run(audit.at, row.rowid);
@@ -452,7 +452,7 @@ export class SqliteMemoryStore implements MemoryStore {
       const left = new Map<string, number[]>();
       for (const r of this.st.dueExpiry!.all(now) as { rowid: number; id: string; vis_key: string }[]) {
         this.st.expire!.run(now, r.rowid);
-        (left.get(r.vis_key) ?? left.set(r.vis_key, []).get(r.vis_key)!).push(r.rowid);
+        pushTo(left, r.vis_key, r.rowid);
         this.writeAudit({ at: now, actor, action: "expire", targetKind: "memory", targetId: r.id, detail: {} });
         n++;
       }
