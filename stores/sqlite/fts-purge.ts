@@ -37,6 +37,11 @@ interface Statements {
   step: Map<PurgeTable, Statement>;
 }
 
+/** how long the closing checkpoint waits for another connection's checkpoint to end */
+const CHECKPOINT_WAIT_MS = 500;
+const CHECKPOINT_RETRY_MS = 5;
+const PAUSE = new Int32Array(new SharedArrayBuffer(4));
+
 /** how long searches in flight may hold the next step back (so a busy server still purges) */
 export const PURGE_MAX_DEFER_MS = 100;
 
@@ -112,10 +117,21 @@ export class FtsPurge {
 
   private checkpoint(): void {
     // Old page images of the merged segments live on in the WAL until a checkpoint rewrites them.
-    try {
-      this.db.pragma("wal_checkpoint(TRUNCATE)");
-    } catch {
-      // a concurrent reader can block it; the next purge or SQLite's own checkpoints do it
+    // Another connection's checkpoint (the store's checkpoint worker, wal-checkpoints.ts) holds the
+    // lock for a few ms at most: wait it out rather than leave the images until the next purge.
+    const start = performance.now();
+    for (;;) {
+      let busy = true;
+      try {
+        const [r] = this.db.pragma("wal_checkpoint(TRUNCATE)") as { busy: number }[];
+        busy = r?.busy === 1;
+      } catch {
+        // the database closed under it, or an I/O error: the next purge or checkpoint does it
+        return;
+      }
+      // still busy (a reader kept it past the busy timeout): the next purge or checkpoint does it
+      if (!busy || performance.now() - start >= CHECKPOINT_WAIT_MS) return;
+      Atomics.wait(PAUSE, 0, 0, CHECKPOINT_RETRY_MS);
     }
   }
 

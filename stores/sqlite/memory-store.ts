@@ -28,6 +28,7 @@ import { indexNewRows, kindToken, neighbours, refreshNeighbours, writeWordRow, t
 import { DEFAULT_CHANNELS, type RetrievalChannels } from "../../core/retrieval/channels.js";
 import { joinsIndex, type IndexDelta } from "../../core/retrieval/association-cache.js";
 import { ftsPurge, type FtsPurge } from "./fts-purge.js";
+import { walCheckpoints, type WalCheckpoints } from "./wal-checkpoints.js";
 import { addAssociationHits, addMissing, addRanks, rrf } from "../../core/retrieval/fusion.js";
 import { DEFAULT_PRF, expansionTerms } from "../../core/retrieval/prf.js";
 import { mmr, proximityRerank } from "../../core/retrieval/rerank.js";
@@ -130,6 +131,8 @@ export class SqliteMemoryStore implements MemoryStore {
   /** [semantic channel] per-scope association indexes (in a worker thread); every write below tells it what changed */
   private readonly semantic: SemanticChannel;
   private readonly purge: FtsPurge;
+  /** checkpoints the log in a worker once this store has written (wal-checkpoints.ts) */
+  private readonly checkpoints: WalCheckpoints;
 
   private readonly channels: RetrievalChannels;
 
@@ -148,6 +151,7 @@ export class SqliteMemoryStore implements MemoryStore {
     this.spread = new NeighbourSpread(db);
     this.semantic = semanticChannel(db);
     this.purge = ftsPurge(db);
+    this.checkpoints = walCheckpoints(db);
     // a process that stopped before its purge finished left the mark: take the work up
     if (!db.readonly && this.purge.pending) void this.purge.run();
     const p = (sql: string) => db.prepare(sql);
@@ -278,8 +282,10 @@ export class SqliteMemoryStore implements MemoryStore {
     return [...byKey].map(([k, rowids]) => this.indexChange(k, rowids));
   }
 
+  /** After every write's commit: the semantic index follows, and the log is checkpointed off this thread. */
   private indexChanged(changes: IndexChange[]): void {
     for (const c of changes) this.semantic.updated(c.key, c.prev, c.next, c.delta);
+    this.checkpoints.wrote();
   }
 
   private writeAudit(a: AuditEntry): void {
@@ -977,6 +983,8 @@ export class SqliteMemoryStore implements MemoryStore {
 
   close(): void {
     this.semantic.close();
+    // its connection closes first: this one stays the last, which checkpoints and removes the log
+    this.checkpoints.close();
     if (!this.db.open) return;
     // nothing of a forgotten memory stays in the file once the store is closed
     try {

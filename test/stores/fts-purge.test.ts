@@ -13,6 +13,7 @@ import { MemoryService } from "../../core/memory/service.js";
 import { openDatabase } from "../../stores/sqlite/database.js";
 import { FtsPurge, ftsPurge, PURGE_MAX_DEFER_MS } from "../../stores/sqlite/fts-purge.js";
 import { SqliteMemoryStore } from "../../stores/sqlite/memory-store.js";
+import { walCheckpoints } from "../../stores/sqlite/wal-checkpoints.js";
 import { openTestMemory, req, T0 } from "../helpers/memory.js";
 import { tempDir } from "../helpers/tmp.js";
 
@@ -134,6 +135,45 @@ describe("full-text purge after a forget", () => {
       expect(marks(raw)).toEqual([]);
     } finally {
       raw.close();
+    }
+  });
+
+  it("beside the store's checkpoint worker, the purge's own checkpoint still leaves no term of the text in the file", async () => {
+    const dir = tempDir();
+    const { ctx, store, id } = await seeded(dir);
+    try {
+      await vi.waitFor(() => expect(walCheckpoints(ctx.db).running).toBe(true), { timeout: 5000 });
+      expect(inFile(dir)).toBe(true);
+      await ctx.service.forget({ thread: scope }, [id], user);
+      await store.purged();
+      // while the store is still open: the log was truncated, the freed pages zeroed
+      expect(inFile(dir)).toBe(false);
+    } finally {
+      ctx.close();
+    }
+  });
+
+  it("a closing checkpoint that finds another connection's checkpoint under way tries again rather than leave the old pages in the log", async () => {
+    const { db, store, id } = await seededInMemory();
+    const real = db.pragma.bind(db);
+    let busyLeft = 2;
+    const calls: string[] = [];
+    const pragma = vi.spyOn(db, "pragma").mockImplementation(((sql: string, opts?: Database.PragmaOptions) => {
+      if (sql === "wal_checkpoint(TRUNCATE)") {
+        calls.push(sql);
+        // what SQLite answers while another connection holds the checkpoint lock
+        if (busyLeft-- > 0) return [{ busy: 1, log: 10, checkpointed: 0 }];
+      }
+      return real(sql, opts);
+    }) as typeof db.pragma);
+    try {
+      await store.forget([id], { at: 1, actor: "user", action: "forget", targetKind: "memory", targetId: id, detail: {} });
+      await store.purged();
+      expect(calls).toHaveLength(3);
+      expect(marks(db)).toEqual([]);
+    } finally {
+      pragma.mockRestore();
+      store.close();
     }
   });
 });
