@@ -163,6 +163,28 @@ async function afterWritePhase(service: MemoryService, queries: { s: Sample; tex
   };
 }
 
+const PACED_WRITES = 200;
+const PACE_MS = 100;
+
+/**
+ * Remembers at an agent's pace (one every PACE_MS, each its own turn of the event loop), as a server
+ * sees them: the WAL checkpoints run in the pauses (stores/sqlite/wal-checkpoints.ts), so what is
+ * left in the tail is the word index's automatic segment merges.
+ */
+async function pacedWritePhase(service: MemoryService, samples: Sample[]) {
+  const lat: number[] = [];
+  for (let i = 0; i < PACED_WRITES; i++) {
+    const s = samples[(i * 37) % samples.length]!;
+    const scope = scopeOf(s.m);
+    const note = `paced note ${i}: the ${s.m.rare} check moved to build ${(i * 104729).toString(36)}`;
+    const t = performance.now();
+    await service.remember(scope, { content: note, kind: "fact" }, { actor: "user", threadId: scope.thread, toolCallId: null });
+    lat.push(performance.now() - t);
+    await new Promise((r) => setTimeout(r, PACE_MS));
+  }
+  return { writes: PACED_WRITES, every_ms: PACE_MS, remember_ms: summary(lat) };
+}
+
 interface Written {
   id: string;
   scope: RequestScope;
@@ -364,6 +386,7 @@ async function runOne(n: number): Promise<Record<string, unknown>> {
     const afterWrite = await afterWritePhase(ctx.service, queries.filter((x) => x.kind === "multi"), written);
     const store = ctx.store as { purged?: () => Promise<void> };
     const afterForget = await afterForgetPhase(ctx.service, written, store.purged ? () => store.purged!() : undefined);
+    const pacedWrites = await pacedWritePhase(ctx.service, samples);
 
     // A fresh server's first search: cold (its scope's semantic index is built inside it) and after
     // the warm-up that the prefix builders (provider proxy, serve --grpc) start when they open the
@@ -416,6 +439,7 @@ async function runOne(n: number): Promise<Record<string, unknown>> {
       search_all_channels: searchAll,
       search_after_write: afterWrite,
       search_after_forget: afterForget,
+      paced_writes: pacedWrites,
       first_search: first,
       prefix,
       index: { db_bytes: dbBytes, wal_bytes: walBytes, total_bytes: dbBytes + walBytes, bytes_per_memory: Math.round((dbBytes + walBytes) / n), after_ingest: { db_bytes: dbAfterIngest, wal_bytes: walAfterIngest } },
