@@ -27,10 +27,9 @@ const timer = setInterval(() => {
   // a checkpoint beside a stream of commits slows them (copies and syncs compete): wait for a pause
   if (!paused && now - pendingSince < maxDelayMs) return;
   try {
-    const [r] = db.pragma("wal_checkpoint(PASSIVE)") as { busy: number; log: number; checkpointed: number }[];
+    db.pragma("wal_checkpoint(PASSIVE)");
     done = v;
     pendingSince = 0;
-    parentPort?.postMessage({ t: "checkpointed", log: r?.log ?? 0, moved: r?.checkpointed ?? 0 } satisfies FromCheckpointWorker);
   } catch {
     // another connection's checkpoint holds the lock (a purge's, a backup's): the next tick retries
   }

@@ -38,7 +38,7 @@ export interface CheckpointWorkerData {
   stopped: SharedArrayBuffer;
 }
 
-export type FromCheckpointWorker = { t: "ready" } | { t: "checkpointed"; log: number; moved: number };
+export type FromCheckpointWorker = { t: "ready" };
 
 type State = "idle" | "scheduled" | "starting" | "running" | "off";
 
@@ -47,8 +47,6 @@ export class WalCheckpoints {
   private state: State = "idle";
   private startTimer: NodeJS.Timeout | null = null;
   private readonly stopped = new SharedArrayBuffer(4);
-  /** who watches the worker's reports (tests) */
-  private listeners = new Set<(m: FromCheckpointWorker) => void>();
 
   constructor(private readonly db: Db) {}
 
@@ -101,7 +99,6 @@ export class WalCheckpoints {
         this.db.pragma("wal_autocheckpoint = 0");
         this.state = "running";
       }
-      for (const l of this.listeners) l(m);
     });
     // an error ends the thread too: "exit" follows
     w.on("error", (e) => process.emitWarning(`WAL checkpoints: ${e.message}; the store checkpoints in its commits from now on`));
@@ -111,12 +108,6 @@ export class WalCheckpoints {
     // after the listeners: a "message" listener refs the worker's port again. An idle store never
     // keeps the process alive for its checkpoints.
     w.unref();
-  }
-
-  /** Called with each report of the worker (tests). Returns the unsubscribe. */
-  watch(l: (m: FromCheckpointWorker) => void): () => void {
-    this.listeners.add(l);
-    return () => this.listeners.delete(l);
   }
 
   private fallBack(): void {
