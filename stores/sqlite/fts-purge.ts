@@ -54,6 +54,11 @@ export class FtsPurge {
   private worker: Worker | null = null;
   /** set once a worker failed to run: the purge stays on this thread from then on */
   private inThreadOnly = false;
+  /**
+   * a forget on this connection since this thread's last complete checkpoint: the worker's own may
+   * not have run (stopped between its last step and its checkpoint), so finish() checkpoints too
+   */
+  private unsynced = false;
 
   constructor(private readonly db: Db) {}
 
@@ -86,6 +91,7 @@ export class FtsPurge {
   /** Inside the forgetting transaction: this table now holds tombstoned rows to merge away. */
   mark(table: PurgeTable): void {
     this.statements().mark.run(table);
+    this.unsynced = true;
   }
 
   /** Whether any table still holds forgotten rows' postings (as far as this file says). */
@@ -125,6 +131,7 @@ export class FtsPurge {
       try {
         const [r] = this.db.pragma("wal_checkpoint(TRUNCATE)") as { busy: number }[];
         busy = r?.busy === 1;
+        if (!busy) this.unsynced = false;
       } catch {
         // the database closed under it, or an I/O error: the next purge or checkpoint does it
         return;
@@ -222,7 +229,7 @@ export class FtsPurge {
     } catch {
       return false;
     } finally {
-      if (merged) this.checkpoint();
+      if (merged || this.unsynced) this.checkpoint();
     }
     return true;
   }

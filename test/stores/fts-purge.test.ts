@@ -176,4 +176,35 @@ describe("full-text purge after a forget", () => {
       store.close();
     }
   });
+
+  it("closing checkpoints after a forget even when another connection did the merge and stopped before its checkpoint", async () => {
+    const dir = tempDir();
+    const { ctx, store, id } = await seeded(dir);
+    // the purge's worker thread, as it would be if stopped between its last step and its checkpoint:
+    // another connection merges and clears the marks, and stays open (the store's close is not the
+    // last one, so SQLite's own checkpoint on close does not run)
+    const run = vi.spyOn(FtsPurge.prototype, "run").mockResolvedValue(undefined);
+    const other = new Database(join(dir, "memory.db"));
+    try {
+      await store.forget([id], { at: 1, actor: "user", action: "forget", targetKind: "memory", targetId: id, detail: {} });
+      other.pragma("wal_autocheckpoint = 0");
+      other.pragma("secure_delete = ON");
+      for (const t of ["memory_fts", "memory_tri"]) {
+        for (;;) {
+          const before = other.prepare(`SELECT total_changes() AS n`).get() as { n: number };
+          other.prepare(`INSERT INTO ${t} (${t}, rank) VALUES ('merge', -64)`).run();
+          if ((other.prepare(`SELECT total_changes() AS n`).get() as { n: number }).n - before.n < 2) break;
+        }
+      }
+      other.prepare(`DELETE FROM fts_purge`).run();
+      expect(inIndex(other)).toBe(false);
+      // the log still holds the pages from before the merge
+      expect(inFile(dir)).toBe(true);
+      ctx.close();
+      expect(inFile(dir)).toBe(false);
+    } finally {
+      run.mockRestore();
+      other.close();
+    }
+  });
 });
