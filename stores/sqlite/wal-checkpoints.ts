@@ -1,10 +1,10 @@
 // WAL checkpoints off the store's thread. SQLite's automatic checkpoint runs inside the commit that
 // takes the log past 1,000 pages: that write copies ~4 MB into the database file and syncs it, so
-// every few dozen remembers one takes 20-80 ms more (at 100k memories, remember p99 40 ms with it,
-// 24 ms without). Here, once the store has written, a worker thread with its own connection
-// checkpoints (PASSIVE: never blocks a reader or a writer) when the writers pause, and the store's
-// connection turns its automatic checkpoint off. Durability is unchanged: a commit is in the log
-// when it returns, as before; a checkpoint only moves it into the main file.
+// every few dozen remembers one takes 20-80 ms more (scale bench, paced_writes at 100k: remember p99
+// 16.8 ms with it, 9.4 ms without). Here, once the store has written, a worker thread with its own
+// connection checkpoints (PASSIVE: never blocks a reader or a writer) when the writers pause, and
+// the store's connection turns its automatic checkpoint off. Durability is unchanged: a commit is
+// in the log when it returns, as before; a checkpoint only moves it into the main file.
 //
 // The worker stops with the store: its connection closes first, so the store's close is still the
 // last one and removes the log. If the worker cannot start or dies, the connection's automatic
