@@ -40,6 +40,16 @@ async function seededInMemory() {
   return { db, store, id: secret.record.id };
 }
 
+/** A forget whose purge never starts, as in a process that stopped right after the forget committed. */
+async function forgetUnpurged(store: SqliteMemoryStore, id: string): Promise<void> {
+  const run = vi.spyOn(FtsPurge.prototype, "run").mockResolvedValue(undefined);
+  try {
+    await store.forget([id], { at: 1, actor: "user", action: "forget", targetKind: "memory", targetId: id, detail: {} });
+  } finally {
+    run.mockRestore();
+  }
+}
+
 const inIndex = (db: Database.Database) =>
   (db.prepare(`SELECT block FROM memory_fts_data`).all() as { block: Buffer | null }[]).some((r) => r.block !== null && Buffer.from(r.block).includes(TOKEN));
 const marks = (db: Database.Database) => db.prepare(`SELECT tbl FROM fts_purge ORDER BY tbl`).pluck().all();
@@ -76,12 +86,7 @@ describe("full-text purge after a forget", () => {
     const { ctx, store, id } = await seeded(dir);
     // the process stops right after the forget committed, before its purge ran a step (the
     // connection goes without the store's close)
-    const run = vi.spyOn(FtsPurge.prototype, "run").mockResolvedValue(undefined);
-    try {
-      await store.forget([id], { at: 1, actor: "user", action: "forget", targetKind: "memory", targetId: id, detail: {} });
-    } finally {
-      run.mockRestore();
-    }
+    await forgetUnpurged(store, id);
     ctx.db.close();
     const raw = new Database(join(dir, "memory.db"), { readonly: true });
     try {
@@ -183,10 +188,9 @@ describe("full-text purge after a forget", () => {
     // the purge's worker thread, as it would be if stopped between its last step and its checkpoint:
     // another connection merges and clears the marks, and stays open (the store's close is not the
     // last one, so SQLite's own checkpoint on close does not run)
-    const run = vi.spyOn(FtsPurge.prototype, "run").mockResolvedValue(undefined);
+    await forgetUnpurged(store, id);
     const other = new Database(join(dir, "memory.db"));
     try {
-      await store.forget([id], { at: 1, actor: "user", action: "forget", targetKind: "memory", targetId: id, detail: {} });
       other.pragma("wal_autocheckpoint = 0");
       other.pragma("secure_delete = ON");
       for (const t of ["memory_fts", "memory_tri"]) {
@@ -203,7 +207,6 @@ describe("full-text purge after a forget", () => {
       ctx.close();
       expect(inFile(dir)).toBe(false);
     } finally {
-      run.mockRestore();
       other.close();
     }
   });
