@@ -160,17 +160,25 @@ describe("planner document-frequency cache", () => {
     ctx.close();
   });
 
-  it("the store size the plans use is read again after a while of real time, whatever the requests' clock says", async () => {
+  it("the store size the plans use follows writes at once, forgotten memories included, whatever the requests' clock says", async () => {
     const dir = tempDir();
     const ctx = openTestMemory(dir);
     await fill(ctx, 10);
     const planner = new FtsPlanner(ctx.db);
     expect(planner.plan(["checklist"], [], null).pruned).toBe(false);
     await fill(ctx, POSTINGS_BUDGET + 100);
-    // the test clock stands still (a fixed clock, or a request clock set back, used to keep the
-    // first size forever): past the cache's two seconds the size is read again
-    await new Promise((r) => setTimeout(r, 2100));
+    // the test clock stands still (a fixed clock, or a request clock set back, once kept a cached
+    // size forever): the size is read with each plan
     expect(planner.plan(["checklist"], [], null).pruned).toBe(true);
+    const count = () => (ctx.db.prepare(`SELECT count(*) AS n FROM memories`).get() as { n: number }).n;
+    expect(planner.corpus().n).toBe(count());
+    // a forget blanks the row and keeps it: the size (the rows the index has seen) stays the count
+    const before = planner.corpus().n;
+    const [first] = await ctx.service.search({ thread: scope }, { query: "rollout checklist", limit: 1 });
+    await ctx.service.forget({ thread: scope }, [first!.record.id], { actor: "user", threadId: "s-1", toolCallId: null });
+    await ctx.service.remember(scope, { content: "One more note after the forget", kind: "fact" }, { actor: "user", threadId: "s-1", toolCallId: null });
+    expect(planner.corpus().n).toBe(count());
+    expect(planner.corpus().n).toBe(before + 1);
     ctx.close();
   });
 });
