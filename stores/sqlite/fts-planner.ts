@@ -18,16 +18,23 @@ export const POSTINGS_BUDGET = 3000;
 /** scope keys go into MATCH only when they cover less than this share of the corpus */
 const KEY_SHARE_FOR_MATCH = 0.3;
 /**
- * A token's document frequency costs a scan of its whole doclist (as much as querying it), so it
- * is cached. An entry read before the database last changed (this connection's writes and other
- * connections' commits both count) is still used for up to DF_STALE_MS if the token was in the
- * index: a count a few writes old moves a weight by a hair, while reading it again after every
- * write cost remember-then-search 11 ms at 1M memories. A token the index did not hold is looked
- * up again after any change, so a word just written is never planned as absent. At most
- * DF_CACHE_MAX tokens are kept.
+ * A token's document frequency costs a scan of its whole doclist (as much as querying it: ~1.5 ms
+ * for a common word at 100k memories, ten times that at 1M), so it is cached. An entry read before
+ * the database last changed (this connection's writes and other connections' commits both count)
+ * is still used, if the token was in the index, for up to DF_STALE_MS; after that, for up to
+ * DF_MAX_AGE_MS while the memories added since number at most DF_STALE_SHARE of its count. An
+ * insert adds at most one to a count, so that bound holds the drift to a few per cent (forgets,
+ * which take counts down, are bounded by the age), and a common word, whose count is the costly
+ * one, is read again about once per 5% of growth instead of on its first search each minute. A
+ * count a few writes old moves a weight by a hair, while reading it again after every write cost
+ * remember-then-search 11 ms at 1M memories. A token the index did not hold is looked up again
+ * after any change, so a word just written is never planned as absent. At most DF_CACHE_MAX
+ * tokens are kept.
  */
 const DF_CACHE_MAX = 20_000;
 const DF_STALE_MS = 60_000;
+const DF_MAX_AGE_MS = 10 * 60_000;
+const DF_STALE_SHARE = 0.05;
 
 export interface WordPlan {
   terms: string[];
@@ -54,10 +61,10 @@ export class FtsPlanner {
   private readonly dfStmt;
   private readonly sizeStmt;
   private readonly versionStmt;
-  private readonly dfCache = new Map<string, { df: number; version: number; at: number }>();
+  private readonly dfCache = new Map<string, { df: number; version: number; at: number; rows: number }>();
   /** bumped whenever the database changed since the last look; df entries of this version are exact */
   private version = 0;
-  private seen = { v: -1, c: -1 };
+  private seen = { v: -1, c: -1, n: 0 };
 
   constructor(db: Db) {
     // A scratch FTS table with the same tokenizer turns query words into the index's own tokens
@@ -75,7 +82,9 @@ export class FtsPlanner {
     // cache expiry, from a page cache another connection's commit (a purge step, another process)
     // had emptied: 5-8 ms of a search at 100k memories, ~60 ms at 1M.
     this.sizeStmt = db.prepare(`SELECT coalesce(max(rowid), 0) AS n FROM memories`);
-    this.versionStmt = db.prepare(`SELECT data_version AS v, total_changes() AS c FROM pragma_data_version`);
+    this.versionStmt = db.prepare(
+      `SELECT data_version AS v, total_changes() AS c, (SELECT coalesce(max(rowid), 0) FROM memories) AS n FROM pragma_data_version`,
+    );
     this.scratch = db.transaction((texts: string[]) => {
       this.clearTok.run();
       texts.forEach((t, i) => this.insertTok.run(i + 1, t));
@@ -105,7 +114,7 @@ export class FtsPlanner {
       this.checkWrites();
       const toks = this.scratch(missing);
       // The scratch table's writes (FTS5 flushes them at commit) are not a change to the memories.
-      this.seen = this.versionStmt.get() as { v: number; c: number };
+      this.seen = this.versionStmt.get() as { v: number; c: number; n: number };
       missing.forEach((t, i) => found.set(t, toks[i] ?? []));
     }
     if (this.tokenCache.size + found.size > DF_CACHE_MAX) this.tokenCache.clear();
@@ -134,11 +143,17 @@ export class FtsPlanner {
   private cachedDf(token: string): number {
     const hit = this.dfCache.get(token);
     const now = performance.now();
-    if (hit && (hit.version === this.version || (hit.df > 0 && now - hit.at < DF_STALE_MS))) return hit.df;
+    if (hit && (hit.version === this.version || (hit.df > 0 && this.fresh(hit, now)))) return hit.df;
     const df = (this.dfStmt.get(token) as { doc: number } | undefined)?.doc ?? 0;
     if (this.dfCache.size >= DF_CACHE_MAX) this.dfCache.clear();
-    this.dfCache.set(token, { df, version: this.version, at: now });
+    this.dfCache.set(token, { df, version: this.version, at: now, rows: this.seen.n });
     return df;
+  }
+
+  /** A count read before the last change, still good enough (see DF_STALE_MS). */
+  private fresh(hit: { df: number; at: number; rows: number }, now: number): boolean {
+    const age = now - hit.at;
+    return age < DF_STALE_MS || (age < DF_MAX_AGE_MS && this.seen.n - hit.rows <= DF_STALE_SHARE * hit.df);
   }
 
   /**
@@ -146,7 +161,7 @@ export class FtsPlanner {
    * counter, which the scratch table's own writes also move, hence the resync in tokenize).
    */
   private checkWrites(): void {
-    const r = this.versionStmt.get() as { v: number; c: number };
+    const r = this.versionStmt.get() as { v: number; c: number; n: number };
     if (r.v !== this.seen.v || r.c !== this.seen.c) this.version += 1;
     this.seen = r;
   }

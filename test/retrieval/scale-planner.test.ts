@@ -37,7 +37,7 @@ describe("planner document-frequency cache", () => {
     ctx.close();
   });
 
-  it("cached counts follow writes made through another connection: at once for a word that was absent, within a minute for one it held", async () => {
+  it("cached counts follow writes made through another connection: at once for a word that was absent; for one it held, after a minute once the index grew by 5% of it, after ten minutes in any case", async () => {
     const dir = tempDir();
     const ctx = openTestMemory(dir);
     await fill(ctx, POSTINGS_BUDGET + 100);
@@ -57,11 +57,27 @@ describe("planner document-frequency cache", () => {
     expect(plan.terms).toContain("zebracorn");
     expect(planner.df(fresh!)).toBeGreaterThan(0); // its own row and its neighbours' context
     expect(planner.df(stem!)).toBe(before);
-    // a minute on, it is read again
+    // A minute on, a count the index held is read again only once the memories added since pass
+    // 5% of it (an insert adds at most one to it); ten minutes on, after any change.
+    const byOther = async (contents: string[]) => {
+      const c = openTestMemory(dir);
+      await c.service.rememberMany(contents.map((content) => ({ req: scope, input: { content, kind: "fact" as const }, origin: { actor: "user" as const, threadId: "s-1", toolCallId: null } })));
+      c.close();
+    };
     const now = performance.now();
     const clock = vi.spyOn(performance, "now").mockReturnValue(now + 61_000);
     try {
-      expect(planner.df(stem!)).toBe(before + 1);
+      expect(planner.df(stem!)).toBe(before);
+      const share = Math.floor(0.05 * before);
+      await byOther(Array.from({ length: share - 1 }, (_, i) => `Checklist addendum ${i}`));
+      expect(planner.df(stem!)).toBe(before);
+      await byOther(["Checklist addendum, one more", "Checklist addendum, and the last"]);
+      expect(planner.df(stem!)).toBe(before + share + 2);
+      await byOther(["A late checklist"]);
+      clock.mockReturnValue(now + 61_000 + 599_000);
+      expect(planner.df(stem!)).toBe(before + share + 2);
+      clock.mockReturnValue(now + 61_000 + 601_000);
+      expect(planner.df(stem!)).toBe(before + share + 3);
     } finally {
       clock.mockRestore();
     }
