@@ -22,6 +22,7 @@ import { asSystemMethod, bindCallsToUser, NO_IDENTITY, pgIdentity } from "../pg-
 import { rapJson, serverEntry, commandEntry } from "../rap-json.js";
 import { defaultInfinityHome, makeSessionSearch, openSources } from "../sessions.js";
 import { DEFAULT_ADMIN_GRPC_PORT, DEFAULT_UI_PORT, startAdmin } from "../../admin/api/start.js";
+import { warmSafetyScan } from "../../core/safety/index.js";
 
 export const DEFAULT_PORT = 7411;
 const EXPIRY_SWEEP_MS = 60_000;
@@ -178,6 +179,8 @@ async function serve(o: ServeOptions): Promise<void> {
           learning: learning?.service,
           askAboutCandidates: config.learning.candidates.askInConversation,
         }), (inv) => deriveRequestScope(inv, { localUser: config.localUser, project: projectOf(inv.thread_ancestors?.[0] ?? inv.group_id) }).user, identity);
+  // The content scan's patterns compile on their first runs (~0.17 s): here, not in the first call.
+  warmSafetyScan();
   const server = await startRapServer({
     toolset,
     db: stores,

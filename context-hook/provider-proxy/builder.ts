@@ -9,6 +9,7 @@ import type { MemoryStore } from "../../stores/traits.js";
 import { MemoryPrefixBuilder } from "../../core/retrieval/prefix.js";
 import type { PrefixBuilder } from "../../core/retrieval/prefix-types.js";
 import { loadTokenCounter } from "../../core/retrieval/tokens.js";
+import { warmSafetyScan } from "../../core/safety/index.js";
 import { CatalogOffers } from "../../core/skills/offers.js";
 import { openSkills } from "../../cli/skills-context.js";
 
@@ -28,6 +29,9 @@ export async function memoryPrefixBuilder(ctx: PrefixBuilderContext): Promise<Pr
   // server alone does not warm up: a tool call has no such deadline, and a session that never
   // searches should not hold the indexes.
   warmSemantic(m.backend.memory, ctx.logger);
+  // And the content scan a prefix runs on each memory it includes: its patterns compile on their
+  // first runs (~0.17 s).
+  warmSafetyScan();
   return new MemoryPrefixBuilder({
     service: m.service,
     toggles: m.backend.toggles,

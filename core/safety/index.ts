@@ -46,6 +46,18 @@ export function scanContent(text: string): ContentScan {
   return { secrets, injections, verdict: "ok", reason: "no credentials or injection patterns found" };
 }
 
+// Plain prose that reaches every pattern (the rules run on every text; nothing in it matches).
+const WARM_TEXT = "We moved the nightly build to Friday; Alice keeps the deploy notes in the team wiki (see https://example.com/notes?page=2).";
+
+/**
+ * Run the scan twice on a plain text. V8 compiles a regular expression on its first run and again
+ * to native code on a later one: for these tables ~130 ms and then ~40 ms, which a server would
+ * otherwise spend inside its first remember or its first prompt prefix (whose deadline is 250 ms).
+ */
+export function warmSafetyScan(): void {
+  for (let i = 0; i < 2; i++) scanContent(WARM_TEXT);
+}
+
 /** Replace every detected secret with `[REDACTED:<kind>]`; the rest of the text is unchanged. */
 export function redactSecrets(text: string): string {
   const findings = scanSecrets(text).sort((a, b) => a.index - b.index);
