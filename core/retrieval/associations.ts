@@ -76,6 +76,13 @@ interface Doc {
   keys: number[];
   /** its conversation's memories in turn order (rowid ascending), itself included */
   turns: Doc[];
+  /**
+   * the turns just before and after it (null at either end): a window is walked from the memory
+   * outward, without a search of `turns`, whose binary search touched a dozen memories per posting
+   * (each a cache miss on a worker whose caches went cold between requests)
+   */
+  prev: Doc | null;
+  next: Doc | null;
   /** per-pass scratch: the last pass that reached it */
   mark: number;
   /** its score in the query numbered `scoreMark` (see beginScoring) */
@@ -127,10 +134,14 @@ export class AssociationIndex {
       return id;
     });
     const turns = this.threads.get(t) ?? this.threads.set(t, []).get(t)!;
-    const d: Doc = { rowid, thread: t, keys, turns, mark: 0, score: 0, scoreMark: 0 };
+    const d: Doc = { rowid, thread: t, keys, turns, mark: 0, score: 0, scoreMark: 0, prev: null, next: null };
     this.docs.set(rowid, d);
-    if (turns.length === 0 || turns[turns.length - 1]!.rowid < rowid) turns.push(d);
-    else turns.splice(lowerBound(turns, rowid), 0, d);
+    const at = turns.length === 0 || turns[turns.length - 1]!.rowid < rowid ? turns.length : lowerBound(turns, rowid);
+    turns.splice(at, 0, d);
+    d.prev = turns[at - 1] ?? null;
+    d.next = turns[at + 1] ?? null;
+    if (d.prev) d.prev.next = d;
+    if (d.next) d.next.prev = d;
     for (const id of keys) this.postings[id]!.push(d);
   }
 
@@ -145,6 +156,8 @@ export class AssociationIndex {
     this.docs.delete(rowid);
     const i = lowerBound(d.turns, rowid);
     if (d.turns[i] === d) d.turns.splice(i, 1);
+    if (d.prev) d.prev.next = d.next;
+    if (d.next) d.next.prev = d.prev;
     if (d.turns.length === 0) this.threads.delete(d.thread);
     for (const id of d.keys) {
       const ps = this.postings[id]!;
@@ -184,19 +197,19 @@ export class AssociationIndex {
     if (id === undefined) return { windows: 0, touched, counts };
     const pass = this.nextPass();
     let windows = 0;
-    for (const p of this.postings[id]!) {
-      const turns = p.turns;
-      const i = lowerBound(turns, p.rowid);
-      for (let j = Math.max(0, i - w), end = Math.min(turns.length - 1, i + w); j <= end; j++) {
-        const d = turns[j]!;
-        if (d.mark === pass) continue;
-        d.mark = pass;
-        windows++;
-        for (const k of d.keys) {
-          if (counts[k] === 0) touched.push(k);
-          counts[k]!++;
-        }
+    const count = (d: Doc) => {
+      if (d.mark === pass) return;
+      d.mark = pass;
+      windows++;
+      for (const k of d.keys) {
+        if (counts[k] === 0) touched.push(k);
+        counts[k]!++;
       }
+    };
+    for (const p of this.postings[id]!) {
+      count(p);
+      for (let d = p.prev, s = 0; d !== null && s < w; d = d.prev, s++) count(d);
+      for (let d = p.next, s = 0; d !== null && s < w; d = d.next, s++) count(d);
     }
     return { windows, touched, counts };
   }
@@ -223,12 +236,8 @@ export class AssociationIndex {
     for (const d of own) add(d, 1);
     if (windowWeight <= 0) return;
     for (const p of own) {
-      const turns = p.turns;
-      const i = lowerBound(turns, p.rowid);
-      for (let j = Math.max(0, i - w), end = Math.min(turns.length - 1, i + w); j <= end; j++) {
-        const d = turns[j]!;
-        if (d.mark !== pass) add(d, windowWeight);
-      }
+      for (let d = p.prev, s = 0; d !== null && s < w; d = d.prev, s++) if (d.mark !== pass) add(d, windowWeight);
+      for (let d = p.next, s = 0; d !== null && s < w; d = d.next, s++) if (d.mark !== pass) add(d, windowWeight);
     }
   }
 

@@ -98,6 +98,33 @@ describe("a scope at its cap", () => {
     expect(cache.loaded).toBe(0);
   });
 
+  it("memories added in any order (a build reads the newest first) have the windows of turn order, also after removals", () => {
+    const texts = ["alpha ant", "bravo bee", "charlie cat", "delta dog", "echo eel", "foxtrot fox", "golf gnu"];
+    const build = (order: number[]) => {
+      const ix = new AssociationIndex();
+      for (const i of order) ix.add(i + 1, "t", texts[i]!);
+      ix.add(100, "other", "delta elsewhere");
+      return ix;
+    };
+    const inOrder = build([0, 1, 2, 3, 4, 5, 6]);
+    const views = (ix: AssociationIndex) => texts.map((t) => windowOf(ix, t.split(" ")[0]!));
+    for (const order of [[6, 5, 4, 3, 2, 1, 0], [3, 0, 6, 1, 5, 2, 4]]) {
+      const ix = build(order);
+      expect(views(ix)).toEqual(views(inOrder));
+      // delta's windows: two turns on each side in its own conversation, and its other memory alone
+      expect(windowOf(ix, "delta")).toEqual({ windows: 6, words: ["bee:1", "bravo:1", "cat:1", "charlie:1", "delta:2", "dog:1", "echo:1", "eel:1", "elsewhere:1", "fox:1", "foxtrot:1"] });
+      for (const x of [inOrder, ix]) {
+        x.remove(3);
+        x.remove(6);
+      }
+      expect(views(ix)).toEqual(views(inOrder));
+      // with turns 3 and 6 gone it reaches turns 1 and 7
+      expect(windowOf(ix, "delta")).toEqual({ windows: 6, words: ["alpha:1", "ant:1", "bee:1", "bravo:1", "delta:2", "dog:1", "echo:1", "eel:1", "elsewhere:1", "gnu:1", "golf:1"] });
+      inOrder.add(3, "t", texts[2]!);
+      inOrder.add(6, "t", texts[5]!);
+    }
+  });
+
   it("removing memories leaves a conversation's other turns in order and empties nothing it should not", () => {
     const ix = new AssociationIndex();
     for (let i = 1; i <= 6; i++) ix.add(i, "t", `turn${i} common`);
