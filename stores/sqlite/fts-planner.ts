@@ -59,7 +59,6 @@ export class FtsPlanner {
   private readonly clearTok;
   private readonly readTok;
   private readonly dfStmt;
-  private readonly sizeStmt;
   private readonly versionStmt;
   private readonly dfCache = new Map<string, { df: number; version: number; at: number; rows: number }>();
   /** bumped whenever the database changed since the last look; df entries of this version are exact */
@@ -76,12 +75,12 @@ export class FtsPlanner {
     this.clearTok = db.prepare(`DELETE FROM temp.q_tokens`);
     this.readTok = db.prepare(`SELECT doc, term FROM temp.q_tokens_v`);
     this.dfStmt = db.prepare(`SELECT doc FROM temp.memory_fts_v WHERE term = ?`);
-    // A memory's row is never deleted (a forget blanks it), and rowids are assigned one past the
-    // largest, so the largest rowid is the row count: read from the end of the b-tree, where a
-    // count(*) walks every page of an index. That walk ran on the first plan after each size
-    // cache expiry, from a page cache another connection's commit (a purge step, another process)
-    // had emptied: 5-8 ms of a search at 100k memories, ~60 ms at 1M.
-    this.sizeStmt = db.prepare(`SELECT coalesce(max(rowid), 0) AS n FROM memories`);
+    // With the look for commits, the store's size. A memory's row is never deleted (a forget
+    // blanks it), and rowids are assigned one past the largest, so the largest rowid is the row
+    // count: read from the end of the b-tree, where a count(*) walks every page of an index. That
+    // walk ran on the first plan after each size cache expiry, from a page cache another
+    // connection's commit (a purge step, another process) had emptied: 5-8 ms of a search at 100k
+    // memories, ~60 ms at 1M.
     this.versionStmt = db.prepare(
       `SELECT data_version AS v, total_changes() AS c, (SELECT coalesce(max(rowid), 0) FROM memories) AS n FROM pragma_data_version`,
     );
@@ -190,9 +189,13 @@ export class FtsPlanner {
     return out;
   }
 
-  /** The number of memories (every row: forgotten ones keep theirs); a read of a few pages. */
+  /**
+   * The number of memories (every row: forgotten ones keep theirs), read with the look for new
+   * commits that the counts after it rely on.
+   */
   corpus(): { n: number } {
-    return this.sizeStmt.get() as { n: number };
+    this.checkWrites();
+    return { n: this.seen.n };
   }
 
   /**
@@ -204,7 +207,6 @@ export class FtsPlanner {
     const { n } = this.corpus();
     if (n <= POSTINGS_BUDGET) return true;
     const toks = this.tokenize(kindTokens);
-    this.checkWrites();
     const docs = toks.reduce((sum, ts) => sum + ts.reduce((a, t) => a + this.cachedDf(t), 0), 0);
     return docs < KEY_SHARE_FOR_MATCH * n;
   }
@@ -216,7 +218,6 @@ export class FtsPlanner {
     // Small stores: every term, keys in MATCH; no lookups needed.
     if (n <= POSTINGS_BUDGET) return { terms, cjk, keysInMatch: keys !== null, newest: false, common: [], pruned: false, ownTextOnly: [] };
     const toks = this.tokenize([...all, ...(keys ?? [])]);
-    this.checkWrites();
     const dfOf = (i: number) => {
       const ts = toks[i] ?? [];
       return ts.length === 0 ? 0 : Math.min(...ts.map((t) => this.cachedDf(t)));
