@@ -71,12 +71,20 @@ export interface ListQuery {
   /** opaque cursor from a previous page */
   cursor?: string | undefined;
   order: "newest" | "oldest";
+  /**
+   * count matching memories up to this many (LIST_TOTAL_CAP when absent; 0 for a caller that
+   * ignores the total, such as an export walking every page)
+   */
+  totalCap?: number | undefined;
 }
 
 export interface ListPage {
   items: MemoryRecord[];
   nextCursor: string | null;
+  /** memories matching the query, counted up to its cap (see totalCapped) */
   total: number;
+  /** more than `total` memories match: the count stopped at the cap */
+  totalCapped: boolean;
 }
 
 export type AuditAction =

@@ -125,8 +125,10 @@ export const ListMemoriesRequest = z.strictObject({
 export const ListMemoriesResponse = z.object({
   memories: z.array(Memory),
   nextCursor: z.string().optional(),
-  /** matching records before the trust filter (absent when `trusts` is given) */
+  /** matching records before the trust filter, counted up to 10,000 (absent when `trusts` is given) */
   total: z.number().int().optional(),
+  /** more records than `total` match: the count stopped at its cap */
+  totalCapped: z.boolean().optional(),
 });
 
 export const SearchMemoriesRequest = z.strictObject({
@@ -190,7 +192,10 @@ export const PendingItem = z.object({
 export const ListPendingResponse = z.object({
   items: z.array(PendingItem),
   nextCursor: z.string().optional(),
+  /** pending records, counted up to 10,000 */
   total: z.number().int(),
+  /** more than `total` are pending: the count stopped at its cap */
+  totalCapped: z.boolean().optional(),
 });
 
 export const ConfirmPendingRequest = z.strictObject({ ...Owner, ids: z.array(Id).min(1).max(100) });

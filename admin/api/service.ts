@@ -216,7 +216,7 @@ export function createAdminService(d: AdminDeps): AdminHandlers {
         const base = { kinds: req.kinds, scopes: req.scopes, statuses: req.statuses, order: req.order ?? "newest" } as const;
         if (!req.trusts || req.trusts.length === 0) {
           const page = await withCursor(req.cursor, () => d.memory.list(viewer, { ...base, limit: pageSize, cursor: req.cursor }));
-          return { memories: page.items.map(memoryJson), nextCursor: opt(page.nextCursor), total: page.total };
+          return { memories: page.items.map(memoryJson), nextCursor: opt(page.nextCursor), total: page.total, ...(page.totalCapped ? { totalCapped: true } : {}) };
         }
         // Trust is not a store filter: walk store pages until enough match (bounded, so a rare
         // trust cannot make one call scan everything; the cursor continues where it stopped).
@@ -284,7 +284,7 @@ export function createAdminService(d: AdminDeps): AdminHandlers {
           const { conflicts } = await conflictsOf(viewer, [rec.id]);
           items.push({ memory: memoryJson(rec), messages: await messagesOf([rec]), episodes: await episodesOf([rec.id]), conflicts: conflicts.map(memoryJson) });
         }
-        return { items, nextCursor: opt(page.nextCursor), total: page.total };
+        return { items, nextCursor: opt(page.nextCursor), total: page.total, ...(page.totalCapped ? { totalCapped: true } : {}) };
       },
 
       async ConfirmPending(req) {

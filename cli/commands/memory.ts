@@ -6,7 +6,7 @@ import { createInterface } from "node:readline/promises";
 import { resolve } from "node:path";
 import { MEMORY_KINDS, MEMORY_STATUSES, SCOPE_LEVELS, type MemoryRecord } from "../../core/memory/record.js";
 import type { Origin, Viewer } from "../../core/memory/service.js";
-import { recordBlock, recordList } from "../../toolsets/memory/render.js";
+import { recordBlock, recordList, totalText } from "../../toolsets/memory/render.js";
 import { openAnyMemory, openMemory, type AnyMemoryContext, type MemoryContext } from "../context.js";
 import { recreateWordIndex, wordIndexDrift } from "../../stores/sqlite/memory-fts.js";
 import { importMemories } from "./memory-import.js";
@@ -140,7 +140,7 @@ export function registerMemory(program: Command): void {
           if (page.nextCursor) process.stderr.write(`next page: --cursor ${page.nextCursor}\n`);
           return;
         }
-        process.stdout.write(`${page.items.length} of ${page.total}\n${recordList(page.items, ctx.clock.now())}\n`);
+        process.stdout.write(`${page.items.length} of ${totalText(page)}\n${recordList(page.items, ctx.clock.now())}\n`);
         if (page.nextCursor) process.stdout.write(`next page: --cursor ${page.nextCursor}\n`);
       }),
     );

@@ -34,7 +34,7 @@ import {
 import type { Embedder } from "../../core/embedding/embedder.js";
 import { asPgSystem, type PgDb, type Q } from "./pool.js";
 import { PgSemanticIndexes } from "./semantic-index.js";
-import { DATED_AT, decodeCursor, encodeCursor, exportAllVia, pushTo, recordOf, sourcesByMemory, type MemoryRow } from "../memory-rows.js";
+import { cappedTotal, DATED_AT, LIST_KEY_BRANCHES, decodeCursor, encodeCursor, exportAllVia, pushTo, totalCapOf, recordOf, sourcesByMemory, type MemoryRow } from "../memory-rows.js";
 
 
 /** memories on each side of a memory, in each of its conversations, that join its context */
@@ -1220,9 +1220,12 @@ export class PgMemoryStore implements MemoryStore {
 
   async list(q: ListQuery): Promise<ListPage> {
     return this.db.read(async (c) => {
+      const cp = new Params();
+      const cap = totalCapOf(q);
+      const counted = Number(
+        (await c.query<{ n: number | string }>(`SELECT count(*) AS n FROM (SELECT 1 FROM memories m WHERE ${this.scope(q.visibility, cp, "m")} AND ${this.filters(q, cp)} LIMIT ${cap + 1}) capped`, cp.values)).rows[0]!.n,
+      );
       const p = new Params();
-      const where = `${this.scope(q.visibility, p, "m")} AND ${this.filters(q, p)}`;
-      const total = (await c.query<{ n: number }>(`SELECT count(*) AS n FROM memories m WHERE ${where}`, p.values)).rows[0]!.n;
       let cursorSql = "";
       if (q.cursor) {
         const cur = decodeCursor(q.cursor);
@@ -1230,16 +1233,23 @@ export class PgMemoryStore implements MemoryStore {
       }
       const dir = q.order === "newest" ? "DESC" : "ASC";
       const limit = Math.max(1, Math.floor(q.limit));
-      const rows = (
-        await c.query<MemoryRow>(`SELECT m.* FROM memories m WHERE ${where}${cursorSql} ORDER BY m.updated_at ${dir}, m.rowid ${dir} LIMIT ${limit + 1}`, p.values)
-      ).rows;
+      const order = `ORDER BY updated_at ${dir}, rowid ${dir} LIMIT ${limit + 1}`;
+      const filters = this.filters(q, p);
+      // A thread's few scope keys are read one key at a time in (vis_key, updated_at) index order
+      // and merged, as on SQLite: one read of them all sorts every matching row first.
+      const keys = "keys" in q.visibility ? q.visibility.keys : [];
+      const sql =
+        keys.length > 1 && keys.length <= LIST_KEY_BRANCHES
+          ? `${keys.map((k) => `(SELECT m.* FROM memories m WHERE m.vis_key = ${p.add(k)} AND ${filters}${cursorSql} ${order})`).join(" UNION ALL ")} ${order}`
+          : `SELECT m.* FROM memories m WHERE ${this.scope(q.visibility, p, "m")} AND ${filters}${cursorSql} ${order}`;
+      const rows = (await c.query<MemoryRow>(sql, p.values)).rows;
       const more = rows.length > limit;
       const page = rows.slice(0, limit);
       const last = page.at(-1);
       return {
         items: await this.hydrateAll(c, page),
         nextCursor: more && last ? encodeCursor(last.updated_at, last.rowid) : null,
-        total,
+        ...cappedTotal(counted, cap),
       };
     }, this.userOf(q.visibility));
   }

@@ -19,7 +19,7 @@ import {
   type Visibility,
 } from "../traits.js";
 import type { Db } from "./database.js";
-import { DATED_AT, decodeCursor, encodeCursor, exportAllVia, pushTo, recordOf, sourcesByMemory, type MemoryRow, type SourceRow } from "../memory-rows.js";
+import { cappedTotal, DATED_AT, LIST_KEY_BRANCHES, decodeCursor, encodeCursor, exportAllVia, pushTo, totalCapOf, recordOf, sourcesByMemory, type MemoryRow, type SourceRow } from "../memory-rows.js";
 import { FtsPlanner, POSTINGS_BUDGET, type WordPlan } from "./fts-planner.js";
 import { NeighbourSpread } from "./neighbour-spread.js";
 import { semanticChannel, type SemanticChannel, type SemanticHit } from "./semantic-channel.js";
@@ -195,8 +195,19 @@ export class SqliteMemoryStore implements MemoryStore {
         SELECT src, dst, relation, at FROM edges WHERE dst = ? AND src <> dst ORDER BY at`),
       audit: p(`INSERT INTO audit_log (at, actor, action, target_kind, target_id, detail) VALUES (?, ?, ?, ?, ?, ?)`),
       auditOf: p(`SELECT * FROM audit_log WHERE target_id = ? ORDER BY seq DESC LIMIT ?`),
-      ownerKeys: p(`SELECT DISTINCT vis_key FROM memories WHERE user_id = ? LIMIT ${MAX_OWNER_KEYS + 1}`),
-      ownerProjectKeys: p(`SELECT DISTINCT vis_key FROM memories WHERE user_id = ? AND (project = ? OR level = 'user')
+      // One index seek per key (memories_user_keys), not a read of every row of the person. A key's
+      // rows share its level, so one row says whether it is a user-level key; whether it has rows in
+      // the project is one more seek.
+      ownerKeys: p(`WITH RECURSIVE k(v) AS (
+          SELECT (SELECT vis_key FROM memories WHERE user_id = @owner ORDER BY vis_key LIMIT 1)
+          UNION ALL SELECT (SELECT vis_key FROM memories WHERE user_id = @owner AND vis_key > k.v ORDER BY vis_key LIMIT 1) FROM k WHERE k.v IS NOT NULL)
+        SELECT v AS vis_key FROM k WHERE v IS NOT NULL LIMIT ${MAX_OWNER_KEYS + 1}`),
+      ownerProjectKeys: p(`WITH RECURSIVE k(v) AS (
+          SELECT (SELECT vis_key FROM memories WHERE user_id = @owner ORDER BY vis_key LIMIT 1)
+          UNION ALL SELECT (SELECT vis_key FROM memories WHERE user_id = @owner AND vis_key > k.v ORDER BY vis_key LIMIT 1) FROM k WHERE k.v IS NOT NULL)
+        SELECT v AS vis_key FROM k WHERE v IS NOT NULL
+          AND ((SELECT m.level FROM memories m WHERE m.user_id = @owner AND m.vis_key = k.v LIMIT 1) = 'user'
+            OR EXISTS (SELECT 1 FROM memories m WHERE m.user_id = @owner AND m.vis_key = k.v AND m.project = @project))
         LIMIT ${MAX_OWNER_KEYS + 1}`),
     };
   }
@@ -519,7 +530,7 @@ export class SqliteMemoryStore implements MemoryStore {
   /** The keys an owner's view covers, or null when there are too many to list. */
   private ownerKeys(v: { owner: string; project?: string | null }): string[] | null {
     const rows = (
-      v.project ? this.st.ownerProjectKeys!.all(v.owner, v.project) : this.st.ownerKeys!.all(v.owner)
+      v.project ? this.st.ownerProjectKeys!.all({ owner: v.owner, project: v.project }) : this.st.ownerKeys!.all({ owner: v.owner })
     ) as { vis_key: string }[];
     return rows.length > MAX_OWNER_KEYS ? null : rows.map((r) => r.vis_key);
   }
@@ -946,29 +957,49 @@ export class SqliteMemoryStore implements MemoryStore {
   }
 
   async list(q: ListQuery): Promise<ListPage> {
-    const keys = this.keysFor(q.visibility);
-    const params: unknown[] = [];
-    const where = this.filters(q, params, false, keys);
-    const total = (this.prepared(`SELECT count(*) AS n FROM memories m WHERE ${where}`).get(...params) as { n: number }).n;
-    const pageParams = [...params];
+    // A person's view lists their rows (in the project, or person-wide ones) by user id, in the
+    // (user_id, updated_at) index order: its scope keys can number hundreds, and a read of them all
+    // in time order sorted every matching row first (94 ms a page for 70k memories at 100k). A
+    // project's few keys, or a thread's, are read one key at a time and merged (below).
+    const owner = "keys" in q.visibility ? null : q.visibility;
+    const keys = owner ? (owner.project ? this.ownerKeys(owner) : null) : (q.visibility as { keys: string[] }).keys;
+    const perKey = keys !== null && keys.length > 1 && keys.length <= LIST_KEY_BRANCHES;
+    const cap = totalCapOf(q);
+    const countParams: unknown[] = [];
+    // (a person's view: filters by user id and project; a thread's: by its keys)
+    const countWhere = this.filters(q, countParams, false, owner ? null : keys);
+    const inKeys = owner && perKey ? ` AND m.vis_key IN (${keys.map(() => "?").join(",")})` : "";
+    const counted = (this.prepared(`SELECT count(*) AS n FROM (SELECT 1 FROM memories m WHERE ${countWhere}${inKeys} LIMIT ${cap + 1})`).get(...countParams, ...(inKeys ? keys! : [])) as { n: number }).n;
+    const after: unknown[] = [];
     let cursorSql = "";
     if (q.cursor) {
       const c = decodeCursor(q.cursor);
       cursorSql = q.order === "newest" ? ` AND (m.updated_at, m.rowid) < (?, ?)` : ` AND (m.updated_at, m.rowid) > (?, ?)`;
-      pageParams.push(c.t, c.r);
+      after.push(c.t, c.r);
     }
     const dir = q.order === "newest" ? "DESC" : "ASC";
     const limit = Math.max(1, Math.floor(q.limit));
-    const rows = this
-      .prepared(`SELECT m.* FROM memories m WHERE ${where}${cursorSql} ORDER BY m.updated_at ${dir}, m.rowid ${dir} LIMIT ${limit + 1}`)
-      .all(...pageParams) as MemoryRow[];
+    // A few scope keys are read one key at a time, each in its (vis_key, updated_at) index order, and
+    // merged: one read of them all in time order sorted every matching row first (0.7 s at a
+    // thread's view of 490k memories, for a page of 20).
+    const params: unknown[] = [];
+    const where = this.filters(q, params, perKey && !owner, owner ? null : keys);
+    const page1 = (keyed: string) =>
+      `SELECT m.* FROM memories m WHERE ${where}${keyed}${cursorSql} ORDER BY m.updated_at ${dir}, m.rowid ${dir} LIMIT ${limit + 1}`;
+    const rows = (
+      perKey
+        ? this.prepared(`${keys.map(() => `SELECT * FROM (${page1(" AND m.vis_key = ?")})`).join(" UNION ALL ")} ORDER BY updated_at ${dir}, rowid ${dir} LIMIT ${limit + 1}`).all(
+            ...keys.flatMap((k) => [...params, k, ...after]),
+          )
+        : this.prepared(page1("")).all(...params, ...after)
+    ) as MemoryRow[];
     const more = rows.length > limit;
     const page = rows.slice(0, limit);
     const last = page.at(-1);
     return {
       items: this.hydrateAll(page),
       nextCursor: more && last ? encodeCursor(last.updated_at, last.rowid) : null,
-      total,
+      ...cappedTotal(counted, cap),
     };
   }
 

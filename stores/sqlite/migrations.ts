@@ -714,4 +714,15 @@ CREATE TABLE fts_purge (
 ) STRICT, WITHOUT ROWID;
 `,
   },
+  {
+    version: 16,
+    name: "each person's scope keys",
+    sql: `
+-- A person's view (the review page, the CLI's --user, export) finds their scope keys by jumping
+-- from one key to the next in this index (stores/sqlite/memory-store.ts ownerKeys), where a
+-- DISTINCT over their rows read every one: 70 ms for a person with 700k memories, on every page.
+-- With the project, whether a key has memories in a project is one seek too.
+CREATE INDEX memories_user_keys ON memories (user_id, vis_key, project);
+`,
+  },
 ];

@@ -12,6 +12,7 @@ import {
   GetSkillResponseSchema,
   ListPendingResponseSchema,
   ListMemoriesRequestSchema,
+  ListMemoriesResponseSchema,
   ListPendingRequestSchema,
   QueryAuditRequestSchema,
   RollbackSkillRequestSchema,
@@ -24,6 +25,7 @@ import {
   type RollbackSkillResponse,
 } from "../../proto/gen/infinity/memory/v1/admin_pb.js";
 import { tempDir } from "../helpers/tmp.js";
+import { req } from "../helpers/memory.js";
 import { startSeeded } from "./seed.js";
 
 type Started = Awaited<ReturnType<typeof startSeeded>>;
@@ -69,6 +71,23 @@ describe("admin gRPC services", () => {
     expect(toJson(GetSkillResponseSchema, skillGrpc, { alwaysEmitImplicit: true })).toEqual(await viaHttp("SkillAdmin/GetSkill", { name: "log-triage" }));
     const pendingGrpc = await unary<typeof ListPendingRequestSchema, ListPendingResponse>(memory, "listPending", ListPendingRequestSchema, {}, md);
     expect(toJson(ListPendingResponseSchema, pendingGrpc, { alwaysEmitImplicit: true })).toEqual(await viaHttp("MemoryAdmin/ListPending", {}));
+  });
+
+  it("say when a memory list's total stopped at its cap, in both transports alike", async () => {
+    open = await startSeeded(tempDir("imem-admin-grpc-"), { grpc: true });
+    const s = open;
+    const made = await s.ctx.service.rememberMany(
+      Array.from({ length: 10_001 }, (_, i) => ({ req: req(), input: { content: `Bulk note ${i} on shelf ${i * 7}`, kind: "fact" as const }, origin: { actor: "user" as const, threadId: null, toolCallId: null } })),
+    );
+    expect(made.filter((m) => m.status === "created")).toHaveLength(10_001);
+    const { memory } = clientsFor(s.admin.grpc!.address);
+    const viaGrpc = await unary<typeof ListMemoriesRequestSchema, ListMemoriesResponse>(memory, "listMemories", ListMemoriesRequestSchema, { pageSize: 5 }, meta(s.admin.token));
+    const viaHttp = (await (
+      await fetch(`${s.base}/api/v1/MemoryAdmin/ListMemories`, { method: "POST", headers: { "Content-Type": "application/json", Authorization: `Bearer ${s.admin.token}` }, body: JSON.stringify({ pageSize: 5 }) })
+    ).json()) as { total: number; totalCapped?: boolean; memories: unknown[] };
+    expect(viaHttp).toMatchObject({ total: 10_000, totalCapped: true });
+    expect(viaHttp.memories).toHaveLength(5);
+    expect(toJson(ListMemoriesResponseSchema, viaGrpc, { alwaysEmitImplicit: true })).toEqual(viaHttp);
   });
 
   it("require the token in metadata", async () => {

@@ -141,6 +141,18 @@ describe("memory toolset over RAP", () => {
     expect(list).toContain("2-space");
   });
 
+  it("memory_list on a view of more than 10,000 memories says 10000+ and still pages", async () => {
+    const req = { user: "alice", project: "/work/app", session: "bulk", thread: "bulk", ancestors: [] };
+    const made = await r.ctx.service.rememberMany(
+      Array.from({ length: 10_001 }, (_, i) => ({ req, input: { content: `Bulk note ${i} on shelf ${i * 7}`, kind: "fact" as const, scope: "user" as const }, origin: { actor: "user" as const, threadId: "bulk", toolCallId: null } })),
+    );
+    expect(made.filter((m) => m.status === "created")).toHaveLength(10_001);
+    const first = await call(r, "memory_list", { limit: 2 });
+    expect(first).toMatch(/^2 of 10000\+ memories:/);
+    const cursor = /cursor "([^"]+)"/.exec(first)![1]!;
+    expect(await call(r, "memory_list", { limit: 2, cursor })).toMatch(/^2 of 10000\+ memories:/);
+  });
+
   it("'what did we do yesterday?' finds what was written yesterday, though it shares no word with it", async () => {
     const clock = r.ctx.clock as ReturnType<typeof fixedClock>;
     const DAY = 86_400_000;

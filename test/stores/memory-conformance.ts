@@ -538,5 +538,76 @@ export function memoryConformance(name: string, make: () => Promise<MemoryUnderT
       for await (const r of s.exportAll({ owner: "bob" })) none.push(r.id);
       expect(none).toEqual([]);
     });
+
+    it("a thread's view of several scopes lists them merged in time order (ties by insertion), page by page, in both orders, and nothing outside it", async () => {
+      const s = await fresh();
+      const user = scopeOf("alice");
+      const project = scopeOf("alice", "project");
+      const session = scopeOf("alice", "session");
+      const scopes = [user, project, session];
+      // times interleave across the scopes, and each time is shared by two memories in different
+      // scopes, so a page boundary falls inside a tie
+      const recs = Array.from({ length: 11 }, (_, i) => mem(`Merged memory ${i}`, { scope: scopes[i % 3]!, createdAt: T0 + Math.floor(i / 2) * 10 }));
+      for (const r of recs) await s.insert(r, audit(r.id));
+      // outside the view: another person's scope, another project, another session
+      for (const other of [scopeOf("bob"), scopeOf("alice", "project", { project: "/other" }), scopeOf("alice", "session", { session: "s2" })]) {
+        const r = mem(`Outside memory ${other.user} ${other.level}`, { scope: other, createdAt: T0 + 15 });
+        await s.insert(r, audit(r.id));
+      }
+      const visibility = keysOf(...scopes);
+      const walk = async (order: "newest" | "oldest") => {
+        const ids: string[] = [];
+        let cursor: string | undefined;
+        for (let pages = 0; pages < 10; pages++) {
+          const page = await s.list({ visibility, statuses: ["active"], includeFlagged: false, now: T0, limit: 4, order, cursor });
+          expect(page).toMatchObject({ total: 11, totalCapped: false });
+          ids.push(...page.items.map((r) => r.id));
+          if (!page.nextCursor) break;
+          cursor = page.nextCursor;
+        }
+        return ids;
+      };
+      // inserted in time order, so rowid order within a time is insertion order
+      expect(await walk("oldest")).toEqual(recs.map((r) => r.id));
+      expect(await walk("newest")).toEqual(recs.map((r) => r.id).reverse());
+      // a single scope of the view, and a view of one key, read the same way
+      const one = await s.list({ visibility: keysOf(project), statuses: ["active"], includeFlagged: false, now: T0, limit: 10, order: "oldest" });
+      expect(one.items.map((r) => r.id)).toEqual(recs.filter((_, i) => i % 3 === 1).map((r) => r.id));
+    });
+
+    it("list totals count up to the query's cap and say when more match; the page is the same either way", async () => {
+      const s = await fresh();
+      const recs = Array.from({ length: 6 }, (_, i) => mem(`Counted memory ${i}`, { createdAt: T0 + i }));
+      for (const r of recs) await s.insert(r, audit(r.id));
+      const base = { statuses: ["active" as const], includeFlagged: false, now: T0, limit: 2, order: "newest" as const };
+      for (const visibility of [{ owner: "alice" }, keysOf(scopeOf("alice"), scopeOf("alice", "project"))]) {
+        const at = async (totalCap?: number) => s.list({ ...base, visibility, totalCap });
+        expect(await at()).toMatchObject({ total: 6, totalCapped: false });
+        expect(await at(6)).toMatchObject({ total: 6, totalCapped: false });
+        expect(await at(5)).toMatchObject({ total: 5, totalCapped: true });
+        const none = await at(0);
+        expect(none).toMatchObject({ total: 0, totalCapped: true });
+        expect(none.items.map((r) => r.id)).toEqual([recs[5]!.id, recs[4]!.id]);
+      }
+      const empty = await s.list({ ...base, visibility: { owner: "bob" }, totalCap: 0 });
+      expect(empty).toMatchObject({ items: [], total: 0, totalCapped: false });
+    });
+
+    it("a person's view of one project lists their user-level memories and that project's, and a session's only where it holds memories of the project", async () => {
+      const s = await fresh();
+      const inUser = mem("Person-wide memory", { scope: scopeOf("alice") });
+      const inP = mem("Project p memory", { scope: scopeOf("alice", "project", { project: "/p" }) });
+      const inQ = mem("Project q memory", { scope: scopeOf("alice", "project", { project: "/q" }) });
+      const sessionP = mem("Session memory in p", { scope: { ...scopeOf("alice", "session", { session: "sp" }), project: "/p" } });
+      const sessionQ = mem("Session memory in q", { scope: { ...scopeOf("alice", "session", { session: "sq" }), project: "/q" } });
+      const bobs = mem("Bob's memory in p", { scope: scopeOf("bob", "project", { project: "/p" }) });
+      for (const r of [inUser, inP, inQ, sessionP, sessionQ, bobs]) await s.insert(r, audit(r.id));
+      const listed = async (visibility: Visibility) =>
+        (await s.list({ visibility, statuses: ["active"], includeFlagged: false, now: T0, limit: 10, order: "oldest" })).items.map((r) => r.content).sort();
+      expect(await listed({ owner: "alice", project: "/p" })).toEqual([inP, inUser, sessionP].map((r) => r.content).sort());
+      expect(await listed({ owner: "alice", project: "/q" })).toEqual([inQ, inUser, sessionQ].map((r) => r.content).sort());
+      expect(await listed({ owner: "alice", project: "/none" })).toEqual([inUser.content]);
+      expect(await listed({ owner: "alice" })).toHaveLength(5);
+    });
   });
 }

@@ -49,6 +49,11 @@ export function recordBlock(r: MemoryRecord, now: number, n?: number): string {
   return `${head}\n   ${body.replace(/\n/g, "\n   ")}`;
 }
 
+/** A list page's total as a person reads it: "10000+" when the count stopped at its cap. */
+export function totalText(page: { total: number; totalCapped: boolean }): string {
+  return page.totalCapped ? `${page.total}+` : String(page.total);
+}
+
 export function recordList(rs: MemoryRecord[], now: number): string {
   return rs.map((r, i) => recordBlock(r, now, i + 1)).join("\n");
 }

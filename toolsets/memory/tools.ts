@@ -11,7 +11,7 @@ import type { SessionMatch, SessionSearch } from "../../core/sessions/search.js"
 import type { ToggleStore } from "../../stores/traits.js";
 import type { RapInvocation } from "../rap/wire.js";
 import { defineTool, type ToolContext, type Toolset } from "../rap/registry.js";
-import { age, recordBlock, recordList } from "./render.js";
+import { age, recordBlock, recordList, totalText } from "./render.js";
 
 export const MEMORY_TOOLSET = "memory";
 
@@ -346,7 +346,7 @@ export function memoryToolset(deps: MemoryToolsetDeps): Toolset {
           { kinds: a.kinds, scopes: a.scopes, statuses: a.status, limit: a.limit, cursor: a.cursor, order: a.order },
         );
         if (page.items.length === 0) return { text: a.cursor ? "No more memories." : "No memories yet." };
-        const lines = [`${page.items.length} of ${page.total} memories:`, recordList(page.items, clock.now())];
+        const lines = [`${page.items.length} of ${totalText(page)} memories:`, recordList(page.items, clock.now())];
         if (page.nextCursor) lines.push(`More: call memory_list with cursor "${page.nextCursor}".`);
         return { text: lines.join("\n") };
       },
@@ -365,7 +365,7 @@ export function memoryToolset(deps: MemoryToolsetDeps): Toolset {
         if (a.action === "list") {
           const page = await service.pending(viewer, 50);
           if (page.items.length === 0) return { text: "No memories are waiting for review." };
-          return { text: `${page.total} pending memor${page.total === 1 ? "y" : "ies"}:\n${recordList(page.items, now)}` };
+          return { text: `${totalText(page)} pending memor${page.total === 1 && !page.totalCapped ? "y" : "ies"}:\n${recordList(page.items, now)}` };
         }
         const ids = a.ids!;
         if (a.action === "reject") {

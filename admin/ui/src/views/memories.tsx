@@ -47,12 +47,12 @@ export function MemoriesView() {
         limit: 50,
       });
       const rows = r.hits.map((h) => h.memory).filter((m) => !f.status || m.status === f.status);
-      return { memories: rows, nextCursor: undefined as string | undefined, total: rows.length, searched: true };
+      return { memories: rows, nextCursor: undefined as string | undefined, total: String(rows.length), searched: true };
     }
     // each "more" click adds a page; a refresh re-reads all pages shown so far
     let memories: Memory[] = [];
     let cursor: string | undefined;
-    let total: number | undefined;
+    let total: string | undefined;
     for (let i = 0; i <= pages.length; i++) {
       const r = await api.call("MemoryAdmin", "ListMemories", {
         scopes: one(f.scope),
@@ -64,7 +64,8 @@ export function MemoriesView() {
       });
       memories = memories.concat(r.memories);
       cursor = r.nextCursor;
-      total = r.total;
+      // a large view counts up to a cap ("10000+")
+      total = r.total === undefined ? undefined : `${r.total}${r.totalCapped ? "+" : ""}`;
       if (!cursor) break;
     }
     return { memories, nextCursor: cursor, total, searched: false };

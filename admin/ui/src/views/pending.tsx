@@ -30,7 +30,7 @@ export function PendingView() {
       <h2 id="view-title">Pending memories</h2>
       <section class="panel" aria-label="Pending memories">
         <p class="muted">
-          {r.data ? `${r.data.total} waiting for a person's decision.` : ""} Confirming makes a memory active and marks it user-confirmed; rejecting forgets it.
+          {r.data ? `${r.data.total}${r.data.totalCapped ? "+" : ""} waiting for a person's decision.` : ""} Confirming makes a memory active and marks it user-confirmed; rejecting forgets it.
           <Loading on={r.loading} />
         </p>
         <ErrorNote error={r.error} what="Could not load pending memories" />
