@@ -204,6 +204,36 @@ async function pacedWritePhase(service: MemoryService, samples: Sample[]) {
   return { writes: PACED_WRITES, every_ms: PACE_MS, remember_ms: summary(lat) };
 }
 
+const LIST_PAGES = 5;
+const LIST_WALKS = 10;
+
+/**
+ * memory_list and the review page: the first LIST_PAGES pages of 20, newest first, of a thread's
+ * view (its person-wide, project and session scopes) and of a person's whole view (the CLI's --user,
+ * the review page), for LIST_WALKS sampled threads. Each page also counts its total (up to 10,000).
+ */
+async function listPhase(service: MemoryService, samples: Sample[]) {
+  const thread: number[] = [];
+  const owner: number[] = [];
+  let total = 0;
+  let capped = false;
+  for (let i = 0; i < LIST_WALKS; i++) {
+    const s = samples[(i * 53) % samples.length]!;
+    for (const [viewer, lat] of [[{ thread: scopeOf(s.m) }, thread], [{ owner: scopeOf(s.m).user }, owner]] as const) {
+      let cursor: string | undefined;
+      for (let p = 0; p < LIST_PAGES; p++) {
+        const t = performance.now();
+        const page = await service.list(viewer, { limit: 20, cursor });
+        lat.push(performance.now() - t);
+        if ("owner" in viewer) [total, capped] = [page.total, page.totalCapped];
+        if (!page.nextCursor) break;
+        cursor = page.nextCursor;
+      }
+    }
+  }
+  return { pages_per_walk: LIST_PAGES, page_size: 20, thread_view_ms: summary(thread), person_view_ms: summary(owner), person_total: capped ? `${total}+` : total };
+}
+
 interface Written {
   id: string;
   scope: RequestScope;
@@ -407,6 +437,7 @@ async function runOne(n: number): Promise<Record<string, unknown>> {
     const store = ctx.store as { purged?: () => Promise<void> };
     const afterForget = await afterForgetPhase(ctx.service, written, store.purged ? () => store.purged!() : undefined);
     const pacedWrites = await pacedWritePhase(ctx.service, samples);
+    const list = await listPhase(ctx.service, samples);
 
     // A fresh server's first search: cold (its scope's semantic index is built inside it) and after
     // the warm-up that the prefix builders (provider proxy, serve --grpc) start when they open the
@@ -461,6 +492,7 @@ async function runOne(n: number): Promise<Record<string, unknown>> {
       search_after_write: afterWrite,
       search_after_forget: afterForget,
       paced_writes: pacedWrites,
+      list,
       first_search: first,
       prefix,
       index: { db_bytes: dbBytes, wal_bytes: walBytes, total_bytes: dbBytes + walBytes, bytes_per_memory: Math.round((dbBytes + walBytes) / n), after_ingest: { db_bytes: dbAfterIngest, wal_bytes: walAfterIngest } },
