@@ -725,4 +725,15 @@ CREATE TABLE fts_purge (
 CREATE INDEX memories_user_keys ON memories (user_id, vis_key, project);
 `,
   },
+  {
+    version: 17,
+    name: "pending memories by scope and by person",
+    sql: `
+-- The review list (memory_review, the review page, \`memory review\`) reads a view's pending
+-- memories, oldest first. They are few among many active ones: without these, a view of 490k
+-- memories was read whole (0.6-0.8 s) to find none. Partial indexes, so they hold pending rows only.
+CREATE INDEX memories_pending_vis ON memories (status, vis_key, updated_at) WHERE status = 'pending';
+CREATE INDEX memories_pending_user ON memories (status, user_id, updated_at) WHERE status = 'pending';
+`,
+  },
 ];
