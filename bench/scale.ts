@@ -211,6 +211,7 @@ const LIST_WALKS = 10;
  * memory_list and the review page: the first LIST_PAGES pages of 20, newest first, of a thread's
  * view (its person-wide, project and session scopes) and of a person's whole view (the CLI's --user,
  * the review page), for LIST_WALKS sampled threads. Each page also counts its total (up to 10,000).
+ * Then both views' review lists (pending memories).
  */
 async function listPhase(service: MemoryService, samples: Sample[]) {
   const thread: number[] = [];
@@ -231,7 +232,18 @@ async function listPhase(service: MemoryService, samples: Sample[]) {
       }
     }
   }
-  return { pages_per_walk: LIST_PAGES, page_size: 20, thread_view_ms: summary(thread), person_view_ms: summary(owner), person_total: capped ? `${total}+` : total };
+  // The review list: pending memories, oldest first (the corpus has none; a view's pending list
+  // must find that without reading the view)
+  const review: number[] = [];
+  for (let i = 0; i < LIST_WALKS; i++) {
+    const s = samples[(i * 53) % samples.length]!;
+    for (const viewer of [{ thread: scopeOf(s.m) }, { owner: scopeOf(s.m).user }]) {
+      const t = performance.now();
+      await service.pending(viewer, 50);
+      review.push(performance.now() - t);
+    }
+  }
+  return { pages_per_walk: LIST_PAGES, page_size: 20, thread_view_ms: summary(thread), person_view_ms: summary(owner), person_total: capped ? `${total}+` : total, review_ms: summary(review) };
 }
 
 interface Written {
