@@ -94,7 +94,7 @@ const NEWEST_WALK_CAP = 4 * POSTINGS_BUDGET;
 // 100k memories with a kind no memory has).
 const COMMON_WALK_CAP = POSTINGS_BUDGET;
 const NEWEST_RANK = -1;
-// Past this many distinct keys an owner's view filters by user id instead of a key list.
+// Past this many scopes a person's view filters by user id (and project) instead of a key list.
 const MAX_OWNER_KEYS = 500;
 // [vector channel] past this many keys an owner's KNN reads the owner's partitions (one KNN per key otherwise).
 const VECTOR_MAX_KEYS = 32;
@@ -180,7 +180,9 @@ export class SqliteMemoryStore implements MemoryStore {
           (m.status IN ('active','pending') AND (m.flags = '' OR m.trust = 'user_confirmed')) AS joins,
           (SELECT s.thread_id FROM memory_sources s WHERE s.memory_rowid = m.rowid AND s.thread_id IS NOT NULL ORDER BY s.id LIMIT 1) AS thread
         FROM memories m WHERE m.rowid = ?`),
-      renewScope: p(`INSERT INTO scope_tokens (vis_key, token) VALUES (?, ?) ON CONFLICT (vis_key) DO UPDATE SET token = excluded.token`),
+      // the scope's person comes from its memories (a scope's rows are all one person's)
+      renewScope: p(`INSERT INTO scope_tokens (vis_key, token, user_id) VALUES (@key, @token, (SELECT user_id FROM memories WHERE vis_key = @key LIMIT 1))
+        ON CONFLICT (vis_key) DO UPDATE SET token = excluded.token, user_id = coalesce(scope_tokens.user_id, excluded.user_id)`),
       touch: p(`UPDATE memories SET updated_at = ? WHERE rowid = ?`),
       lineage: p(`SELECT * FROM memories WHERE lineage_id = ? ORDER BY version`),
       purge: p(`UPDATE memories SET content = '', content_hash = NULL, flags = '', status = 'deleted', updated_at = ?
@@ -195,20 +197,14 @@ export class SqliteMemoryStore implements MemoryStore {
         SELECT src, dst, relation, at FROM edges WHERE dst = ? AND src <> dst ORDER BY at`),
       audit: p(`INSERT INTO audit_log (at, actor, action, target_kind, target_id, detail) VALUES (?, ?, ?, ?, ?, ?)`),
       auditOf: p(`SELECT * FROM audit_log WHERE target_id = ? ORDER BY seq DESC LIMIT ?`),
-      // One index seek per key (memories_user_keys), not a read of every row of the person. A key's
-      // rows share its level, so one row says whether it is a user-level key; whether it has rows in
-      // the project is one more seek.
-      ownerKeys: p(`WITH RECURSIVE k(v) AS (
-          SELECT (SELECT vis_key FROM memories WHERE user_id = @owner ORDER BY vis_key LIMIT 1)
-          UNION ALL SELECT (SELECT vis_key FROM memories WHERE user_id = @owner AND vis_key > k.v ORDER BY vis_key LIMIT 1) FROM k WHERE k.v IS NOT NULL)
-        SELECT v AS vis_key FROM k WHERE v IS NOT NULL LIMIT ${MAX_OWNER_KEYS + 1}`),
-      ownerProjectKeys: p(`WITH RECURSIVE k(v) AS (
-          SELECT (SELECT vis_key FROM memories WHERE user_id = @owner ORDER BY vis_key LIMIT 1)
-          UNION ALL SELECT (SELECT vis_key FROM memories WHERE user_id = @owner AND vis_key > k.v ORDER BY vis_key LIMIT 1) FROM k WHERE k.v IS NOT NULL)
-        SELECT v AS vis_key FROM k WHERE v IS NOT NULL
-          AND ((SELECT m.level FROM memories m WHERE m.user_id = @owner AND m.vis_key = k.v LIMIT 1) = 'user'
-            OR EXISTS (SELECT 1 FROM memories m WHERE m.user_id = @owner AND m.vis_key = k.v AND m.project = @project))
-        LIMIT ${MAX_OWNER_KEYS + 1}`),
+      // From the scope table (migration 16), not a read of every memory of the person. In a
+      // project's view: a person-wide key, that project's key, and a session or thread key that
+      // holds memories of the project (its rows can name several projects).
+      ownerKeys: p(`SELECT vis_key FROM scope_tokens WHERE user_id = @owner LIMIT ${MAX_OWNER_KEYS + 1}`),
+      ownerProjectKeys: p(`SELECT t.vis_key FROM scope_tokens t WHERE t.user_id = @owner AND (
+          SELECT CASE m.level WHEN 'user' THEN 1 WHEN 'project' THEN m.project = @project
+            ELSE EXISTS (SELECT 1 FROM memories x WHERE x.vis_key = t.vis_key AND x.project = @project) END
+          FROM memories m WHERE m.vis_key = t.vis_key LIMIT 1)`),
     };
   }
 
@@ -269,7 +265,7 @@ export class SqliteMemoryStore implements MemoryStore {
   private renewScope(key: string): { prev: number | null; next: number } {
     const prev = (this.st.scopeToken!.get(key) as { token: number } | undefined)?.token ?? null;
     const next = randomInt(2 ** 47);
-    this.st.renewScope!.run(key, next);
+    this.st.renewScope!.run({ key, token: next });
     return { prev, next };
   }
 
@@ -529,10 +525,12 @@ export class SqliteMemoryStore implements MemoryStore {
 
   /** The keys an owner's view covers, or null when there are too many to list. */
   private ownerKeys(v: { owner: string; project?: string | null }): string[] | null {
-    const rows = (
-      v.project ? this.st.ownerProjectKeys!.all({ owner: v.owner, project: v.project }) : this.st.ownerKeys!.all({ owner: v.owner })
-    ) as { vis_key: string }[];
-    return rows.length > MAX_OWNER_KEYS ? null : rows.map((r) => r.vis_key);
+    // A person with more scopes than that is filtered by user id (and project) in either view, so
+    // a project's view never checks more than MAX_OWNER_KEYS scopes for memories of the project.
+    const all = this.st.ownerKeys!.all({ owner: v.owner }) as { vis_key: string }[];
+    if (all.length > MAX_OWNER_KEYS) return null;
+    if (!v.project) return all.map((r) => r.vis_key);
+    return (this.st.ownerProjectKeys!.all({ owner: v.owner, project: v.project }) as { vis_key: string }[]).map((r) => r.vis_key);
   }
 
   private keysFor(v: Visibility): string[] | null {

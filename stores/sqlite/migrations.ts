@@ -716,13 +716,19 @@ CREATE TABLE fts_purge (
   },
   {
     version: 16,
-    name: "each person's scope keys",
+    name: "each scope key's person",
     sql: `
--- A person's view (the review page, the CLI's --user, export) finds their scope keys by jumping
--- from one key to the next in this index (stores/sqlite/memory-store.ts ownerKeys), where a
--- DISTINCT over their rows read every one: 70 ms for a person with 700k memories, on every page.
--- With the project, whether a key has memories in a project is one seek too.
-CREATE INDEX memories_user_keys ON memories (user_id, vis_key, project);
+-- A person's view (the review page, the CLI's --user, export, a search of everything they own)
+-- starts from their scope keys (stores/sqlite/memory-store.ts ownerKeys). A DISTINCT over their
+-- memories read every one: 70 ms for a person with 700k memories, on every page. The change-token
+-- table already holds one row per scope, written with each write to it; it now names the scope's
+-- person too. Keys written before the tokens existed get a row (token 0: a loaded semantic index
+-- reads its scope again once).
+ALTER TABLE scope_tokens ADD COLUMN user_id TEXT;
+INSERT INTO scope_tokens (vis_key, token, user_id)
+  SELECT vis_key, 0, min(user_id) FROM memories WHERE true GROUP BY vis_key
+  ON CONFLICT (vis_key) DO UPDATE SET user_id = excluded.user_id;
+CREATE INDEX scope_tokens_user ON scope_tokens (user_id, vis_key);
 `,
   },
   {

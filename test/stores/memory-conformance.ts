@@ -593,6 +593,29 @@ export function memoryConformance(name: string, make: () => Promise<MemoryUnderT
       expect(empty).toMatchObject({ items: [], total: 0, totalCapped: false });
     });
 
+    it("a person with more scopes than a key list holds: their view, and a project's, list and find exactly their memories", async () => {
+      const s = await fresh();
+      // 520 sessions, alternating between two projects, one memory each; one person-wide memory;
+      // another person's memory in the same project
+      const sessions = Array.from({ length: 520 }, (_, i) =>
+        mem(`Session ${i} note about the harbour crane`, { scope: { ...scopeOf("alice", "session", { session: `s${i}` }), project: i % 2 === 0 ? "/p" : "/q" } }),
+      );
+      const wide = mem("Person-wide note about the harbour crane", { scope: scopeOf("alice") });
+      const bobs = mem("Bob's note about the harbour crane", { scope: { ...scopeOf("bob", "session", { session: "s0" }), project: "/p" } });
+      // in batches of 200: Aurora DSQL caps a transaction's rows
+      const all = [...sessions, wide, bobs];
+      for (let i = 0; i < all.length; i += 200) await s.insertMany(all.slice(i, i + 200).map((rec) => ({ rec, audit: audit(rec.id) })));
+      const inP = new Set([wide, ...sessions.filter((_, i) => i % 2 === 0)].map((r) => r.id));
+      const base = { statuses: ["active" as const], includeFlagged: false, now: T0, order: "newest" as const };
+      const listed = await s.list({ ...base, visibility: { owner: "alice", project: "/p" }, limit: 500 });
+      expect(listed.total).toBe(inP.size);
+      expect(new Set(listed.items.map((r) => r.id))).toEqual(inP);
+      expect((await s.list({ ...base, visibility: { owner: "alice" }, limit: 1 })).total).toBe(521);
+      const hits = await s.search(q("harbour crane", { owner: "alice", project: "/p" }, { limit: 50 }));
+      expect(hits).toHaveLength(50);
+      for (const h of hits) expect(inP.has(h.record.id)).toBe(true);
+    });
+
     it("a person's view of one project lists their user-level memories and that project's, and a session's only where it holds memories of the project", async () => {
       const s = await fresh();
       const inUser = mem("Person-wide memory", { scope: scopeOf("alice") });

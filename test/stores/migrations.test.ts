@@ -51,6 +51,9 @@ describe("schema migrations", () => {
         )
         .run(visibilityKey(scope));
       old.prepare(`INSERT INTO memory_sources (memory_rowid, thread_id, tool_call_id, actor, at) VALUES (?, 'root-1', 'tc-old', 'model', 1)`).run(info.lastInsertRowid);
+      // the scope's change token from version 12 (its person from version 16), as the store writes it
+      if (v >= 16) old.prepare(`INSERT INTO scope_tokens (vis_key, token, user_id) VALUES (?, 7, 'alice')`).run(visibilityKey(scope));
+      else if (v >= 12) old.prepare(`INSERT INTO scope_tokens (vis_key, token) VALUES (?, 7)`).run(visibilityKey(scope));
       const cols = (old.prepare(`SELECT count(*) AS n FROM pragma_table_info('memory_fts')`).get() as { n: number }).n;
       if (cols === 4) old.prepare(`INSERT INTO memory_fts (rowid, content, tags, cjk, vis_key) VALUES (?, ?, '', '', ?)`).run(info.lastInsertRowid, "The legacy billing cron runs at 3am UTC", visibilityKey(scope));
       // from version 9 the word index has a context column
@@ -68,6 +71,12 @@ describe("schema migrations", () => {
       if (v < 14) {
         expect((await m.service.search({ thread: req() }, { query: "billing cron", kinds: ["fact"] })).map((h) => h.record.id)).toEqual(["mem_old1"]);
         expect(await m.service.search({ thread: req() }, { query: "billing cron", kinds: ["lesson"] })).toEqual([]);
+      }
+      // a person's view finds their scopes, the one written before the upgrade included (version
+      // 16 names each scope's person in scope_tokens, for the scopes written before it too)
+      for (const viewer of [{ owner: "alice" }, { owner: "alice", project: "/elsewhere" }]) {
+        expect((await m.service.search(viewer, { query: "billing cron" })).map((h) => h.record.id)).toEqual(["mem_old1"]);
+        expect((await m.service.list(viewer, {})).items.map((x) => x.id)).toEqual(["mem_old1"]);
       }
       // and the upgraded file takes new writes
       const r = await m.service.remember(req(), { content: "The new billing cron runs at 4am UTC" }, { actor: "model", threadId: "root-2", toolCallId: "tc-new" });
