@@ -100,7 +100,7 @@ export function recordOf(row: MemoryRow, tags: string[], sources: MemorySource[]
 /**
  * Memories a list page counts at most for its total. Counting reads every matching row: at a scope
  * of 490k memories (1M in all) that took ~0.7 s on every page, where the page itself takes well
- * under a millisecond. Past the cap a page says "10,000+" (`totalCapped`).
+ * under a millisecond. Past the cap a page says so (`totalCapped`; the tools print "10000+").
  */
 export const LIST_TOTAL_CAP = 10_000;
 

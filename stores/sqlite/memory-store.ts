@@ -962,8 +962,9 @@ export class SqliteMemoryStore implements MemoryStore {
     // (user_id, updated_at) index order: its scope keys can number hundreds, and a read of them all
     // in time order sorted every matching row first (94 ms a page for 70k memories at 100k). A
     // project's few keys, or a thread's, are read one key at a time and merged (below).
-    const owner = "keys" in q.visibility ? null : q.visibility;
-    const keys = owner ? (owner.project ? this.ownerKeys(owner) : null) : (q.visibility as { keys: string[] }).keys;
+    const v = q.visibility;
+    const owner = "keys" in v ? null : v;
+    const keys = "keys" in v ? v.keys : v.project ? this.ownerKeys(v) : null;
     const perKey = keys !== null && keys.length > 1 && keys.length <= LIST_KEY_BRANCHES;
     const cap = totalCapOf(q);
     const countParams: unknown[] = [];
