@@ -17,6 +17,11 @@ export function opt<T>(v: T | null | undefined): T | undefined {
   return v === null ? undefined : v;
 }
 
+/** A store page's total as the wire has it: `totalCapped` only when the count stopped at its cap. */
+export function totalJson(page: { total: number; totalCapped: boolean }): { total: number; totalCapped?: true } {
+  return page.totalCapped ? { total: page.total, totalCapped: true } : { total: page.total };
+}
+
 function optIso(ms: number | null | undefined): string | undefined {
   return ms === null || ms === undefined ? undefined : iso(ms);
 }

@@ -16,7 +16,7 @@ import type { Backend } from "../../stores/backend.js";
 import { StoreError, type SkillRequest as DomainRequest } from "../../stores/traits.js";
 import type { Routes } from "./contract.js";
 import type * as C from "./contract.js";
-import { auditJson, iso, memoryJson, opt, policyJson, reportJson, requestJson, skillJson, versionJson } from "./convert.js";
+import { auditJson, iso, memoryJson, opt, policyJson, totalJson, reportJson, requestJson, skillJson, versionJson } from "./convert.js";
 import { ApiError } from "./errors.js";
 import type { AdminQueries, ToggleRow } from "./queries.js";
 
@@ -216,7 +216,7 @@ export function createAdminService(d: AdminDeps): AdminHandlers {
         const base = { kinds: req.kinds, scopes: req.scopes, statuses: req.statuses, order: req.order ?? "newest" } as const;
         if (!req.trusts || req.trusts.length === 0) {
           const page = await withCursor(req.cursor, () => d.memory.list(viewer, { ...base, limit: pageSize, cursor: req.cursor }));
-          return { memories: page.items.map(memoryJson), nextCursor: opt(page.nextCursor), total: page.total, ...(page.totalCapped ? { totalCapped: true } : {}) };
+          return { memories: page.items.map(memoryJson), nextCursor: opt(page.nextCursor), ...totalJson(page) };
         }
         // Trust is not a store filter: walk store pages until enough match (bounded, so a rare
         // trust cannot make one call scan everything; the cursor continues where it stopped).
@@ -284,7 +284,7 @@ export function createAdminService(d: AdminDeps): AdminHandlers {
           const { conflicts } = await conflictsOf(viewer, [rec.id]);
           items.push({ memory: memoryJson(rec), messages: await messagesOf([rec]), episodes: await episodesOf([rec.id]), conflicts: conflicts.map(memoryJson) });
         }
-        return { items, nextCursor: opt(page.nextCursor), total: page.total, ...(page.totalCapped ? { totalCapped: true } : {}) };
+        return { items, nextCursor: opt(page.nextCursor), ...totalJson(page) };
       },
 
       async ConfirmPending(req) {
