@@ -1,7 +1,8 @@
 // Memory store on PostgreSQL (postgres and dsql profiles) next to SQLite, at the store level:
 // bulk insert throughput and search latency (p50/p95) over the same synthetic corpus, with the
 // scope predicate of one user among several: on the fresh tables, and on PostgreSQL again after
-// VACUUM (ANALYZE). Prints one JSON object on the last stdout line.
+// VACUUM (ANALYZE); then list pages and review lists (pending memories) of a thread's view and of a
+// person's. Prints one JSON object on the last stdout line.
 //
 //   node dist/bench/pg-memory.js [--size 5000] [--queries 300] [--users 4] [--pg-url postgres://…]
 // Without --pg-url (or INFINITY_MEMORY_PG_URL) a throwaway PostgreSQL 15 cluster is started (as
@@ -87,6 +88,46 @@ async function searchLatency(store: MemoryStore) {
   return { search: summary(lat), meanHits: Math.round((hits / QUERIES) * 10) / 10 };
 }
 
+const LIST_PAGES = 5;
+const LIST_WALKS = 10;
+
+/**
+ * memory_list and the review page at the store: the first LIST_PAGES pages of 20, newest first, of
+ * a thread's view (user-0's person-wide scope and two scopes of a session and thread, as a thread
+ * sees them) and of user-0's whole view, each counting its total (up to 10,000); then both views'
+ * review lists (pending memories, oldest first: the corpus has none, which must not take a read of
+ * the whole view to find).
+ */
+async function listLatency(store: MemoryStore) {
+  const base = { includeFlagged: false, now: Date.UTC(2027, 0, 1) };
+  const u = scopeOf(0);
+  const views = {
+    thread: { keys: [visibilityKey(u), visibilityKey({ ...u, level: "session", session: "s1" }), visibilityKey({ ...u, level: "thread", session: "s1", thread: "t1" })] },
+    person: { owner: u.user },
+  };
+  const out: Record<string, unknown> = {};
+  for (const [name, visibility] of Object.entries(views)) {
+    const pages: number[] = [];
+    const review: number[] = [];
+    for (let w = 0; w < LIST_WALKS; w++) {
+      let cursor: string | undefined;
+      for (let p = 0; p < LIST_PAGES; p++) {
+        const t = performance.now();
+        const page = await store.list({ ...base, visibility, statuses: ["active"], limit: 20, order: "newest", cursor });
+        pages.push(performance.now() - t);
+        if (!page.nextCursor) break;
+        cursor = page.nextCursor;
+      }
+      const t = performance.now();
+      await store.list({ ...base, visibility, statuses: ["pending"], includeFlagged: true, limit: 50, order: "oldest" });
+      review.push(performance.now() - t);
+    }
+    out[`${name}_view_ms`] = summary(pages);
+    out[`${name}_review_ms`] = summary(review);
+  }
+  return out;
+}
+
 /**
  * Insert throughput, then search latency on the freshly written table and (PostgreSQL, `settle`)
  * again once it is vacuumed and analysed, the state autovacuum brings a running server to.
@@ -99,7 +140,12 @@ async function measure(store: MemoryStore, recs: NewMemory[], settle?: () => Pro
   const insertMs = performance.now() - t0;
   const fresh = await searchLatency(store);
   const settled = settle ? (await settle(), await searchLatency(store)) : null;
-  return { insertPerSec: Math.round((recs.length / insertMs) * 1000), ...fresh, ...(settled ? { after_vacuum_analyze: settled.search } : {}) };
+  return {
+    insertPerSec: Math.round((recs.length / insertMs) * 1000),
+    ...fresh,
+    ...(settled ? { after_vacuum_analyze: settled.search } : {}),
+    list: await listLatency(store),
+  };
 }
 
 async function main(): Promise<void> {

@@ -1,7 +1,7 @@
 // The memory tables' row shapes and their mapping to records, shared by the SQLite and PostgreSQL
 // stores: both engines keep the same columns (so `migrate` can copy by name), and one mapping keeps
 // what a record looks like identical on either.
-import type { Actor, MemoryKind, MemoryRecord, MemorySource, MemoryStatus, RecordScope, SafetyFlag, ScopeLevel, Trust } from "../core/memory/record.js";
+import { MEMORY_STATUSES, type Actor, type MemoryKind, type MemoryRecord, type MemorySource, type MemoryStatus, type RecordScope, type SafetyFlag, type ScopeLevel, type Trust } from "../core/memory/record.js";
 import { StoreError, type ListPage, type ListQuery, type Visibility } from "./traits.js";
 
 /**
@@ -9,6 +9,18 @@ import { StoreError, type ListPage, type ListQuery, type Visibility } from "./tr
  * date cue, the dated pass and the period listing read; index memories_vis_dated covers it.
  */
 export const DATED_AT = "coalesce(m.valid_from, m.created_at)";
+
+/**
+ * `m.status` against the asked statuses, written as literals (each checked against the closed set,
+ * so nothing from a caller reaches the statement): "pending" alone then matches the small partial
+ * indexes of pending memories on either engine, so a review list over a view of 490k active
+ * memories does not read them all to find none pending. An unknown status is refused.
+ */
+export function statusPredicate(statuses: readonly string[]): string {
+  for (const x of statuses) if (!(MEMORY_STATUSES as readonly string[]).includes(x)) throw new StoreError("constraint", `unknown memory status "${x}"`);
+  if (statuses.length === 0) return "FALSE";
+  return statuses.length === 1 ? `m.status = '${statuses[0]}'` : `m.status IN (${statuses.map((x) => `'${x}'`).join(",")})`;
+}
 
 export interface MemoryRow {
   rowid: number;

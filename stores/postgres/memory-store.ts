@@ -34,7 +34,7 @@ import {
 import type { Embedder } from "../../core/embedding/embedder.js";
 import { asPgSystem, type PgDb, type Q } from "./pool.js";
 import { PgSemanticIndexes } from "./semantic-index.js";
-import { cappedTotal, DATED_AT, LIST_KEY_BRANCHES, decodeCursor, encodeCursor, exportAllVia, pushTo, totalCapOf, recordOf, sourcesByMemory, type MemoryRow } from "../memory-rows.js";
+import { cappedTotal, DATED_AT, LIST_KEY_BRANCHES, decodeCursor, encodeCursor, exportAllVia, pushTo, totalCapOf, recordOf, sourcesByMemory, statusPredicate, type MemoryRow } from "../memory-rows.js";
 
 
 /** memories on each side of a memory, in each of its conversations, that join its context */
@@ -853,7 +853,8 @@ export class PgMemoryStore implements MemoryStore {
   private filters(q: Pick<SearchQuery, "kinds" | "levels" | "statuses" | "includeFlagged" | "now" | "visibility">, p: Params): string {
     const where: string[] = [];
     const wantExpired = q.statuses.includes("expired");
-    where.push(`m.status = ANY(${p.add(q.statuses)}::text[])`);
+    // Literal statuses: "pending" alone reads the partial indexes of migration 8.
+    where.push(statusPredicate(q.statuses));
     if (!wantExpired) where.push(`(m.expires_at IS NULL OR m.expires_at > ${p.add(q.now)})`);
     // A flagged record reaches results only once a person confirmed it.
     if (!q.includeFlagged) where.push(`(m.flags = '' OR m.trust = 'user_confirmed')`);

@@ -337,6 +337,17 @@ const writtenDateWords = (p: P) =>
   WHERE m.rowid = w.rowid;`
     : `-- none under the DSQL profile (no word rows)`;
 
+/**
+ * The review list (a view's pending memories, oldest first) from indexes of pending rows only: with
+ * none pending among 490k active memories, the (vis_key, updated_at) index made it read every row
+ * of the view to find none. The store writes `m.status = 'pending'` as a literal, which the
+ * planner needs to prove the partial index applies. DSQL has no partial indexes: status leads the
+ * plain index instead.
+ */
+const pendingIndexes = (p: P) => `
+${idx(p)} memories_pending_vis ON memories (status, vis_key, updated_at)${where(p, "status = 'pending'")};
+${idx(p)} memories_pending_user ON memories (status, user_id, updated_at)${where(p, "status = 'pending'")};`;
+
 function step(version: number, name: string, ddl: (p: P) => string): PgMigration {
   return { version, name, sql: ddl("postgres"), dsql: ddl("dsql") };
 }
@@ -349,6 +360,7 @@ export const MEMORY_MIGRATIONS: PgMigration[] = [
   step(5, "semantic channel: a change token per scope", scopeTokens),
   step(6, "memories by date per scope", datedIndex),
   step(7, "word rows of undated memories hold the day they were written", writtenDateWords),
+  step(8, "pending memories by scope and by person", pendingIndexes),
 ];
 
 /** Tables whose rows belong to one user (column user_id): the row-level security set. */

@@ -3,7 +3,7 @@
 import { randomInt } from "node:crypto";
 import type { Statement } from "better-sqlite3";
 import { visibilityKey } from "../../core/memory/scope.js";
-import { MEMORY_STATUSES, type MemoryRecord, type MemorySource, type MemoryStatus, type NewMemory, type Trust } from "../../core/memory/record.js";
+import type { MemoryRecord, MemorySource, MemoryStatus, NewMemory, Trust } from "../../core/memory/record.js";
 import {
   StoreError,
   type AuditEntry,
@@ -19,7 +19,7 @@ import {
   type Visibility,
 } from "../traits.js";
 import type { Db } from "./database.js";
-import { cappedTotal, DATED_AT, LIST_KEY_BRANCHES, decodeCursor, encodeCursor, exportAllVia, pushTo, totalCapOf, recordOf, sourcesByMemory, type MemoryRow, type SourceRow } from "../memory-rows.js";
+import { cappedTotal, DATED_AT, LIST_KEY_BRANCHES, decodeCursor, encodeCursor, exportAllVia, pushTo, totalCapOf, recordOf, sourcesByMemory, statusPredicate, type MemoryRow, type SourceRow } from "../memory-rows.js";
 import { FtsPlanner, POSTINGS_BUDGET, type WordPlan } from "./fts-planner.js";
 import { NeighbourSpread } from "./neighbour-spread.js";
 import { semanticChannel, type SemanticChannel, type SemanticHit } from "./semantic-channel.js";
@@ -548,11 +548,8 @@ export class SqliteMemoryStore implements MemoryStore {
     const statuses = q.statuses.filter((s) => s !== "expired");
     const wantExpired = q.statuses.includes("expired");
     const st = [...statuses, ...(wantExpired ? ["expired"] : [])];
-    // Statuses as literals (each checked against the closed set): "pending" alone then matches the
-    // small partial indexes of pending memories (migration 17), so a review list of a view of 490k
-    // active memories does not read them all to find none pending.
-    for (const x of st) if (!(MEMORY_STATUSES as readonly string[]).includes(x)) throw new StoreError("constraint", `unknown memory status "${x}"`);
-    where.push(st.length === 1 ? `m.status = '${st[0]}'` : `m.status IN (${st.map((x) => `'${x}'`).join(",")})`);
+    // Literal statuses: "pending" alone reads the partial indexes of migration 17.
+    where.push(statusPredicate(st));
     if (!wantExpired) {
       where.push(`(m.expires_at IS NULL OR m.expires_at > ?)`);
       params.push(q.now);

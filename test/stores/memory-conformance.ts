@@ -4,7 +4,7 @@
 import { createHash } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
 import { newId } from "../../core/ids.js";
-import type { NewMemory, RecordScope } from "../../core/memory/record.js";
+import type { MemoryStatus, NewMemory, RecordScope } from "../../core/memory/record.js";
 import { visibilityKey } from "../../core/memory/scope.js";
 import { analyzeQuery } from "../../core/retrieval/analyze.js";
 import type { AuditEntry, MemoryStore, SearchQuery, Visibility } from "../../stores/traits.js";
@@ -537,6 +537,31 @@ export function memoryConformance(name: string, make: () => Promise<MemoryUnderT
       const none: string[] = [];
       for await (const r of s.exportAll({ owner: "bob" })) none.push(r.id);
       expect(none).toEqual([]);
+    });
+
+    it("the review list: a view's pending memories, oldest first, nothing active or outside it; a status outside the closed set is refused", async () => {
+      const s = await fresh();
+      const thread = scopeOf("alice", "thread");
+      const recs = [
+        mem("Pending one", { status: "pending", createdAt: T0 + 1 }),
+        mem("Active one", { createdAt: T0 + 2 }),
+        mem("Pending in the thread", { status: "pending", scope: thread, createdAt: T0 + 3 }),
+        mem("Bob's pending", { status: "pending", scope: scopeOf("bob"), createdAt: T0 + 4 }),
+        mem("Pending two", { status: "pending", createdAt: T0 + 5 }),
+      ];
+      for (const r of recs) await s.insert(r, audit(r.id));
+      const base = { statuses: ["pending" as const], includeFlagged: true, now: T0, limit: 10, order: "oldest" as const };
+      const ids = async (visibility: Visibility) => (await s.list({ ...base, visibility })).items.map((r) => r.id);
+      expect(await ids(keysOf(scopeOf("alice"), thread))).toEqual([recs[0]!.id, recs[2]!.id, recs[4]!.id]);
+      expect(await ids({ owner: "alice" })).toEqual([recs[0]!.id, recs[2]!.id, recs[4]!.id]);
+      expect(await ids({ owner: "bob" })).toEqual([recs[3]!.id]);
+      await s.setStatus(recs[0]!.id, "active", "user_confirmed", audit(recs[0]!.id, "confirm"));
+      expect(await ids({ owner: "alice" })).toEqual([recs[2]!.id, recs[4]!.id]);
+      // never spliced into a statement: the status set is closed
+      const bogus = ["pending') OR 1=1 --"] as unknown as MemoryStatus[];
+      await expect(s.list({ ...base, visibility: { owner: "alice" }, statuses: bogus })).rejects.toMatchObject({ code: "constraint" });
+      await expect(s.search(q("pending", { owner: "alice" }, { statuses: bogus }))).rejects.toMatchObject({ code: "constraint" });
+      expect(await ids({ owner: "alice" })).toEqual([recs[2]!.id, recs[4]!.id]);
     });
 
     it("a thread's view of several scopes lists them merged in time order (ties by insertion), page by page, in both orders, and nothing outside it", async () => {
