@@ -87,6 +87,12 @@ const ownTextQuery = (w: QueryWord, p: Params) => `to_tsquery('${w.config}', ${p
 export const WORD_POSTINGS_BUDGET = 3000;
 /** document counts stop here (see wordStats) */
 const DF_COUNT_CAP = WORD_POSTINGS_BUDGET + 1;
+/**
+ * A word the table's statistics put at this many rows or more is past the budget without a count
+ * (wordStats). The margin over the cap covers sampling error and a table grown or shrunk since
+ * ANALYZE (autovacuum runs again after 10% of rows change).
+ */
+const STATS_PAST_BUDGET = Math.ceil(DF_COUNT_CAP * 1.25);
 /** rank of every row of the newest-mentions walk (higher is better here; cues multiply it) */
 const NEWEST_RANK = 1;
 
@@ -883,14 +889,17 @@ export class PgMemoryStore implements MemoryStore {
       const counts = missing.map((w) => `(SELECT count(*) FROM (SELECT 1 FROM memory_words w WHERE w.tsv @@ ${tsqueryOf(w, p)} LIMIT ${DF_COUNT_CAP}) s)`);
       // Even capped, counting a common word reads (and rechecks) up to 3,001 rows: 10-35 ms at
       // 100k memories. The table's statistics (ANALYZE's most common lexemes, with the share of rows
-      // holding each) already know the common words, so those take frequency × rows and only the
-      // rest are counted. Not under RLS (the statistics span every user; a count covers one) nor
-      // before the first ANALYZE (no statistics: every word is counted, as before).
+      // holding each) already know the common words: one they put past the budget by a margin
+      // (frequency × rows ≥ STATS_PAST_BUDGET) takes the capped count a read would give, and only
+      // the rest are counted. So a ranking never depends on whether (or when) autovacuum analysed
+      // the table: estimates that would feed an IDF (a sampled, possibly stale share) are not used.
+      // Not under RLS (the statistics span every user; a count covers one) nor before the first
+      // ANALYZE (no statistics: every word is counted).
       const estimated = this.db.profile === "postgres" && !this.db.rls;
       const sel = missing.map((w, i) => {
         if (!estimated) return `${counts[i]}::float8 AS d${i}`;
         const lexeme = `(SELECT l[1] FROM (SELECT tsvector_to_array(to_tsvector('${w.config}', ${p.add(w.text)})) AS l) x WHERE cardinality(l) = 1)`;
-        const fromStats = `(SELECT least(st.f[x.i] * st.n, ${DF_COUNT_CAP}) FROM st, LATERAL (SELECT array_position(st.e, ${lexeme}) AS i) x WHERE x.i IS NOT NULL)`;
+        const fromStats = `(SELECT ${DF_COUNT_CAP} FROM st, LATERAL (SELECT array_position(st.e, ${lexeme}) AS i) x WHERE x.i IS NOT NULL AND st.f[x.i] * st.n >= ${STATS_PAST_BUDGET})`;
         return `coalesce(${fromStats}, ${counts[i]})::float8 AS d${i}`;
       });
       const stats = estimated

@@ -196,9 +196,9 @@ describePg("postgres word channel on a table past the postings budget", (base) =
     expect(tri.mock.calls.at(-1)?.[2]).toEqual(["zebraf"]);
     tri.mockRestore();
 
-    // Once the table is analysed, a word its statistics know as common takes its count from them
-    // (frequency x rows, capped) instead of a read of up to 3,001 matches; rarer words are still
-    // counted; what a search returns does not change.
+    // Once the table is analysed, a word its statistics put past the budget (by a margin) takes
+    // the capped count without a read of up to 3,001 matches; rarer words are still counted; what
+    // a search returns does not change.
     const before = { rare: await search("pipeline zebrafish canary", "bob", 5), common: await search("pipeline", "bob"), alice: await search("pipeline zebrafish canary", "alice", 5) };
     await database().pool.query(`ANALYZE memory_words`);
     const analysed = new PgMemoryStore(database());
@@ -222,6 +222,40 @@ describePg("postgres word channel on a table past the postings budget", (base) =
     ).rejects.toThrow(/roll back/);
     expect(probe?.df).toEqual([WORD_POSTINGS_BUDGET + 1, 0]);
     expect((await database().pool.query(`SELECT count(*)::int AS n FROM memory_words WHERE tsv = ''::tsvector`)).rows[0].n).toBe(0);
+  });
+});
+
+describePg("postgres word channel: rankings do not depend on ANALYZE", (base) => {
+  const database = memoryDatabase(base, "analyzed");
+
+  it("on a table below the budget, searches score the same before and after the statistics exist (autovacuum may analyse it at any time)", async () => {
+    const opts = { channels: { semantic: false } };
+    const store = new PgMemoryStore(database(), opts);
+    const T = Date.UTC(2026, 10, 1);
+    // common words in most rows (a table's most common lexemes), rarer ones in a few
+    const recs = Array.from({ length: 400 }, (_, i) =>
+      mem(`${i % 5 === 0 ? "garden" : "kitchen"} notes ${i % 3 === 0 ? "tomato" : "pepper"} day ${i}${i % 40 === 0 ? " basil" : ""}`, {
+        scope: scopeOf("bob"),
+        createdAt: T + i,
+        source: { threadId: `t${Math.floor(i / 10)}`, messageIds: [], toolCallId: `c${i}`, actor: "model", at: T + i },
+      }),
+    );
+    await store.insertMany(recs.map((rec) => ({ rec, audit: { at: rec.createdAt, actor: "t", action: "create" as const, targetKind: "memory" as const, targetId: rec.id, detail: {} } })));
+    const queries = ["kitchen notes tomato", "garden pepper basil", "notes day"];
+    const run = (s: PgMemoryStore) =>
+      Promise.all(
+        queries.map(async (text) =>
+          (await s.search({ visibility: { keys: [visibilityKey(scopeOf("bob"))] }, query: analyzeQuery(text), text, statuses: ["active"], includeFlagged: false, now: T + 1000, limit: 20 })).map(
+            (h) => [h.record.id, h.score],
+          ),
+        ),
+      );
+    const before = await run(store);
+    expect(before.every((hs) => hs.length === 20)).toBe(true);
+    await database().pool.query(`ANALYZE memory_words`);
+    const stats = await database().pool.query(`SELECT most_common_elems IS NOT NULL AS known FROM pg_stats WHERE tablename = 'memory_words' AND attname = 'tsv'`);
+    expect(stats.rows[0]?.known).toBe(true);
+    expect(await run(new PgMemoryStore(database(), opts))).toEqual(before);
   });
 });
 
