@@ -140,6 +140,7 @@ export class PgMemoryStore implements MemoryStore {
   /** document counts per query word, for IDF and the postings budget (see wordStats) */
   private readonly dfCache = new Map<string, { df: number; at: number }>();
   private corpus: { n: number; at: number; user: string | undefined } | null = null;
+  private pastBudget: { lexemes: string[]; at: number } | null = null;
   /** the last embedding failure, for status output */
   lastVectorError: string | null = null;
   /** [semantic channel] per-scope association indexes in this process (off under DSQL) */
@@ -895,20 +896,14 @@ export class PgMemoryStore implements MemoryStore {
       // the table: estimates that would feed an IDF (a sampled, possibly stale share) are not used.
       // Not under RLS (the statistics span every user; a count covers one) nor before the first
       // ANALYZE (no statistics: every word is counted).
-      const estimated = this.db.profile === "postgres" && !this.db.rls;
+      const past = this.db.profile === "postgres" && !this.db.rls ? await this.wordsPastBudget(c, now) : [];
       const sel = missing.map((w, i) => {
-        if (!estimated) return `${counts[i]}::float8 AS d${i}`;
+        if (past.length === 0) return `${counts[i]}::float8 AS d${i}`;
         const lexeme = `(SELECT l[1] FROM (SELECT tsvector_to_array(to_tsvector('${w.config}', ${p.add(w.text)})) AS l) x WHERE cardinality(l) = 1)`;
-        const fromStats = `(SELECT ${DF_COUNT_CAP} FROM st, LATERAL (SELECT array_position(st.e, ${lexeme}) AS i) x WHERE x.i IS NOT NULL AND st.f[x.i] * st.n >= ${STATS_PAST_BUDGET})`;
-        return `coalesce(${fromStats}, ${counts[i]})::float8 AS d${i}`;
+        // an uncorrelated subquery in an untaken CASE branch is never run
+        return `(CASE WHEN ${lexeme} = ANY(${p.add(past)}::text[]) THEN ${DF_COUNT_CAP} ELSE ${counts[i]} END)::float8 AS d${i}`;
       });
-      const stats = estimated
-        ? `WITH st AS (SELECT s.most_common_elems::text::text[] AS e, s.most_common_elem_freqs AS f, c.reltuples::float8 AS n
-             FROM pg_class c JOIN pg_namespace ns ON ns.oid = c.relnamespace
-             JOIN pg_stats s ON s.schemaname = ns.nspname AND s.tablename = c.relname AND s.attname = 'tsv'
-             WHERE c.oid = 'memory_words'::regclass AND c.reltuples > 0 AND s.most_common_elems IS NOT NULL) `
-        : "";
-      const row = (await c.query<Record<string, number>>(`${stats}SELECT ${sel.join(", ")}`, p.values)).rows[0]!;
+      const row = (await c.query<Record<string, number>>(`SELECT ${sel.join(", ")}`, p.values)).rows[0]!;
       if (this.dfCache.size + missing.length > DF_CACHE_MAX) this.dfCache.clear();
       missing.forEach((w, i) => this.dfCache.set(key(w), { df: row[`d${i}`] ?? 0, at: now }));
     }
@@ -920,6 +915,26 @@ export class PgMemoryStore implements MemoryStore {
     const n = this.corpus.n;
     const df = words.map((w) => this.dfCache.get(key(w))?.df ?? 0);
     return { idf: df.map((d) => Math.max(1e-6, Math.log((n - d + 0.5) / (d + 0.5)))), df, n };
+  }
+
+  /**
+   * The lexemes the word index's statistics put past the budget (see wordStats), read once per
+   * DF_TTL_MS: pg_stats is a view whose planning alone costs ~3 ms, paid on every recount (after
+   * each write of this server) when it was joined into the count statement. Statistics change only
+   * with ANALYZE.
+   */
+  private async wordsPastBudget(c: Q, now: number): Promise<string[]> {
+    if (this.pastBudget && now - this.pastBudget.at < DF_TTL_MS) return this.pastBudget.lexemes;
+    const r = await c.query<{ lexemes: string[] | null }>(
+      `SELECT array(SELECT u.e FROM unnest(s.most_common_elems::text::text[], s.most_common_elem_freqs) AS u(e, f)
+                    WHERE u.e IS NOT NULL AND u.f * c.reltuples >= $1) AS lexemes
+       FROM pg_class c JOIN pg_namespace ns ON ns.oid = c.relnamespace
+       JOIN pg_stats s ON s.schemaname = ns.nspname AND s.tablename = c.relname AND s.attname = 'tsv'
+       WHERE c.oid = 'memory_words'::regclass AND c.reltuples > 0 AND s.most_common_elems IS NOT NULL`,
+      [STATS_PAST_BUDGET],
+    );
+    this.pastBudget = { lexemes: r.rows[0]?.lexemes ?? [], at: now };
+    return this.pastBudget.lexemes;
   }
 
   private dfFresh(key: string, now: number): boolean {
