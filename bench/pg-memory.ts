@@ -4,7 +4,7 @@
 // VACUUM (ANALYZE); then list pages and review lists (pending memories) of a thread's view and of a
 // person's. Prints one JSON object on the last stdout line.
 //
-//   node dist/bench/pg-memory.js [--size 5000] [--queries 300] [--users 4] [--pg-url postgres://…]
+//   node dist/bench/pg-memory.js [--size 5000] [--queries 300] [--users 4] [--profiles postgres,dsql] [--pg-url postgres://…]
 // Without --pg-url (or INFINITY_MEMORY_PG_URL) a throwaway PostgreSQL 15 cluster is started (as
 // the tests do) and removed afterwards.
 import { createHash } from "node:crypto";
@@ -32,6 +32,10 @@ for (let i = 2; i < process.argv.length; i++) {
 const SIZE = Number(args.get("size") ?? 5000);
 const QUERIES = Number(args.get("queries") ?? 300);
 const USERS = Number(args.get("users") ?? 4);
+const PROFILES = (args.get("profiles") ?? "postgres,dsql").split(",").map((p) => {
+  if (p !== "postgres" && p !== "dsql") throw new Error(`--profiles: "${p}" is not a profile; use postgres and/or dsql`);
+  return p;
+});
 const BATCH = 400;
 
 const scopeOf = (u: number): RecordScope => ({ level: "user", user: `user-${u}`, project: null, session: null, thread: null });
@@ -99,7 +103,8 @@ const LIST_WALKS = 10;
  * the whole view to find).
  */
 async function listLatency(store: MemoryStore) {
-  const base = { includeFlagged: false, now: Date.UTC(2027, 0, 1) };
+  // what memory_list asks (MemoryService.list): current memories, flagged ones included
+  const base = { includeFlagged: true, now: Date.UTC(2027, 0, 1) };
   const u = scopeOf(0);
   const views = {
     thread: { keys: [visibilityKey(u), visibilityKey({ ...u, level: "session", session: "s1" }), visibilityKey({ ...u, level: "thread", session: "s1", thread: "t1" })] },
@@ -113,13 +118,13 @@ async function listLatency(store: MemoryStore) {
       let cursor: string | undefined;
       for (let p = 0; p < LIST_PAGES; p++) {
         const t = performance.now();
-        const page = await store.list({ ...base, visibility, statuses: ["active"], limit: 20, order: "newest", cursor });
+        const page = await store.list({ ...base, visibility, statuses: ["active", "pending"], limit: 20, order: "newest", cursor });
         pages.push(performance.now() - t);
         if (!page.nextCursor) break;
         cursor = page.nextCursor;
       }
       const t = performance.now();
-      await store.list({ ...base, visibility, statuses: ["pending"], includeFlagged: true, limit: 50, order: "oldest" });
+      await store.list({ ...base, visibility, statuses: ["pending"], limit: 50, order: "oldest" });
       review.push(performance.now() - t);
     }
     out[`${name}_view_ms`] = summary(pages);
@@ -163,7 +168,7 @@ async function main(): Promise<void> {
     const sqlite = new SqliteMemoryStore(openDatabase(":memory:"));
     out.sqlite = await measure(sqlite, recs);
     sqlite.close();
-    for (const profile of ["postgres", "dsql"] as const) {
+    for (const profile of PROFILES) {
       const name = `bench_${profile}_${process.pid}`;
       const admin = new pg.Client({ connectionString: url });
       await admin.connect();
