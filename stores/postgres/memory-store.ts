@@ -897,11 +897,12 @@ export class PgMemoryStore implements MemoryStore {
       // Not under RLS (the statistics span every user; a count covers one) nor before the first
       // ANALYZE (no statistics: every word is counted).
       const past = this.db.profile === "postgres" && !this.db.rls ? await this.wordsPastBudget(c, now) : [];
+      const pastParam = past.length > 0 ? p.add(past) : null;
       const sel = missing.map((w, i) => {
-        if (past.length === 0) return `${counts[i]}::float8 AS d${i}`;
+        if (pastParam === null) return `${counts[i]}::float8 AS d${i}`;
         const lexeme = `(SELECT l[1] FROM (SELECT tsvector_to_array(to_tsvector('${w.config}', ${p.add(w.text)})) AS l) x WHERE cardinality(l) = 1)`;
         // an uncorrelated subquery in an untaken CASE branch is never run
-        return `(CASE WHEN ${lexeme} = ANY(${p.add(past)}::text[]) THEN ${DF_COUNT_CAP} ELSE ${counts[i]} END)::float8 AS d${i}`;
+        return `(CASE WHEN ${lexeme} = ANY(${pastParam}::text[]) THEN ${DF_COUNT_CAP} ELSE ${counts[i]} END)::float8 AS d${i}`;
       });
       const row = (await c.query<Record<string, number>>(`SELECT ${sel.join(", ")}`, p.values)).rows[0]!;
       if (this.dfCache.size + missing.length > DF_CACHE_MAX) this.dfCache.clear();
