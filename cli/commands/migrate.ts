@@ -13,6 +13,7 @@ import { backendKindOf, maskLocation } from "../../stores/backend.js";
 import type { PgDb } from "../../stores/postgres/pool.js";
 import { rebuildDerivedData, type RebuildReport } from "../../stores/postgres/rebuild.js";
 import { openPg } from "../../stores/postgres/setup.js";
+import { vacuumAnalyze } from "../../stores/postgres/vacuum.js";
 import { rebuildSkillSearch } from "../../stores/postgres/skill-store.js";
 import { openDatabase, type Db } from "../../stores/sqlite/database.js";
 
@@ -300,6 +301,7 @@ export async function migrateSqliteToPostgres(
     }
     // word index, session tsvectors and RLS owners: derived from the copied rows
     const rebuilt = await rebuildDerivedData(target);
+    // the copied tables and those rebuilt from them (the word index): the whole database
     const analyzed = await vacuumAnalyze(target);
     const reports: TableReport[] = [];
     for (const t of tables) {
@@ -322,26 +324,6 @@ export async function migrateSqliteToPostgres(
   } finally {
     src.close();
     await target?.close();
-  }
-}
-
-/**
- * A bulk copy leaves fresh tables without statistics and with no page marked all-visible, so the
- * first searches plan from guesses and read a heap row for every match the word planner counts
- * (PostgreSQL 15, 100k memories: search p95 46 ms before, 23 ms after). VACUUM (ANALYZE) does now
- * what autovacuum would get to later. Aurora DSQL has no VACUUM; a role that may not vacuum the
- * tables (not their owner) leaves them to autovacuum. Either way the copy stands.
- */
-async function vacuumAnalyze(db: PgDb): Promise<string> {
-  if (db.serverIsDsql) return "skipped: Aurora DSQL maintains its own statistics";
-  try {
-    // The whole database: the copied tables and those rebuilt from them (the word index). Its own
-    // statement outside any transaction (VACUUM refuses to run inside one); tables of other
-    // owners are passed over with a notice.
-    await db.pool.query(`VACUUM (ANALYZE)`);
-    return "vacuum analyze";
-  } catch (e) {
-    return `skipped: ${(e as Error).message}; autovacuum will analyse the tables later`;
   }
 }
 

@@ -1,0 +1,70 @@
+// `infinity-memory memory import --db postgres://…` as a real CLI child process: a large import
+// ends with VACUUM (ANALYZE) of the memory tables (searches plan from statistics at once); a small
+// one leaves them to autovacuum and says so.
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import pg from "pg";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { ANALYZE_AFTER_IMPORTED } from "../../cli/commands/memory-import.js";
+import { runCli } from "../helpers/cli.js";
+import { createTestDatabase, describePg } from "../helpers/postgres.js";
+
+describePg("infinity-memory memory import into PostgreSQL", (url) => {
+  let dir: string;
+  const drops: (() => Promise<void>)[] = [];
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), "imem-pg-import-"));
+  });
+  afterAll(async () => {
+    for (const d of drops) await d();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const lines = (n: number, word: string) => {
+    const p = join(dir, `${word}-${n}.jsonl`);
+    writeFileSync(p, Array.from({ length: n }, (_, i) => JSON.stringify({ content: `Note ${i} about the ${word} rollout, step ${i * 7}` })).join("\n") + "\n");
+    return p;
+  };
+  const stats = async (u: string) => {
+    const c = new pg.Client({ connectionString: u });
+    await c.connect();
+    try {
+      const r = await c.query<{ relname: string; analyzed: boolean }>(
+        `SELECT relname, (last_analyze IS NOT NULL) AS analyzed FROM pg_stat_user_tables WHERE relname IN ('memories', 'memory_words') ORDER BY relname`,
+      );
+      return r.rows;
+    } finally {
+      await c.end();
+    }
+  };
+  const env = () => ({ INFINITY_MEMORY_HOME: dir, INFINITY_MEMORY_USER: "alice" });
+
+  it("a small import leaves the tables to autovacuum; a large one analyses them, and the memories are there", { timeout: 120_000 }, async () => {
+    const t = await createTestDatabase(url(), "imp");
+    drops.push(t.drop);
+    const small = runCli(["memory", "import", lines(20, "heron"), "--json", "--db", t.url], env());
+    expect(small.stderr).toBe("");
+    expect(JSON.parse(small.stdout)).toMatchObject({ imported: 20, failed: 0, analyzed: `skipped: 20 new memories (fewer than ${ANALYZE_AFTER_IMPORTED}); autovacuum will analyse the tables` });
+    expect(await stats(t.url)).toEqual([
+      { relname: "memories", analyzed: false },
+      { relname: "memory_words", analyzed: false },
+    ]);
+
+    const n = ANALYZE_AFTER_IMPORTED + 50;
+    const large = runCli(["memory", "import", lines(n, "osprey"), "--json", "--db", t.url], env());
+    expect(large.stderr).toBe("");
+    expect(JSON.parse(large.stdout)).toMatchObject({ lines: n, imported: n, failed: 0, analyzed: "vacuum analyze" });
+    expect(await stats(t.url)).toEqual([
+      { relname: "memories", analyzed: true },
+      { relname: "memory_words", analyzed: true },
+    ]);
+    const found = runCli(["memory", "search", "osprey rollout step 7", "--json", "--db", t.url], env());
+    expect(found.status).toBe(0);
+    expect(found.stdout).toContain("Note 1 about the osprey rollout, step 7");
+
+    // the text summary says it too
+    const again = runCli(["memory", "import", lines(n, "kestrel"), "--db", t.url], env());
+    expect(again.stdout).toContain(`imported ${n} memories`);
+    expect(again.stdout).toContain("analysed the memory tables (VACUUM ANALYZE)");
+  });
+});
