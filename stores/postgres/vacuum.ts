@@ -15,6 +15,19 @@ export const MEMORY_WRITE_TABLES = ["memories", "memory_words", "memory_tags", "
 export async function vacuumAnalyze(db: PgDb, tables?: readonly string[]): Promise<string> {
   if (db.serverIsDsql) return "skipped: Aurora DSQL maintains its own statistics";
   try {
+    // VACUUM passes over a table its role may not vacuum with only a warning: ask first (the
+    // table's owner, the database's owner or a superuser may), so the answer says what happened.
+    const denied = (
+      await db.pool.query<{ relname: string }>(
+        `SELECT c.relname FROM pg_class c
+         WHERE c.oid = ANY(SELECT to_regclass(t) FROM unnest($1::text[]) t)
+           AND NOT pg_has_role(c.relowner, 'USAGE')
+           AND NOT pg_has_role((SELECT datdba FROM pg_database WHERE datname = current_database()), 'USAGE')
+         ORDER BY c.relname`,
+        [[...(tables ?? MEMORY_WRITE_TABLES)]],
+      )
+    ).rows.map((r) => r.relname);
+    if (denied.length > 0) return `skipped: this role may not vacuum ${denied.join(", ")} (not their owner); autovacuum will analyse the tables later`;
     // Its own statement outside any transaction (VACUUM refuses to run inside one); tables of
     // other owners are passed over with a notice.
     await db.pool.query(tables ? `VACUUM (ANALYZE) ${tables.join(", ")}` : `VACUUM (ANALYZE)`);

@@ -1,14 +1,19 @@
 // `infinity-memory memory import --db postgres://…` as a real CLI child process: a large import
 // ends with VACUUM (ANALYZE) of the memory tables (searches plan from statistics at once); a small
-// one leaves them to autovacuum and says so.
+// one leaves them to autovacuum and says so; a role that may not vacuum the tables is told so
+// rather than told it vacuumed.
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { ANALYZE_AFTER_IMPORTED } from "../../cli/commands/memory-import.js";
+import type { PgDb } from "../../stores/postgres/pool.js";
+import { MEMORY_MIGRATIONS } from "../../stores/postgres/schema-memory.js";
+import { openPg } from "../../stores/postgres/setup.js";
+import { MEMORY_WRITE_TABLES, vacuumAnalyze } from "../../stores/postgres/vacuum.js";
 import { runCli } from "../helpers/cli.js";
-import { createTestDatabase, describePg } from "../helpers/postgres.js";
+import { createTestDatabase, describePg, withDatabase } from "../helpers/postgres.js";
 
 describePg("infinity-memory memory import into PostgreSQL", (url) => {
   let dir: string;
@@ -66,5 +71,39 @@ describePg("infinity-memory memory import into PostgreSQL", (url) => {
     const again = runCli(["memory", "import", lines(n, "kestrel"), "--db", t.url], env());
     expect(again.stdout).toContain(`imported ${n} memories`);
     expect(again.stdout).toContain("analysed the memory tables (VACUUM ANALYZE)");
+  });
+
+  it("a role that owns neither the tables nor the database is told it was skipped, and nothing is vacuumed", async () => {
+    const t = await createTestDatabase(url(), "vac");
+    drops.push(t.drop);
+    const role = `imem_vac_${process.pid}`;
+    const admin = new pg.Client({ connectionString: t.url });
+    await admin.connect();
+    const owner = await openPg(t.url, { max: 1, migrations: MEMORY_MIGRATIONS });
+    try {
+      await admin.query(`DROP ROLE IF EXISTS ${role}`).catch(() => {});
+      await admin.query(`CREATE ROLE ${role} LOGIN NOSUPERUSER`);
+      await admin.query(`GRANT USAGE ON SCHEMA public TO ${role}`);
+      await admin.query(`GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO ${role}`);
+      // only the pool of a store opened by that role (opening itself wants to own the tables)
+      const pool = new pg.Pool({ connectionString: withDatabase(t.url, new URL(t.url).pathname.slice(1), role), max: 1 });
+      try {
+        const app = { serverIsDsql: false, pool } as unknown as PgDb;
+        expect(await vacuumAnalyze(app, MEMORY_WRITE_TABLES)).toBe(
+          `skipped: this role may not vacuum ${[...MEMORY_WRITE_TABLES].sort().join(", ")} (not their owner); autovacuum will analyse the tables later`,
+        );
+      } finally {
+        await pool.end();
+      }
+      expect((await stats(t.url)).every((r) => !r.analyzed)).toBe(true);
+      // the owner may
+      expect(await vacuumAnalyze(owner, MEMORY_WRITE_TABLES)).toBe("vacuum analyze");
+      expect((await stats(t.url)).every((r) => r.analyzed)).toBe(true);
+    } finally {
+      await owner.close();
+      await admin.query(`DROP OWNED BY ${role}`).catch(() => {});
+      await admin.query(`DROP ROLE IF EXISTS ${role}`).catch(() => {});
+      await admin.end();
+    }
   });
 });
