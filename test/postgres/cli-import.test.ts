@@ -106,4 +106,16 @@ describePg("infinity-memory memory import into PostgreSQL", (url) => {
       await admin.end();
     }
   });
+
+  it("under the DSQL profile on PostgreSQL (no word index table) the tables it has are vacuumed", async () => {
+    const t = await createTestDatabase(url(), "vacd");
+    drops.push(t.drop);
+    const db = await openPg(t.url, { profile: "dsql", max: 1, migrations: MEMORY_MIGRATIONS });
+    try {
+      expect(await vacuumAnalyze(db, MEMORY_WRITE_TABLES)).toBe("vacuum analyze");
+      expect(await stats(t.url)).toEqual([{ relname: "memories", analyzed: true }]);
+    } finally {
+      await db.close();
+    }
+  });
 });
