@@ -162,9 +162,10 @@ export interface MemoryStore {
   /** all exportable (non-deleted) records visible under `visibility`, oldest first */
   exportAll(visibility: Visibility): AsyncIterable<MemoryRecord>;
   /**
-   * Optional: build in-memory search indexes of the scopes written last in the background, so a
-   * fresh server's first search does not wait for them (SQLite's semantic channel). Searches need
-   * not wait for it; it resolves with the scopes it built.
+   * Optional: a server's background warm-up, so a fresh server's first searches do not pay for it:
+   * in-memory search indexes of the scopes written last (SQLite's semantic channel) and the
+   * commonest words' counts (SQLite's word planner, kept fresh from then on). Searches need not
+   * wait for it; it resolves with the scopes it built.
    */
   warm?(): Promise<string[]>;
   close(): void;

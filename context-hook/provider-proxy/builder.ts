@@ -25,10 +25,11 @@ export async function memoryPrefixBuilder(ctx: PrefixBuilderContext): Promise<Pr
   // Loading the vocabulary takes ~0.2 s: pay it at start, not inside the first call's deadline.
   const tokens = await loadTokenCounter(m.config.prefix.tokenizer);
   // Likewise the semantic indexes of the scopes written last, built in the background: a first
-  // prefix would otherwise build its scope inside the deadline (~0.3 s for 20k memories). A tool
+  // prefix would otherwise build its scope inside the deadline (~0.3 s for 20k memories); and the
+  // commonest words' counts, each a doclist walk on its first search otherwise. A tool
   // server alone does not warm up: a tool call has no such deadline, and a session that never
   // searches should not hold the indexes.
-  warmSemantic(m.backend.memory, ctx.logger);
+  warmStore(m.backend.memory, ctx.logger);
   // And the content scan a prefix runs on each memory it includes: its patterns compile on their
   // first runs (~0.17 s).
   warmSafetyScan();
@@ -43,11 +44,11 @@ export async function memoryPrefixBuilder(ctx: PrefixBuilderContext): Promise<Pr
 }
 
 /** Start the store's background warm-up (if it has one) and log what it built. */
-export function warmSemantic(store: MemoryStore, logger: Logger): void {
+export function warmStore(store: MemoryStore, logger: Logger): void {
   if (!store.warm) return;
   const t0 = performance.now();
   void store.warm().then((scopes) => {
-    if (scopes.length > 0) logger.info({ scopes: scopes.length, ms: Math.round(performance.now() - t0) }, "semantic indexes built for the scopes written last");
+    logger.info({ scopes: scopes.length, ms: Math.round(performance.now() - t0) }, "store warmed up: semantic indexes of the scopes written last, the commonest words' counts");
   });
 }
 

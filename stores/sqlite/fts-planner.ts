@@ -36,6 +36,13 @@ const DF_STALE_MS = 60_000;
 const DF_MAX_AGE_MS = 10 * 60_000;
 const DF_STALE_SHARE = 0.05;
 
+/** The planner's state when counts began to be read elsewhere (prefillMark). */
+export interface DfMark {
+  version: number;
+  at: number;
+  rows: number;
+}
+
 export interface WordPlan {
   terms: string[];
   cjk: string[];
@@ -147,6 +154,38 @@ export class FtsPlanner {
     if (this.dfCache.size >= DF_CACHE_MAX) this.dfCache.clear();
     this.dfCache.set(token, { df, version: this.version, at: now, rows: this.seen.n });
     return df;
+  }
+
+  /**
+   * Where the counts stand before they are read on another connection (df-prefill.ts): that
+   * connection's read starts after this, so it sees at least what this one does.
+   */
+  prefillMark(): DfMark {
+    this.checkWrites();
+    return { version: this.version, at: performance.now(), rows: this.seen.n };
+  }
+
+  /** Whether the memories changed since the mark (this connection's writes or another's commits). */
+  changedSince(mark: DfMark): boolean {
+    this.checkWrites();
+    return this.version !== mark.version;
+  }
+
+  /**
+   * Counts read on another connection after `mark`, taken as if read at the mark: exact while
+   * nothing changes here after it, then as stale as any count read then (DF_STALE_MS). A count
+   * this connection read after the mark is kept, and the cache is never cleared to make room.
+   */
+  prefill(counts: Iterable<readonly [string, number]>, mark: DfMark): number {
+    let installed = 0;
+    for (const [token, df] of counts) {
+      if (this.dfCache.size >= DF_CACHE_MAX) break;
+      const hit = this.dfCache.get(token);
+      if (hit && hit.at >= mark.at) continue;
+      this.dfCache.set(token, { df, version: mark.version, at: mark.at, rows: mark.rows });
+      installed++;
+    }
+    return installed;
   }
 
   /** A count read before the last change, still good enough (see DF_STALE_MS). */

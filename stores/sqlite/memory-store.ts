@@ -20,6 +20,7 @@ import {
 } from "../traits.js";
 import type { Db } from "./database.js";
 import { cappedTotal, DATED_AT, LIST_KEY_BRANCHES, decodeCursor, encodeCursor, exportAllVia, pushTo, totalCapOf, recordOf, sourcesByMemory, statusPredicate, type MemoryRow, type SourceRow } from "../memory-rows.js";
+import { DfPrefill } from "./df-prefill.js";
 import { FtsPlanner, POSTINGS_BUDGET, type WordPlan } from "./fts-planner.js";
 import { NeighbourSpread } from "./neighbour-spread.js";
 import { semanticChannel, type SemanticChannel, type SemanticHit } from "./semantic-channel.js";
@@ -127,6 +128,8 @@ export class SqliteMemoryStore implements MemoryStore {
   /** dynamic statements (IN lists of varying length) keyed by their SQL text */
   private readonly cache = new Map<string, Statement>();
   private readonly planner: FtsPlanner;
+  /** reads the commonest words' counts for the planner ahead of searches, once warmed (df-prefill.ts) */
+  private readonly dfPrefill: DfPrefill;
   private readonly spread: NeighbourSpread;
   /** [semantic channel] per-scope association indexes (in a worker thread); every write below tells it what changed */
   private readonly semantic: SemanticChannel;
@@ -148,6 +151,7 @@ export class SqliteMemoryStore implements MemoryStore {
     this.vectors = vectors ?? VectorChannel.maintenance(db);
     this.channels = { ...DEFAULT_CHANNELS, ...channels, lexical: true };
     this.planner = new FtsPlanner(db);
+    this.dfPrefill = new DfPrefill(db, this.planner);
     this.spread = new NeighbourSpread(db);
     this.semantic = semanticChannel(db);
     this.purge = ftsPurge(db);
@@ -1006,12 +1010,20 @@ export class SqliteMemoryStore implements MemoryStore {
     return exportAllVia((q) => this.list(q), visibility);
   }
 
-  /** [semantic channel] build the indexes of the scopes written last, in its worker; resolves with their keys */
+  /**
+   * A server's warm-up, off this thread: [semantic channel] the indexes of the scopes written last,
+   * in its worker; and the commonest words' counts for the planner, read now and again while the
+   * memories change. Resolves with the scopes built once both are done.
+   */
   warm(): Promise<string[]> {
-    return this.channels.semantic ? this.semantic.warm() : Promise.resolve([]);
+    this.dfPrefill.keepFresh();
+    const counts = this.dfPrefill.run();
+    const scopes = this.channels.semantic ? this.semantic.warm() : Promise.resolve([]);
+    return Promise.all([scopes, counts]).then(([built]) => built);
   }
 
   close(): void {
+    this.dfPrefill.close();
     this.semantic.close();
     // its connection closes first: this one stays the last, which checkpoints and removes the log
     this.checkpoints.close();
