@@ -1,7 +1,7 @@
 // Scale benchmark (issue 8 §3): a synthetic conversation corpus at 10k / 100k / 1M memories,
 // ingested through the batched write path with its policy (MemoryService.rememberMany), then
 // search latency with the default channels and again with every channel on (same queries, same
-// file), prefix-build latency, index size and RSS.
+// file, each store warmed up first as a server's is), prefix-build latency, index size and RSS.
 //
 //   node dist/bench/scale.js [--sizes 10000,100000,1000000] [--queries 500] [--batch 5000] [--fixed-clock]
 //                            [--channels lexical,context,...|all]   (default: the default channels)
@@ -89,30 +89,54 @@ function fileBytes(p: string): number {
   return existsSync(p) ? statSync(p).size : 0;
 }
 
+type PhaseResult = { queries: number; mean_results: number; latency_ms: ReturnType<typeof summary>; by_kind: Record<string, unknown> };
+
 /** Latency by query kind and how often the sampled memory came back in the top 10. */
 async function searchPhase(
   service: MemoryService,
   queries: { kind: QueryKind; s: Sample; text: string }[],
   warmup: { s: Sample; text: string }[],
-): Promise<{ queries: number; mean_results: number; latency_ms: ReturnType<typeof summary>; by_kind: Record<string, unknown> }> {
-  for (const w of warmup) await service.search({ thread: scopeOf(w.s.m) }, { query: w.text, limit: 10 });
-  const lat = new Map<QueryKind, number[]>(QUERY_KINDS.map((k) => [k, []]));
-  const found = new Map<QueryKind, number>(QUERY_KINDS.map((k) => [k, 0]));
-  const all: number[] = [];
-  let results = 0;
-  for (const { kind, s, text } of queries) {
-    const t = performance.now();
-    const hits = await service.search({ thread: scopeOf(s.m) }, { query: text, limit: 10 });
-    const dt = performance.now() - t;
-    lat.get(kind)!.push(dt);
-    all.push(dt);
-    results += hits.length;
-    if (hits.some((h) => h.record.id === s.id)) found.set(kind, found.get(kind)! + 1);
+): Promise<PhaseResult> {
+  return (await searchPhases([service], queries, warmup))[0]!;
+}
+
+/**
+ * searchPhase for several stores at once, each query asked of each in turn (the first to ask
+ * rotates), so the machine's slow stretches fall on all of them alike: an A/B comparison.
+ */
+async function searchPhases(
+  services: MemoryService[],
+  queries: { kind: QueryKind; s: Sample; text: string }[],
+  warmup: { s: Sample; text: string }[],
+): Promise<PhaseResult[]> {
+  for (const w of warmup) for (const service of services) await service.search({ thread: scopeOf(w.s.m) }, { query: w.text, limit: 10 });
+  const runs = services.map(() => ({
+    lat: new Map<QueryKind, number[]>(QUERY_KINDS.map((k) => [k, []])),
+    found: new Map<QueryKind, number>(QUERY_KINDS.map((k) => [k, 0])),
+    all: [] as number[],
+    results: 0,
+  }));
+  for (const [q, { kind, s, text }] of queries.entries()) {
+    for (let j = 0; j < services.length; j++) {
+      const i = (q + j) % services.length;
+      const r = runs[i]!;
+      const t = performance.now();
+      const hits = await services[i]!.search({ thread: scopeOf(s.m) }, { query: text, limit: 10 });
+      const dt = performance.now() - t;
+      r.lat.get(kind)!.push(dt);
+      r.all.push(dt);
+      r.results += hits.length;
+      if (hits.some((h) => h.record.id === s.id)) r.found.set(kind, r.found.get(kind)! + 1);
+    }
   }
-  const by_kind = Object.fromEntries(
-    QUERY_KINDS.map((k) => [k, { ...summary(lat.get(k)!), source_in_top10: Math.round((found.get(k)! / Math.max(1, lat.get(k)!.length)) * 100) / 100 }]),
-  );
-  return { queries: queries.length, mean_results: Math.round((results / Math.max(1, queries.length)) * 10) / 10, latency_ms: summary(all), by_kind };
+  return runs.map((r) => ({
+    queries: queries.length,
+    mean_results: Math.round((r.results / Math.max(1, queries.length)) * 10) / 10,
+    latency_ms: summary(r.all),
+    by_kind: Object.fromEntries(
+      QUERY_KINDS.map((k) => [k, { ...summary(r.lat.get(k)!), source_in_top10: Math.round((r.found.get(k)! / Math.max(1, r.lat.get(k)!.length)) * 100) / 100 }]),
+    ),
+  }));
 }
 
 const MONTH_NAMES = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"];
@@ -303,6 +327,13 @@ async function filteredPhase(service: MemoryService, queries: { s: Sample; text:
 
 const FIRST_SEARCH_RUNS = 5;
 
+/** A store's warm-up, awaited; its duration in ms. */
+async function warmedUp(store: { warm?(): Promise<string[]> }): Promise<number> {
+  const t0 = performance.now();
+  if (store.warm) await awaitAlive(store.warm());
+  return Math.round(performance.now() - t0);
+}
+
 /** A warm-up keeps no process alive by itself (a server does); this waits for one with a timer running. */
 async function awaitAlive<T>(p: Promise<T>): Promise<T> {
   const alive = setInterval(() => {}, 1000);
@@ -418,7 +449,11 @@ async function runOne(n: number): Promise<Record<string, unknown>> {
       queries.push({ kind, s, text: queryFor(kind, s, corpus) });
     }
     const warmup = Array.from({ length: 20 }, (_, q) => samples[q % samples.length]!).map((s) => ({ s, text: queryFor("multi", s, corpus) }));
-    const search = await searchPhase(ctx.service, queries, warmup);
+    // Searches run on a store that has warmed up as a server's does (the provider proxy and the
+    // ContextHook service start it when they open the store): semantic indexes of the scopes
+    // written last, the commonest words' counts. first_search below measures a store that has not.
+    const warmUpMs = await warmedUp(ctx.store);
+    const search = { warm_up_ms: warmUpMs, ...(await searchPhase(ctx.service, queries, warmup)) };
     const pacedSearch = await pacedSearchPhase(ctx.service, queries);
     // Questions naming a period (the date cue and its dated pass): the multi-word queries asking
     // about the sampled memory's month, against the same queries without it (search.by_kind.multi).
@@ -433,13 +468,23 @@ async function runOne(n: number): Promise<Record<string, unknown>> {
     // joins candidates in rank order until enough pass.
     const filteredKind = await filteredPhase(ctx.service, queries.filter((x) => x.kind === "multi"), { kinds: ["preference"] });
     let searchAll: unknown = null;
+    let searchFresh: unknown = null;
     if (!ALL_CHANNELS_ONLY) {
-      // A second connection to the same file whose store searches with every channel.
+      // Every channel on, on two more connections to the file, warmed up alike: one searching with
+      // every channel, one with the chosen set, asked each query in turn. A new connection starts
+      // with an empty page cache where the writing one's is full, so the pair separates what the
+      // extra channels cost from what a fresh connection costs.
       const all = openMemory({ dbPath, config: ctx.config, clock, env: {}, channels: parseChannels(CHANNEL_NAMES.join(",")) });
+      const fresh = openMemory({ dbPath, config: ctx.config, clock, env: {}, channels: CHANNELS });
       try {
-        searchAll = { channels: [...CHANNEL_NAMES], ...(await searchPhase(all.service, queries, warmup)) };
+        const allWarmUpMs = await warmedUp(all.store);
+        const freshWarmUpMs = await warmedUp(fresh.store);
+        const [a, f] = await searchPhases([all.service, fresh.service], queries, warmup);
+        searchAll = { channels: [...CHANNEL_NAMES], warm_up_ms: allWarmUpMs, ...a };
+        searchFresh = { channels: channelList(CHANNELS), warm_up_ms: freshWarmUpMs, ...f };
       } finally {
         all.close();
+        fresh.close();
       }
     }
 
@@ -501,6 +546,7 @@ async function runOne(n: number): Promise<Record<string, unknown>> {
       search_filtered: filtered,
       search_filtered_kind: filteredKind,
       search_all_channels: searchAll,
+      search_fresh_connection: searchFresh,
       search_after_write: afterWrite,
       search_after_forget: afterForget,
       paced_writes: pacedWrites,
