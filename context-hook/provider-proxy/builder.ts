@@ -48,7 +48,7 @@ export function warmStore(store: MemoryStore, logger: Logger): void {
   if (!store.warm) return;
   const t0 = performance.now();
   void store.warm().then((scopes) => {
-    logger.info({ scopes: scopes.length, ms: Math.round(performance.now() - t0) }, "store warmed up: semantic indexes of the scopes written last, the commonest words' counts");
+    if (scopes.length > 0) logger.info({ scopes: scopes.length, ms: Math.round(performance.now() - t0) }, "semantic indexes built for the scopes written last");
   });
 }
 
