@@ -7,7 +7,7 @@ import { SessionsReader } from "../../stores/infinity-files/sessions.js";
 import { announcePort, fileLogger, installShutdown, isEmbedded } from "../../toolsets/rap/command-server.js";
 import { startRapServer } from "../../toolsets/rap/server.js";
 import { startContextHookServer } from "../../context-hook/grpc/server.js";
-import { memoryPrefixBuilder } from "../../context-hook/provider-proxy/builder.js";
+import { memoryPrefixBuilder, warmStore } from "../../context-hook/provider-proxy/builder.js";
 import { memoryToolset } from "../../toolsets/memory/tools.js";
 import { EvolutionService } from "../../core/learning/evolution.js";
 import { startEvolution } from "../../core/learning/evolution-start.js";
@@ -181,6 +181,11 @@ async function serve(o: ServeOptions): Promise<void> {
         }), (inv) => deriveRequestScope(inv, { localUser: config.localUser, project: projectOf(inv.thread_ancestors?.[0] ?? inv.group_id) }).user, identity);
   // The content scan's patterns compile on their first runs (~0.17 s): here, not in the first call.
   warmSafetyScan();
+  // A standing memory server (`npm start`, one process for every session) warms its store up as
+  // the prefix builders do (with --grpc, memoryPrefixBuilder already has): semantic indexes of the
+  // scopes written last, the commonest words' counts. A command server the daemon starts for one
+  // session does not: that session may never search, and a start per session would pay it each time.
+  if (o.toolset === "memory" && !embedded && !o.grpc) warmStore(stores.memory, logger);
   const server = await startRapServer({
     toolset,
     db: stores,

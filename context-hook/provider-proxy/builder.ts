@@ -26,9 +26,9 @@ export async function memoryPrefixBuilder(ctx: PrefixBuilderContext): Promise<Pr
   const tokens = await loadTokenCounter(m.config.prefix.tokenizer);
   // Likewise the semantic indexes of the scopes written last, built in the background: a first
   // prefix would otherwise build its scope inside the deadline (~0.3 s for 20k memories); and the
-  // commonest words' counts, each a doclist walk on its first search otherwise. A tool
-  // server alone does not warm up: a tool call has no such deadline, and a session that never
-  // searches should not hold the indexes.
+  // commonest words' counts, each a doclist walk on its first search otherwise. (A standing
+  // `serve` warms up too; a command server the daemon starts for one session does not: a tool
+  // call has no such deadline, and a session that never searches should not hold the indexes.)
   warmStore(m.backend.memory, ctx.logger);
   // And the content scan a prefix runs on each memory it includes: its patterns compile on their
   // first runs (~0.17 s).
