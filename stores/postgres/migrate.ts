@@ -21,11 +21,16 @@ const LOCK_KEY = 0x696d656d;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** The highest applied schema version; 0 on a database without the schema. */
 export async function schemaVersionPg(q: Pick<pg.PoolClient, "query">): Promise<number> {
-  const r = await q.query<{ v: number | null }>(
-    `SELECT max(version)::int AS v FROM schema_migrations`,
-  );
-  return r.rows[0]?.v ?? 0;
+  return Math.max(0, ...((await appliedVersionsPg(q)) ?? []));
+}
+
+/** The applied schema versions, or null when the database has no `schema_migrations` yet. */
+export async function appliedVersionsPg(q: Pick<pg.PoolClient, "query">): Promise<Set<number> | null> {
+  const have = (await q.query<{ t: string | null }>(`SELECT to_regclass('schema_migrations')::text AS t`)).rows[0]?.t != null;
+  if (!have) return null;
+  return new Set((await q.query<{ version: number }>(`SELECT version FROM schema_migrations`)).rows.map((r) => r.version));
 }
 
 /** Apply every step above the stored version (up to `target`); returns the versions applied. */
@@ -58,25 +63,42 @@ async function migrateLocked(db: PgDb, steps: PgMigration[], latest: number, goa
   try {
     await c.query(`SELECT pg_advisory_lock($1)`, [LOCK_KEY]);
     try {
-      await c.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
-        version integer PRIMARY KEY, name text NOT NULL, applied_at bigint NOT NULL)`);
-      const current = await schemaVersionPg(c);
+      // Read before writing: a server that runs as a role with row grants only (no CREATE on the
+      // schema, owner of nothing) opens a schema that is up to date without any DDL.
+      const found = await appliedVersionsPg(c);
+      const done = found ?? new Set<number>();
+      const current = Math.max(0, ...done);
       // Versions are sparse (memory 1–99, catalog 100–199): compare with the highest known.
       if (current > latest) throw tooNew(current, latest);
-      const done = new Set((await c.query<{ version: number }>(`SELECT version FROM schema_migrations`)).rows.map((r) => r.version));
-      for (const s of steps) {
-        if (done.has(s.version) || s.version > goal) continue;
-        await c.query("BEGIN");
-        try {
-          await c.query(s.sql);
-          await c.query(`INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)`, [s.version, s.name, Date.now()]);
-          await c.query("COMMIT");
-        } catch (e) {
-          await c.query("ROLLBACK").catch(() => {});
-          throw new StoreError("schema", `migration ${s.version} (${s.name}) failed: ${(e as Error).message}`);
+      const pending = steps.filter((s) => !done.has(s.version) && s.version <= goal);
+      if (pending.length === 0) return applied;
+      try {
+        if (found === null) {
+          await c.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
+            version integer PRIMARY KEY, name text NOT NULL, applied_at bigint NOT NULL)`);
         }
-        applied.push(s.version);
-        db.log.info(`postgres: applied migration ${s.version} (${s.name})`);
+        for (const s of pending) {
+          await c.query("BEGIN");
+          try {
+            await c.query(s.sql);
+            await c.query(`INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)`, [s.version, s.name, Date.now()]);
+            await c.query("COMMIT");
+          } catch (e) {
+            await c.query("ROLLBACK").catch(() => {});
+            if (isPermissionDenied(e)) throw e;
+            throw new StoreError("schema", `migration ${s.version} (${s.name}) failed: ${(e as Error).message}`);
+          }
+          applied.push(s.version);
+          db.log.info(`postgres: applied migration ${s.version} (${s.name})`);
+        }
+      } catch (e) {
+        if (!isPermissionDenied(e)) throw e;
+        const role = (await c.query<{ u: string }>(`SELECT current_user AS u`)).rows[0]?.u ?? "this role";
+        throw new StoreError(
+          "schema",
+          `the database schema needs ${pending.length - applied.length} migration(s) (at ${Math.max(current, ...applied)}, this build needs ${goal}) and role ${role} may not change it (${(e as Error).message}); ` +
+            `upgrade it once as the tables' owner: infinity-memory db upgrade --db <owner's URL> --grant ${role}`,
+        );
       }
     } finally {
       await c.query(`SELECT pg_advisory_unlock($1)`, [LOCK_KEY]).catch(() => {});
@@ -85,6 +107,11 @@ async function migrateLocked(db: PgDb, steps: PgMigration[], latest: number, goa
     c.release();
   }
   return applied;
+}
+
+/** insufficient_privilege: the role may not create or change the object */
+export function isPermissionDenied(e: unknown): boolean {
+  return (e as { code?: string } | null)?.code === "42501";
 }
 
 /** Statements of a DSQL step, each made idempotent so a rerun after a partial run converges. */

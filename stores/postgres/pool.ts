@@ -106,7 +106,7 @@ export function toStoreError(e: unknown): Error {
   const code = err?.code ?? "";
   if (code.startsWith("23")) return new StoreError("constraint", `constraint violated${err.constraint ? ` (${err.constraint})` : ""}: ${msg}`);
   if (code === "42P01" || code === "42703" || code === "42883" || code === "3F000") {
-    return new StoreError("schema", `database schema is missing or older than this build (${msg}); run the server once to migrate it`);
+    return new StoreError("schema", `database schema is missing or older than this build (${msg}); bring it up to date as the tables' owner: infinity-memory db upgrade --db <owner's URL>`);
   }
   if (code === "28P01" || code === "28000") return new StoreError("io", `PostgreSQL refused the login: ${msg}`);
   if (code === "3D000") return new StoreError("io", `PostgreSQL database does not exist: ${msg}`);

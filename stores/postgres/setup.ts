@@ -2,7 +2,7 @@
 // → row-level security policies when asked. Everything here is idempotent and runs under the
 // migration advisory lock, so servers starting together do it once.
 import type pg from "pg";
-import { migratePg, type PgMigration } from "./migrate.js";
+import { isPermissionDenied, migratePg, type PgMigration } from "./migrate.js";
 import { PG_MIGRATIONS } from "./migrations.js";
 import { PgDb, toStoreError, type PgFeatures, type PgOpenOptions, type Q } from "./pool.js";
 import { USER_SCOPED_TABLES } from "./schema-memory.js";
@@ -88,48 +88,93 @@ async function tryCreateExtension(c: Q, name: string): Promise<string | null> {
   }
 }
 
+/** Whether a table or index of this name exists in the search path. */
+async function exists(q: Q, name: string): Promise<boolean> {
+  return (await q.query<{ t: string | null }>(`SELECT to_regclass($1)::text AS t`, [name])).rows[0]?.t != null;
+}
+
+/**
+ * Creates what `sql` creates unless `name` exists already; a role that may not create it gets the
+ * reason instead (the channel stays off until the owner runs `db upgrade`).
+ */
+async function ensure(q: Q, name: string, sql: string): Promise<string | null> {
+  if (await exists(q, name)) return null;
+  try {
+    await q.query(sql);
+    return null;
+  } catch (e) {
+    if (!isPermissionDenied(e)) throw e;
+    return `${name} is missing and this role may not create it (${(e as Error).message}); run infinity-memory db upgrade as the tables' owner`;
+  }
+}
+
 async function optionalFeatures(db: PgDb, c: Q): Promise<PgFeatures> {
   const reasons: string[] = [];
-  const trgmWhy = await tryCreateExtension(c, "pg_trgm");
-  const vecWhy = await tryCreateExtension(c, "vector");
-  const trigram = trgmWhy === null;
-  const vector = vecWhy === null;
-  if (trigram) {
-    await c.query(`CREATE INDEX IF NOT EXISTS memories_content_trgm ON memories USING gin (content gin_trgm_ops)`);
-  } else {
-    reasons.push(`trigram channel off: ${trgmWhy}`);
-  }
-  if (vector) {
-    await c.query(`CREATE TABLE IF NOT EXISTS memory_vectors (
+  const trgmWhy =
+    (await tryCreateExtension(c, "pg_trgm")) ??
+    (await ensure(c, "memories_content_trgm", `CREATE INDEX IF NOT EXISTS memories_content_trgm ON memories USING gin (content gin_trgm_ops)`));
+  const vecExtWhy = await tryCreateExtension(c, "vector");
+  const vecWhy =
+    vecExtWhy === null
+      ? ((await ensure(
+          c,
+          "memory_vectors",
+          `CREATE TABLE IF NOT EXISTS memory_vectors (
       rowid bigint PRIMARY KEY REFERENCES memories(rowid) ON DELETE CASCADE,
       user_id text NOT NULL,
       vis_key text NOT NULL,
       embedder text NOT NULL,
-      embedding vector NOT NULL)`);
-    await c.query(`CREATE INDEX IF NOT EXISTS memory_vectors_vis ON memory_vectors (vis_key, embedder)`);
-  } else {
-    reasons.push(`vector channel off: ${vecWhy}; install pgvector (https://github.com/pgvector/pgvector) and restart to enable it`);
-  }
+      embedding vector NOT NULL)`,
+        )) ?? (await ensure(c, "memory_vectors_vis", `CREATE INDEX IF NOT EXISTS memory_vectors_vis ON memory_vectors (vis_key, embedder)`)))
+      : `${vecExtWhy}; install pgvector (https://github.com/pgvector/pgvector) and restart to enable it`;
+  const trigram = trgmWhy === null;
+  const vector = vecWhy === null;
+  if (!trigram) reasons.push(`trigram channel off: ${trgmWhy}`);
+  if (!vector) reasons.push(`vector channel off: ${vecWhy}`);
   return { trigram, vector, reasons };
 }
 
 /**
  * Row-level security on every user-scoped table: a row is visible and writable only when its
  * user_id equals the transaction's `app.user_id`, or the transaction runs as system maintenance.
- * FORCE makes the policies bind the table owner too (the role the server connects as); a
- * superuser still bypasses them, so connect as an ordinary role.
+ * FORCE makes the policies bind the table owner too, when the server connects as the owner; a
+ * role with row grants only is bound without it, and finds the owner's policies in place (it may
+ * not add them). A superuser still bypasses them, so connect as an ordinary role.
  */
 export async function enableRls(db: PgDb, c: Q): Promise<void> {
-  const have = new Set(
-    (await c.query<{ tablename: string }>(`SELECT tablename FROM pg_tables WHERE schemaname = current_schema()`)).rows.map((r) => r.tablename),
+  // per table: whether it is on, forced, has our policy, and whether this role may alter it
+  const state = new Map(
+    (
+      await c.query<{ relname: string; on: boolean; forced: boolean; policy: boolean; owner: boolean }>(
+        `SELECT k.relname, k.relrowsecurity AS on, k.relforcerowsecurity AS forced,
+           EXISTS (SELECT 1 FROM pg_policy p WHERE p.polrelid = k.oid AND p.polname = 'imem_user') AS policy,
+           pg_has_role(current_user, k.relowner, 'USAGE') AS owner
+         FROM pg_class k WHERE k.relnamespace = current_schema()::regnamespace AND k.relkind = 'r'`,
+      )
+    ).rows.map((r) => [r.relname, r]),
   );
   const rule = `user_id = current_setting('app.user_id', true) OR current_setting('app.system', true) = 'on'`;
+  const missing: string[] = [];
   for (const t of USER_SCOPED_TABLES) {
-    if (!have.has(t)) continue;
+    const st = state.get(t);
+    if (!st) continue;
+    if (!st.owner) {
+      // A role that owns nothing (row grants only) keeps the owner's policies, which bind it
+      // without FORCE; it cannot add missing ones.
+      if (!(st.on && st.policy)) missing.push(t);
+      continue;
+    }
     await c.query(`ALTER TABLE ${t} ENABLE ROW LEVEL SECURITY`);
     await c.query(`ALTER TABLE ${t} FORCE ROW LEVEL SECURITY`);
     await c.query(`DROP POLICY IF EXISTS imem_user ON ${t}`);
     await c.query(`CREATE POLICY imem_user ON ${t} USING (${rule}) WITH CHECK (${rule})`);
+  }
+  if (missing.length > 0) {
+    throw new StoreError(
+      "schema",
+      `rls=1, but ${missing.join(", ")} ${missing.length === 1 ? "has" : "have"} no row-level security policy and this role does not own ${missing.length === 1 ? "it" : "them"}; ` +
+        `add the policies once as the tables' owner: infinity-memory db upgrade --db '<owner's URL>?rls=1'`,
+    );
   }
   const su = await c.query<{ rolsuper: boolean; rolbypassrls: boolean }>(
     `SELECT rolsuper, rolbypassrls FROM pg_roles WHERE rolname = current_user`,
