@@ -4,6 +4,7 @@ import { Command } from "commander";
 import { registerBackup } from "./commands/backup.js";
 import { registerBench } from "./commands/bench.js";
 import { registerConfig } from "./commands/config.js";
+import { registerDb } from "./commands/db.js";
 import { registerManifests } from "./commands/manifests.js";
 import { registerMigrate } from "./commands/migrate.js";
 import { registerMemory } from "./commands/memory.js";
@@ -31,6 +32,7 @@ registerBackup(program);
 registerProviderProxy(program);
 registerSkills(program);
 registerMigrate(program);
+registerDb(program);
 
 program.parseAsync(process.argv).catch((e: unknown) => {
   process.stderr.write(`infinity-memory: ${e instanceof Error ? e.message : String(e)}\n`);

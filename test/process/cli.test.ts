@@ -84,4 +84,27 @@ describe("infinity-memory CLI", () => {
     db.close();
     expect(runCli(["memory", "list"], env).stderr).not.toMatch(/upgrading/);
   });
+
+  it("db upgrade brings a file to this build's schema on purpose, says what it did, and refuses --grant", () => {
+    const home = tempDir();
+    const latest = Math.max(...MIGRATIONS.map((m) => m.version));
+    const file = join(home, "memory.db");
+    openDatabase(file, { targetVersion: latest - 2 }).close();
+    const env = { INFINITY_MEMORY_HOME: home, INFINITY_MEMORY_USER: "alice" };
+    const up = runCli(["db", "upgrade", "--json"], env);
+    expect(up.stderr).toBe("");
+    expect(up.status).toBe(0);
+    expect(JSON.parse(up.stdout)).toEqual({ engine: "sqlite", location: file, schema: { before: latest - 2, after: latest }, applied: [latest - 1, latest] });
+    const db = openDatabase(file, { readonly: true });
+    expect(schemaVersion(db)).toBe(latest);
+    db.close();
+    expect(runCli(["db", "upgrade", "--db", file], env).stdout).toBe(`schema ${latest} is up to date (${file})\n`);
+    // a new file, named with --db
+    const other = join(home, "other.db");
+    const created = runCli(["db", "upgrade", "--db", other], env);
+    expect(created.stdout).toBe(`upgraded ${other} from schema 0 to ${latest} (${latest} steps)\n`);
+    const refused = runCli(["db", "upgrade", "--db", other, "--grant", "app"], env);
+    expect(refused.status).toBe(1);
+    expect(refused.stderr).toContain("--grant gives PostgreSQL roles row access; a SQLite file has no roles");
+  });
 });
