@@ -7,6 +7,7 @@ import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import Database from "better-sqlite3";
 import { backendKindOf, maskLocation } from "../../stores/backend.js";
+import type { GrantReport } from "../../stores/postgres/grants.js";
 import { openDatabase, schemaVersion } from "../../stores/sqlite/database.js";
 import { MIGRATIONS } from "../../stores/sqlite/migrations.js";
 import { defaultDbPath, printMigration } from "../context.js";
@@ -22,7 +23,7 @@ export interface UpgradeSummary {
   /** PostgreSQL: row-level security policies installed (the URL asked for rls=1) */
   rls?: boolean;
   /** PostgreSQL: roles given row access */
-  granted?: { role: string; schema: string; tables: number; sequences: number }[];
+  granted?: GrantReport[];
 }
 
 function upgradeSqlite(path: string, quiet: boolean): UpgradeSummary {
@@ -59,7 +60,7 @@ async function upgradePostgres(url: string, grants: string[]): Promise<UpgradeSu
     for (const g of grants) await checkRole(db.pool, g);
     const had = (await appliedVersionsPg(db.pool)) ?? new Set<number>();
     const features = await preparePg(db);
-    const granted = [];
+    const granted: GrantReport[] = [];
     for (const role of grants) granted.push(await grantServerRole(db.pool, role));
     const now = (await appliedVersionsPg(db.pool)) ?? new Set<number>();
     return {
