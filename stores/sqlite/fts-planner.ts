@@ -21,20 +21,23 @@ const KEY_SHARE_FOR_MATCH = 0.3;
  * A token's document frequency costs a scan of its whole doclist (as much as querying it: ~1.5 ms
  * for a common word at 100k memories, ten times that at 1M), so it is cached. An entry read before
  * the database last changed (this connection's writes and other connections' commits both count)
- * is still used, if the token was in the index, for up to DF_STALE_MS; after that, for up to
- * DF_MAX_AGE_MS while the memories added since number at most DF_STALE_SHARE of its count. An
- * insert adds at most one to a count, so that bound holds the drift to a few per cent (forgets,
- * which take counts down, are bounded by the age), and a common word, whose count is the costly
- * one, is read again about once per 5% of growth instead of on its first search each minute. A
- * count a few writes old moves a weight by a hair, while reading it again after every write cost
- * remember-then-search 11 ms at 1M memories. A token the index did not hold is looked up again
- * after any change, so a word just written is never planned as absent. At most DF_CACHE_MAX
- * tokens are kept.
+ * is still used, if the token was in the index, while the memories added since number at most
+ * DF_STALE_SHARE of its count, or at most DF_STALE_ROWS in its first DF_STALE_MS, and never past
+ * DF_MAX_AGE_MS. An insert adds at most one to a count, so that bound holds the drift to a few per
+ * cent or a few dozen (forgets, which take counts down, are bounded by the age), and a common word,
+ * whose count is the costly one, is read again about once per 5% of growth instead of on its first
+ * search after each write. A count a few writes old moves a weight by a hair, while reading it
+ * again after every write cost remember-then-search 11 ms at 1M memories. (Until the row bound, a
+ * count was used for a minute whatever was written: a bulk import planned its first searches with
+ * counts read while it ran, e.g. a word read at 5 and in 5,000 memories by then scored as rare.) A
+ * token the index did not hold is looked up again after any change, so a word just written is
+ * never planned as absent. At most DF_CACHE_MAX tokens are kept.
  */
 const DF_CACHE_MAX = 20_000;
 const DF_STALE_MS = 60_000;
 const DF_MAX_AGE_MS = 10 * 60_000;
 const DF_STALE_SHARE = 0.05;
+const DF_STALE_ROWS = 50;
 
 /** The planner's state when counts began to be read elsewhere (prefillMark). */
 export interface DfMark {
@@ -191,7 +194,8 @@ export class FtsPlanner {
   /** A count read before the last change, still good enough (see DF_STALE_MS). */
   private fresh(hit: { df: number; at: number; rows: number }, now: number): boolean {
     const age = now - hit.at;
-    return age < DF_STALE_MS || (age < DF_MAX_AGE_MS && this.seen.n - hit.rows <= DF_STALE_SHARE * hit.df);
+    const grown = this.seen.n - hit.rows;
+    return age < DF_MAX_AGE_MS && (grown <= DF_STALE_SHARE * hit.df || (age < DF_STALE_MS && grown <= DF_STALE_ROWS));
   }
 
   /**

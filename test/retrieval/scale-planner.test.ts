@@ -86,6 +86,29 @@ describe("planner document-frequency cache", () => {
     openDatabase(`${dir}/memory.db`).close();
   });
 
+  it("a bulk write is counted at once: a word's cached count does not outlive a minute of heavy writing", async () => {
+    const dir = tempDir();
+    const ctx = openTestMemory(dir);
+    await fill(ctx, POSTINGS_BUDGET + 100);
+    const planner = new FtsPlanner(ctx.db);
+    const [stem] = planner.stems(["kestrel"]).values();
+    const batch = async (n: number, from: number) =>
+      ctx.service.rememberMany(
+        Array.from({ length: n }, (_, i) => ({ req: scope, input: { content: `Kestrel sighting ${from + i} at the ridge`, kind: "fact" as const }, origin: { actor: "user" as const, threadId: "s-1", toolCallId: null } })),
+      );
+    await batch(10, 0);
+    const few = planner.df(stem!);
+    expect(few).toBeGreaterThanOrEqual(10);
+    // a few writes more: the count a moment old still serves (no read per write)
+    await batch(3, 10);
+    expect(planner.df(stem!)).toBe(few);
+    // an import of 600 such memories a second later: planned as what the index now holds, not as rare
+    await batch(600, 13);
+    expect(planner.df(stem!)).toBe(new FtsPlanner(ctx.db).df(stem!));
+    expect(planner.df(stem!)).toBeGreaterThanOrEqual(613);
+    ctx.close();
+  });
+
   it("a term past the budget is reported as too common and an absent one is not; the trigram channel takes partial words, not words left out as too common", async () => {
     const dir = tempDir();
     const ctx = openTestMemory(dir);
