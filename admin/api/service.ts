@@ -10,6 +10,7 @@ import type { MemoryRecord } from "../../core/memory/record.js";
 import type { RequestScope } from "../../core/memory/scope.js";
 import type { MemoryService, Origin, Viewer } from "../../core/memory/service.js";
 import { diffVersions } from "../../core/skills/diff.js";
+import { projectOfKey } from "../../core/skills/scope.js";
 import type { SkillService } from "../../core/skills/service.js";
 import { etaOf, type Skill as DomainSkill, type SkillVersion as DomainVersion } from "../../core/skills/version.js";
 import type { Backend } from "../../stores/backend.js";
@@ -175,8 +176,8 @@ export function createAdminService(d: AdminDeps): AdminHandlers {
 
   const toggleJson = (t: ToggleRow): z.input<typeof C.Toggle> => ({
     level: t.level as z.input<typeof C.Toggle>["level"],
-    // project settings are keyed "user\0project"; show the project path
-    key: t.level === "project" ? t.key.slice(t.key.indexOf("\u0000") + 1) : t.key,
+    // project settings are keyed by the (user, project) pair; show the project path
+    key: t.level === "project" ? projectOfKey(t.key) : t.key,
     enabled: t.enabled,
     updatedAt: iso(t.updatedAt),
   });

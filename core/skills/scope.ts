@@ -14,9 +14,27 @@ export function toggleScopes(req: RequestScope): { level: ToggleLevel; key: stri
   return out;
 }
 
-/** A project setting belongs to one user's view of that project. */
+/**
+ * A project setting belongs to one user's view of that project: the pair as a JSON array, which no
+ * user id or path can forge. (It was the two joined by a NUL, which PostgreSQL text refuses, so
+ * every project-scoped skill request failed there; SQLite migration 18 rewrote those keys.)
+ */
 export function projectKey(user: string, project: string): string {
-  return `${user}\u0000${project}`;
+  return JSON.stringify([user, project]);
+}
+
+/** The project path of a project setting's key (also of a key from before migration 18). */
+export function projectOfKey(key: string): string {
+  if (key.startsWith("[")) {
+    try {
+      const pair = JSON.parse(key) as unknown;
+      if (Array.isArray(pair) && pair.length === 2 && typeof pair[1] === "string") return pair[1];
+    } catch {
+      // not a pair: shown as it is
+    }
+  }
+  const cut = key.indexOf("\u0000");
+  return cut >= 0 ? key.slice(cut + 1) : key;
 }
 
 /** The key a setting at `level` gets for this request. */

@@ -1,5 +1,6 @@
 // Numbered, transactional schema migrations. Append only: a released step is never edited;
 // a change is a new step. `PRAGMA user_version` holds the schema version.
+import { projectKey } from "../../core/skills/scope.js";
 import { rebuildWordIndex } from "./memory-fts.js";
 import type { Db } from "./database.js";
 
@@ -741,5 +742,21 @@ CREATE INDEX scope_tokens_user ON scope_tokens (user_id, vis_key);
 CREATE INDEX memories_pending_vis ON memories (status, vis_key, updated_at) WHERE status = 'pending';
 CREATE INDEX memories_pending_user ON memories (status, user_id, updated_at) WHERE status = 'pending';
 `,
+  },
+  {
+    version: 18,
+    name: "project skill settings keyed by a JSON pair",
+    // A project-level skill setting was keyed "project:" + user + NUL + project; PostgreSQL text
+    // cannot hold a NUL, so core/skills/scope.ts projectKey now writes the JSON array [user, project].
+    sql: "",
+    up: (db) => {
+      const rows = db.prepare(`SELECT skill_id, scope_key FROM skill_toggles WHERE level = 'project'`).all() as { skill_id: string; scope_key: string }[];
+      const rekey = db.prepare(`UPDATE skill_toggles SET scope_key = ? WHERE scope_key = ? AND skill_id = ?`);
+      for (const r of rows) {
+        const pair = r.scope_key.slice("project:".length);
+        const cut = pair.indexOf("\u0000");
+        if (cut >= 0) rekey.run(`project:${projectKey(pair.slice(0, cut), pair.slice(cut + 1))}`, r.scope_key, r.skill_id);
+      }
+    },
   },
 ];

@@ -11,6 +11,7 @@ import { post, startServe, startSink, type ServeProcess, type Sink } from "../..
 import { MEMORY_MIGRATIONS } from "../../stores/postgres/schema-memory.js";
 import { openPg } from "../../stores/postgres/setup.js";
 import { runCli } from "../helpers/cli.js";
+import { skillMd } from "../skills/helpers.js";
 import { createTestDatabase, describePg, withDatabase } from "../helpers/postgres.js";
 
 describePg("a server role with row grants only", (base) => {
@@ -106,6 +107,21 @@ describePg("a server role with row grants only", (base) => {
         await expect(c.query(`ALTER TABLE memories ADD COLUMN stray int`)).rejects.toThrow(/must be owner/);
         await expect(c.query(`TRUNCATE memories CASCADE`)).rejects.toThrow(/permission denied/);
       });
+    });
+
+    it("the skills toolset works under the same role, inside a project: a proposal is stored and viewable, search reads the project's settings", { timeout: 120_000 }, async () => {
+      const url = await fresh("lpskills");
+      expect(upgrade(url, "--grant", role).status).toBe(0);
+      const server = await startServe({ db: asApp(url), dir, name: "skills", toolset: "skills" });
+      servers.push(server);
+      const md = skillMd("rotate-keys", "Rotate the service's API keys without downtime.", "# Rotate keys\n\n1. Issue the new key.\n2. Deploy it beside the old one.\n3. Revoke the old key.");
+      expect(await call(server, "alice", "skill_propose", { skill_md: md })).toMatch(/^Proposed rotate-keys v1 as a candidate/);
+      expect(await call(server, "alice", "skill_view", { name: "rotate-keys" })).toBe('Error: "rotate-keys" has no published version yet');
+      const viewed = await call(server, "alice", "skill_view", { name: "rotate-keys", version: "v1" });
+      expect(viewed).toContain("rotate-keys v1");
+      expect(viewed).toContain("2. Deploy it beside the old one.");
+      expect(await call(server, "alice", "skill_search", { query: "rotate API keys" })).toBe('No enabled skill matches "rotate API keys".');
+      expect(await call(server, "alice", "skill_propose", { skill_md: "no frontmatter" })).toMatch(/^Error: /);
     });
 
     it("with rls=1 the owner's policies bind the role: each user sees only their own memories", { timeout: 120_000 }, async () => {

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { openDatabase, schemaVersion, type MigrationEvent } from "../../stores/sqlite/database.js";
 import { MIGRATIONS } from "../../stores/sqlite/migrations.js";
 import { visibilityKey } from "../../core/memory/scope.js";
+import { projectKey } from "../../core/skills/scope.js";
 import { openTestMemory, req } from "../helpers/memory.js";
 import { tempDir } from "../helpers/tmp.js";
 
@@ -84,4 +85,21 @@ describe("schema migrations", () => {
       m.close();
     });
   }
+
+  it("18 rekeys project-level skill settings from a NUL-joined pair to the JSON pair the service now writes, and leaves the others", () => {
+    const path = join(tempDir(), "memory.db");
+    const old = openDatabase(path, { targetVersion: 17 });
+    old.prepare(`INSERT INTO skills (id, name, created_at, updated_at) VALUES ('s1', 'deploy-check', 1, 1)`).run();
+    const toggle = old.prepare(`INSERT INTO skill_toggles (skill_id, scope_key, level, enabled, updated_at) VALUES ('s1', ?, ?, 0, 1)`);
+    toggle.run("project:alice\u0000/work/o'neil \"apps\"", "project");
+    toggle.run("project:bob\u0000/srv", "project");
+    toggle.run("user:alice", "user");
+    toggle.run("thread:t-1", "thread");
+    old.close();
+    const db = openDatabase(path);
+    const keys = (db.prepare(`SELECT scope_key FROM skill_toggles ORDER BY scope_key`).all() as { scope_key: string }[]).map((r) => r.scope_key);
+    expect(keys).toEqual([`project:${projectKey("alice", "/work/o'neil \"apps\"")}`, `project:${projectKey("bob", "/srv")}`, "thread:t-1", "user:alice"].sort());
+    expect(keys.some((k) => k.includes("\u0000"))).toBe(false);
+    db.close();
+  });
 });

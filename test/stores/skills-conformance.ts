@@ -2,6 +2,7 @@
 // versions, the publication stack, pointer moves that fail when someone else moved the pointer
 // (also when two servers race), grants, toggles, trials, search of published versions only.
 import { describe, expect, it } from "vitest";
+import { disabledSkills, keyAt, toggleScopes } from "../../core/skills/scope.js";
 import type { NewSkillVersion } from "../../core/skills/version.js";
 import { StoreError, type SkillAuditEntry } from "../../stores/traits.js";
 import { useCatalog, type CatalogFactory, type CatalogHandle } from "./catalog-harness.js";
@@ -126,6 +127,21 @@ export function skillsConformance(name: string, factory: CatalogFactory): void {
       expect(await s.skills.search({ match: `"deployment"`, minEta: 0.1, excludeSkillIds: ["s1"], limit: 5 })).toEqual([]);
       expect(await s.skills.search({ match: `"deployment"`, minEta: 0.5, excludeSkillIds: [], limit: 5 })).toEqual([]);
       expect(await s.skills.search({ match: `"nothing"`, minEta: 0, excludeSkillIds: [], limit: 5 })).toEqual([]);
+    });
+
+    it("a project setting keyed as the service keys it (a user's view of a path) round-trips, with its audit row", async () => {
+      const s = await c.fresh();
+      await s.skills.insertVersion(newVersion("deploy-check", "check", "h1"), { skillId: "s1", versionId: "v1" }, audit("propose", "deploy-check"));
+      // a path with the characters a key format could trip on
+      const req = { user: "alice", project: '/work/o\'neil "apps"\\été', session: "s", thread: "t", ancestors: [] };
+      const key = keyAt(req, "project");
+      await s.skills.setToggle({ skillId: "s1", level: "project", key, enabled: false }, false, audit("disable", "deploy-check", 1100, { level: "project", key }));
+      const found = await s.skills.togglesFor(toggleScopes(req));
+      expect(found).toEqual([{ skillId: "s1", level: "project", key, enabled: false }]);
+      expect(disabledSkills(req, found)).toEqual(new Set(["s1"]));
+      // another person's view of the same path is another setting
+      expect(await s.skills.togglesFor(toggleScopes({ ...req, user: "bob" }))).toEqual([]);
+      expect((await s.skills.auditOf("deploy-check", 10)).find((a) => a.action === "disable")?.detail).toEqual({ level: "project", key });
     });
 
     it("grants, toggles, pins, views and trials with η, each with an audit row", async () => {

@@ -109,7 +109,7 @@ export function AuditList({ entries }: { entries: AuditEntry[] }) {
 
 function summarize(detail: Record<string, unknown>): string {
   return Object.entries(detail)
-    // scope keys join their parts with NUL; show a readable separator instead
+    // scope keys written before schema 18 join their parts with NUL; show a readable separator instead
     .map(([k, v]) => `${k}: ${(typeof v === "string" ? v : JSON.stringify(v)).replace(/\u0000|\\u0000/g, " / ")}`)
     .join(" · ")
     .slice(0, 300);
