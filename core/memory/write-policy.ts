@@ -24,6 +24,10 @@ export function checkContent(content: string, maxChars: number): string {
   if (text.length === 0) {
     throw new CoreError("invalid_argument", `"content" is empty; pass the fact to remember as one or two sentences.`);
   }
+  // No engine keeps it the same way (PostgreSQL text refuses it) and no fact needs it.
+  if (text.includes("\u0000")) {
+    throw new CoreError("invalid_argument", `"content" holds a NUL character (U+0000) at character ${text.indexOf("\u0000") + 1}; remove it and remember the text again.`);
+  }
   const n = [...text].length;
   if (n > maxChars) {
     throw new CoreError(
@@ -38,6 +42,8 @@ export function normalizeTags(tags: string[] | undefined): string[] {
   if (!tags) return [];
   const out = [...new Set(tags.map((t) => t.normalize("NFKC").trim().toLowerCase()).filter(Boolean))];
   if (out.length > MAX_TAGS) throw new CoreError("invalid_argument", `"tags" has ${out.length} tags; at most ${MAX_TAGS} are allowed.`);
+  const nul = out.find((t) => t.includes("\u0000"));
+  if (nul !== undefined) throw new CoreError("invalid_argument", `tag "${nul.replace(/\u0000/g, "\\0").slice(0, 20)}" holds a NUL character (U+0000); remove it.`);
   const long = out.find((t) => t.length > MAX_TAG_CHARS);
   if (long) throw new CoreError("invalid_argument", `tag "${long.slice(0, 20)}…" is longer than ${MAX_TAG_CHARS} characters.`);
   return out;

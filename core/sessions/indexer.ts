@@ -42,7 +42,9 @@ const RESULT_EXCERPT = 2000;
 
 export function indexable(m: InfinityMessage, ord: number, id: string): IndexedMessage {
   const role = roleOf(m);
-  let text = messageText(m);
+  // A NUL (a binary tool result) cannot be stored in PostgreSQL text and matches no search: the
+  // index keeps a space in its place; the conversation itself is untouched.
+  let text = messageText(m).replace(/\u0000/g, " ");
   if (role === "tool" && text.length > RESULT_EXCERPT) text = `${text.slice(0, RESULT_EXCERPT)}…`;
   return { ord, messageId: id, role, text };
 }

@@ -111,6 +111,8 @@ export function toStoreError(e: unknown): Error {
   if (code === "28P01" || code === "28000") return new StoreError("io", `PostgreSQL refused the login: ${msg}`);
   if (code === "3D000") return new StoreError("io", `PostgreSQL database does not exist: ${msg}`);
   if (code === "42501") return new StoreError("io", `PostgreSQL permission denied: ${msg}`);
+  // character_not_in_repertoire / untranslatable_character: a NUL or bytes that are not UTF-8
+  if (code === "22021" || code === "22P05") return new StoreError("constraint", `the text holds a character PostgreSQL cannot store (${msg}): a NUL (U+0000) or invalid UTF-8; remove it`);
   if (e instanceof Error && !(e as { code?: string }).code?.match(/^[0-9A-Z]{5}$/)) {
     return new StoreError("io", `PostgreSQL unreachable or failed: ${msg}`);
   }

@@ -60,11 +60,13 @@ describe("memory import", () => {
       { content: "tags must be strings", tags: [1, 2] },
       { content: "bad date", valid_from: "next tuesday-ish" },
       GOOD[2],
+      { content: "a binary\u0000tail" },
+      { content: "clean text", tags: ["ok", "n\u0000l"] },
     ]);
     const r = s.cli("import", p);
     expect(r.status).toBe(1);
-    expect(r.stdout).toContain("imported 3 memories from 11 lines");
-    expect(r.stdout).toContain("8 failed");
+    expect(r.stdout).toContain("imported 3 memories from 13 lines");
+    expect(r.stdout).toContain("10 failed");
     const err = r.stderr.trim().split("\n");
     expect(err).toEqual([
       expect.stringMatching(/^line 2: "\(line\)": not valid JSON/),
@@ -75,6 +77,8 @@ describe("memory import", () => {
       expect.stringMatching(/^line 9: "scope.project": a project-scope memory needs a project/),
       expect.stringMatching(/^line 10: "tags.0": /),
       expect.stringMatching(/^line 11: "valid_from": must be an ISO 8601 date/),
+      expect.stringMatching(/^line 13: "content": "content" holds a NUL character \(U\+0000\) at character 9; remove it/),
+      expect.stringMatching(/^line 14: "tags": tag "n\\0l" holds a NUL character/),
     ]);
     // The credential never reached the file.
     expect(s.rows<{ n: number }>(`SELECT count(*) AS n FROM memories WHERE content LIKE '%sk-live%'`)[0]!.n).toBe(0);

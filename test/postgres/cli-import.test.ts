@@ -73,6 +73,18 @@ describePg("infinity-memory memory import into PostgreSQL", (url) => {
     expect(again.stdout).toContain("analysed the memory tables (VACUUM ANALYZE)");
   });
 
+  it("a line PostgreSQL could not store (a NUL in its text) is reported and the good lines still go in", async () => {
+    const t = await createTestDatabase(url(), "nul");
+    drops.push(t.drop);
+    const p = join(dir, "nul.jsonl");
+    writeFileSync(p, [{ content: "The osprey nests on the east pylon" }, { content: "binary\u0000junk from a tool" }, { content: "The osprey eggs hatched in May" }].map((l) => JSON.stringify(l)).join("\n") + "\n");
+    const r = runCli(["memory", "import", p, "--json", "--db", t.url], env());
+    expect(r.status).toBe(1);
+    expect(JSON.parse(r.stdout)).toMatchObject({ lines: 3, imported: 2, failed: 1 });
+    expect(r.stderr).toMatch(/^line 2: "content": "content" holds a NUL character \(U\+0000\) at character 7; remove it/m);
+    expect(runCli(["memory", "search", "osprey", "--json", "--db", t.url], env()).stdout.trim().split("\n")).toHaveLength(2);
+  });
+
   it("a role that owns neither the tables nor the database is told it was skipped, and nothing is vacuumed", async () => {
     const t = await createTestDatabase(url(), "vac");
     drops.push(t.drop);
