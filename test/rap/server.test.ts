@@ -106,6 +106,8 @@ describe("invocation", () => {
     ["a numeric id", (u: string) => invocation(u, { id: 7 }), /"id" must be a string/],
     ["a non-object body", "[1,2]", /the body must be an object/],
     ["a UTF-8 BOM", (u: string) => `\ufeff${JSON.stringify(invocation(u))}`, /invalid JSON/],
+    ["a NUL in group_id", (u: string) => invocation(u, { group_id: "thread\u0000a" }), /"group_id": must not contain a NUL character \(U\+0000\)/],
+    ["a NUL in a thread ancestor", (u: string) => invocation(u, { thread_ancestors: ["root", "p\u0000"] }), /"thread_ancestors\[1\]": must not contain a NUL character/],
   ])("rejects %s with 400 and names the problem", async (_name, make, message) => {
     const body = typeof make === "function" ? make(h.listener.url) : make;
     const res = await post(h.server.url, "/invoke", body);

@@ -12,43 +12,49 @@ const usize = z.int().nonnegative();
 /** serde `serde_json::Value` without `default`: required, but `null` is a value */
 const requiredValue = z.unknown();
 
+/**
+ * An identifier or URL the runtime sends. Infinity's are UUIDs, thread ids and URLs; one holding a
+ * NUL is malformed (and PostgreSQL text cannot journal it), so it is refused with a 400.
+ */
+const ident = z.string().refine((s) => !s.includes("\u0000"), "must not contain a NUL character (U+0000)");
+
 // ---- runtime → tool ----
 
 export const RapInvocation = z.object({
-  operation: z.string(),
+  operation: ident,
   /** `#[serde(default)] Value`: a missing field is `null` */
   arguments: z.unknown().default(null),
-  id: z.string(),
+  id: ident,
   /** `Option<String>` without default: serde still reads a missing field as `None` */
-  call_id: z.string().nullable().default(null),
-  callback_url: z.string(),
-  group_id: z.string(),
-  user_id: z.string().nullish(),
+  call_id: ident.nullable().default(null),
+  callback_url: ident,
+  group_id: ident,
+  user_id: ident.nullish(),
   /** `[root, …, parent]`; `null` (or missing) for a root thread */
-  thread_ancestors: z.array(z.string()).nullable().default(null),
+  thread_ancestors: z.array(ident).nullable().default(null),
 });
 export type RapInvocation = z.output<typeof RapInvocation>;
 
 export const CancelToolCallRequest = z.object({
-  thread_id: z.string(),
-  tool_call_id: z.string(),
+  thread_id: ident,
+  tool_call_id: ident,
 });
 export type CancelToolCallRequest = z.output<typeof CancelToolCallRequest>;
 
 export const CloseThreadRequest = z.object({
-  thread_id: z.string(),
+  thread_id: ident,
 });
 export type CloseThreadRequest = z.output<typeof CloseThreadRequest>;
 
 export const MigrateRequest = z.object({
-  session_id: z.string(),
+  session_id: ident,
   /** `""` when the daemon has no destination mapped for this server */
-  destination_url: z.string(),
+  destination_url: ident,
 });
 export type MigrateRequest = z.output<typeof MigrateRequest>;
 
 export const UserChoiceResponse = z.object({
-  id: z.string(),
+  id: ident,
   selected: usize,
 });
 export type UserChoiceResponse = z.output<typeof UserChoiceResponse>;
