@@ -83,6 +83,9 @@ function keyLine(doc: ReturnType<typeof parseDocument>, lc: LineCounter, key: st
 export function parseSkillMd(text: string, files: SkillFile[] = []): SkillDocument {
   const src = text.replace(/^\uFEFF/, "").replace(/\r\n?/g, "\n");
   const lines = src.split("\n");
+  // a NUL is no Markdown, and PostgreSQL text cannot store it
+  const nul = lines.findIndex((l) => l.includes("\u0000"));
+  if (nul >= 0) throw new SkillFormatError("the text holds a NUL character (U+0000); remove it", nul + 1);
   if (lines[0]?.trim() !== "---") throw new SkillFormatError('SKILL.md must start with a "---" line opening the YAML frontmatter', 1);
   const close = lines.findIndex((l, i) => i > 0 && /^(---|\.\.\.)\s*$/.test(l));
   if (close < 0) throw new SkillFormatError('the frontmatter is never closed: add a "---" line after it', lines.length);
@@ -129,6 +132,7 @@ export function parseSkillMd(text: string, files: SkillFile[] = []): SkillDocume
 /** Why a support-file path is not acceptable, or null. */
 export function filePathProblem(path: string): string | null {
   const parts = path.split("/");
+  if (path.includes("\u0000")) return `"${path.replace(/\u0000/g, "\\0")}" holds a NUL character (U+0000)`;
   if (path.startsWith("/") || parts.some((p) => p === "" || p === "." || p === ".." || p.includes("\\"))) {
     return `"${path}" must be a relative path without "." or ".." segments`;
   }
@@ -144,6 +148,7 @@ function checkFiles(files: SkillFile[]): SkillFile[] {
     const p = filePathProblem(f.path);
     if (p) throw new SkillFormatError(p, null);
     if (seen.has(f.path)) throw new SkillFormatError(`"${f.path}" is listed twice`, null);
+    if (f.content.includes("\u0000")) throw new SkillFormatError(`"${f.path}" holds a NUL character (U+0000): support files are text; remove it`, null);
     seen.add(f.path);
   }
   return [...files].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));

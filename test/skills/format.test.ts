@@ -14,6 +14,14 @@ function errorOf(text: string): SkillFormatError {
 }
 
 describe("SKILL.md format", () => {
+  it("refuses a NUL character (U+0000) in the text, a file or a path, with the line where there is one", () => {
+    const e = errorOf("---\nname: pdf-forms\ndescription: Fill PDF forms.\n---\n# Steps\n\nOpen the\u0000 form.\n");
+    expect(e.message).toBe("SKILL.md line 7: the text holds a NUL character (U+0000); remove it");
+    const ok = "---\nname: pdf-forms\ndescription: Fill PDF forms.\n---\n# Steps\n";
+    expect(() => parseSkillMd(ok, [{ path: "references/a.md", content: "bin\u0000ary" }])).toThrow('"references/a.md" holds a NUL character (U+0000): support files are text');
+    expect(filePathProblem("references/a\u0000.md")).toBe('"references/a\\0.md" holds a NUL character (U+0000)');
+  });
+
   it("applies the name rules: ≤64, [a-z0-9-], no leading, trailing or double hyphen", () => {
     expect(nameProblem("pdf-forms")).toBeNull();
     expect(nameProblem("a".repeat(64))).toBeNull();
