@@ -21,11 +21,6 @@ const LOCK_KEY = 0x696d656d;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** The highest applied schema version; 0 on a database without the schema. */
-export async function schemaVersionPg(q: Pick<pg.PoolClient, "query">): Promise<number> {
-  return Math.max(0, ...((await appliedVersionsPg(q)) ?? []));
-}
-
 /** The applied schema versions, or null when the database has no `schema_migrations` yet. */
 export async function appliedVersionsPg(q: Pick<pg.PoolClient, "query">): Promise<Set<number> | null> {
   const have = (await q.query<{ t: string | null }>(`SELECT to_regclass('schema_migrations')::text AS t`)).rows[0]?.t != null;
