@@ -86,6 +86,18 @@ describe("argument errors", () => {
     expect(await text("memory_forget", {})).toContain(': give exactly one of "id" or "query". Fix');
     expect(await text("memory_review", { action: "list" })).toBe("ok");
   });
+
+  it("refuses a NUL in any string argument before the handler, with the field and where", async () => {
+    expect(await text("memory_remember", { content: "ab\u0000c" })).toBe(
+      'Error: invalid arguments for memory_remember: "content" holds a NUL character (U+0000) at character 3; remove it and call memory_remember again.',
+    );
+    expect(await text("memory_remember", { content: "x", tags: ["ok", "b\u0000"] })).toContain('"tags[1]" holds a NUL character (U+0000) at character 2;');
+    expect(await text("memory_remember", { content: "line one\nline\u0000" })).toContain("at line 2, character 14;");
+    expect(await text("memory_forget", { id: "\u0000" })).toContain('"id" holds a NUL');
+    // a schema error is reported first; a clean call still runs
+    expect(await text("memory_remember", { content: "\u0000", kind: "x" })).toContain('"kind" must be one of');
+    expect(await text("memory_remember", { content: "fine" })).toBe("saved fine");
+  });
 });
 
 describe("dispatch", () => {

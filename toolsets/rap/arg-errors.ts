@@ -142,3 +142,28 @@ export function describeIssues(schema: z.ZodType, value: unknown, issues: readon
 export function invalidArgumentsText(tool: string, schema: z.ZodType, args: unknown, issues: readonly Issue[]): string {
   return `Error: invalid arguments for ${tool}: ${describeIssues(schema, args, issues)}. Fix the arguments and call ${tool} again.`;
 }
+
+/** The first string anywhere in `value` that holds a NUL, with its path. */
+function findNul(value: unknown, path: PropertyKey[] = []): { path: PropertyKey[]; text: string } | null {
+  if (typeof value === "string") return value.includes("\u0000") ? { path, text: value } : null;
+  if (value === null || typeof value !== "object") return null;
+  for (const [k, v] of Array.isArray(value) ? value.entries() : Object.entries(value)) {
+    const hit = findNul(v, [...path, k]);
+    if (hit) return hit;
+  }
+  return null;
+}
+
+/**
+ * A NUL character (U+0000) in any argument is refused before the handler runs: no tool has a use
+ * for one, PostgreSQL text cannot hold it (a query or id with one failed in the engine), and SQLite
+ * would store it where the other engine cannot, so a later `migrate` would fail.
+ */
+export function nulArgumentText(tool: string, args: unknown): string | null {
+  const hit = findNul(args);
+  if (!hit) return null;
+  const at = hit.text.indexOf("\u0000");
+  const line = hit.text.slice(0, at).split("\n").length;
+  const where = hit.text.includes("\n") ? `line ${line}, character ${at + 1}` : `character ${at + 1}`;
+  return `Error: invalid arguments for ${tool}: ${label(hit.path, "arguments")} holds a NUL character (U+0000) at ${where}; remove it and call ${tool} again.`;
+}

@@ -4,7 +4,7 @@
 import { z } from "zod";
 import type { Logger } from "pino";
 import { CoreError, isCoreError } from "../../core/errors.js";
-import { invalidArgumentsText } from "./arg-errors.js";
+import { invalidArgumentsText, nulArgumentText } from "./arg-errors.js";
 import type { DisplaySegment, RapInvocation, ToolDef, ToolsetManifest } from "./wire.js";
 
 export interface ToolOutput {
@@ -130,6 +130,8 @@ export async function dispatch(ts: Toolset, ctx: ToolContext): Promise<ToolOutpu
     const raw = inv.arguments ?? {};
     const parsed = tool.input.safeParse(raw);
     if (!parsed.success) return { text: invalidArgumentsText(tool.name, tool.input, raw, parsed.error.issues) };
+    const nul = nulArgumentText(tool.name, raw);
+    if (nul !== null) return { text: nul };
     const out = await tool.handler(parsed.data, ctx);
     if (typeof out?.text !== "string") throw new Error("the handler returned no text");
     return out;
