@@ -88,12 +88,7 @@ async function migrateLocked(db: PgDb, steps: PgMigration[], latest: number, goa
         }
       } catch (e) {
         if (!isPermissionDenied(e)) throw e;
-        const role = (await c.query<{ u: string }>(`SELECT current_user AS u`)).rows[0]?.u ?? "this role";
-        throw new StoreError(
-          "schema",
-          `the database schema needs ${pending.length - applied.length} migration(s) (at ${Math.max(current, ...applied)}, this build needs ${goal}) and role ${role} may not change it (${(e as Error).message}); ` +
-            `upgrade it once as the tables' owner: infinity-memory db upgrade --db <owner's URL> --grant ${role}`,
-        );
+        throw await mayNotUpgrade(c, pending.length - applied.length, Math.max(current, ...applied), goal, e);
       }
     } finally {
       await c.query(`SELECT pg_advisory_unlock($1)`, [LOCK_KEY]).catch(() => {});
@@ -102,6 +97,16 @@ async function migrateLocked(db: PgDb, steps: PgMigration[], latest: number, goa
     c.release();
   }
   return applied;
+}
+
+/** The error for a role that may not apply the steps a start needs: who it is and what to run. */
+async function mayNotUpgrade(q: Pick<pg.PoolClient, "query">, left: number, at: number, goal: number, cause: unknown): Promise<StoreError> {
+  const role = (await q.query<{ u: string }>(`SELECT current_user AS u`).catch(() => null))?.rows[0]?.u ?? "this role";
+  return new StoreError(
+    "schema",
+    `the database schema needs ${left} migration(s) (at ${at}, this build needs ${goal}) and role ${role} may not change it (${(cause as Error).message}); ` +
+      `upgrade it once as the tables' owner: infinity-memory db upgrade --db <owner's URL> --grant ${role}`,
+  );
 }
 
 /** insufficient_privilege: the role may not create or change the object */
@@ -134,13 +139,32 @@ async function runRetrying(db: PgDb, sql: string, params: unknown[] = []): Promi
   }
 }
 
+/** The DSQL profile's applied versions, null without the table; a plain read (no catalog function). */
+async function dsqlAppliedVersions(db: PgDb): Promise<Set<number> | null> {
+  for (let i = 1; ; i++) {
+    try {
+      return new Set((await db.pool.query<{ version: number }>(`SELECT version FROM schema_migrations`)).rows.map((r) => r.version));
+    } catch (e) {
+      if ((e as { code?: string }).code === "42P01") return null;
+      if (!isRetryable(e) || i >= 8) throw e;
+      await sleep(20 * 2 ** i * Math.random());
+    }
+  }
+}
+
 async function migrateDsql(db: PgDb, steps: PgMigration[], latest: number, goal: number): Promise<number[]> {
-  await runRetrying(db, `CREATE TABLE IF NOT EXISTS schema_migrations (
-    version integer PRIMARY KEY, name text NOT NULL, applied_at bigint NOT NULL)`);
-  const done = new Set((await db.pool.query<{ version: number }>(`SELECT version FROM schema_migrations`)).rows.map((r) => r.version));
+  // Read before writing, as on PostgreSQL: a current schema opens with no DDL at all (DSQL runs
+  // each DDL statement as its own transaction, and a role without CREATE could not run it).
+  const found = await dsqlAppliedVersions(db);
+  const done = found ?? new Set<number>();
   const current = Math.max(0, ...done);
   if (current > latest) throw tooNew(current, latest);
   const applied: number[] = [];
+  if (!steps.some((s) => !done.has(s.version) && s.version <= goal)) return applied;
+  if (found === null) {
+    await runRetrying(db, `CREATE TABLE IF NOT EXISTS schema_migrations (
+    version integer PRIMARY KEY, name text NOT NULL, applied_at bigint NOT NULL)`);
+  }
   let asyncIndexes = true;
   for (const s of steps) {
     if (done.has(s.version) || s.version > goal) continue;
@@ -148,19 +172,23 @@ async function migrateDsql(db: PgDb, steps: PgMigration[], latest: number, goal:
       throw new StoreError("schema", `migration ${s.version} (${s.name}) has no Aurora DSQL variant; this part of the schema cannot run under profile=dsql yet`);
     }
     for (const st of dsqlStatements(s.dsql)) {
-      let stmt = asyncIndexes ? st : st.replace(/^CREATE (UNIQUE )?INDEX ASYNC /i, "CREATE $1INDEX ");
+      const plain = st.replace(/^CREATE (UNIQUE )?INDEX ASYNC /i, "CREATE $1INDEX ");
       try {
-        await runRetrying(db, stmt);
-      } catch (e) {
-        // Plain PostgreSQL (the profile's local test target) has no CREATE INDEX ASYNC.
-        if ((e as { code?: string }).code === "42601" && /INDEX ASYNC/i.test(stmt)) {
+        try {
+          await runRetrying(db, asyncIndexes ? st : plain);
+        } catch (e) {
+          // Plain PostgreSQL (the profile's local test target) has no CREATE INDEX ASYNC.
+          if (!(asyncIndexes && (e as { code?: string }).code === "42601" && plain !== st)) throw e;
           asyncIndexes = false;
           db.log.info("postgres: server has no CREATE INDEX ASYNC (not Aurora DSQL); building DSQL-profile indexes synchronously");
-          stmt = stmt.replace(/^CREATE (UNIQUE )?INDEX ASYNC /i, "CREATE $1INDEX ");
-          await runRetrying(db, stmt);
-        } else {
-          throw new StoreError("schema", `migration ${s.version} (${s.name}) failed at: ${stmt.slice(0, 120)}: ${(e as Error).message}`);
+          await runRetrying(db, plain);
         }
+      } catch (e) {
+        if (isPermissionDenied(e)) {
+          const left = steps.filter((x) => !done.has(x.version) && x.version <= goal).length - applied.length;
+          throw await mayNotUpgrade(db.pool, left, Math.max(current, ...applied), goal, e);
+        }
+        throw new StoreError("schema", `migration ${s.version} (${s.name}) failed at: ${(asyncIndexes ? st : plain).slice(0, 120)}: ${(e as Error).message}`);
       }
     }
     await runRetrying(db, `INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3) ON CONFLICT (version) DO NOTHING`, [

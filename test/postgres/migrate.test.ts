@@ -13,6 +13,7 @@ import { mem, scopeOf } from "../stores/memory-conformance.js";
 import { analyzeQuery } from "../../core/retrieval/analyze.js";
 import { visibilityKey } from "../../core/memory/scope.js";
 import { PgMemoryStore } from "../../stores/postgres/memory-store.js";
+import { grantServerRole } from "../../stores/postgres/grants.js";
 
 describe("postgres migration units", () => {
   it("memory versions stay within 1–99 and every step has a DSQL variant", () => {
@@ -176,6 +177,47 @@ describePg("postgres migrations on a cluster", (base) => {
       await again.close();
     } finally {
       await t.drop();
+    }
+  });
+
+  it("the DSQL profile opens a current schema without DDL, so a role with row grants only can serve it", async () => {
+    const t = await createTestDatabase(base(), "migdsqlro");
+    const role = `imem_dsqlro_${process.pid}`;
+    const admin = new pg.Client({ connectionString: t.url });
+    await admin.connect();
+    try {
+      await (await openPg(t.url, { profile: "dsql", max: 1, migrations: MEMORY_MIGRATIONS })).close();
+      await admin.query(`DROP ROLE IF EXISTS ${role}`).catch(() => {});
+      await admin.query(`CREATE ROLE ${role} LOGIN PASSWORD 'pw' NOSUPERUSER`);
+      await grantServerRole(admin, role);
+      const u = new URL(t.url);
+      u.username = role;
+      u.password = "pw";
+      const before = (await admin.query(`SELECT count(*)::int AS n FROM schema_migrations`)).rows[0].n;
+      const db = await openPg(u.toString(), { profile: "dsql", max: 1, migrations: MEMORY_MIGRATIONS });
+      try {
+        const store = new PgMemoryStore(db);
+        const r = mem("the dsql role keeps the release checklist");
+        await store.insert(r, { at: 1, actor: "u", action: "create", targetKind: "memory", targetId: r.id, detail: {} });
+        const hits = await store.search({ visibility: { keys: [visibilityKey(r.scope)] }, query: analyzeQuery("release checklist"), statuses: ["active"], includeFlagged: false, now: 2, limit: 5 });
+        expect(hits.map((h) => h.record.id)).toEqual([r.id]);
+      } finally {
+        await db.close();
+      }
+      expect((await admin.query(`SELECT count(*)::int AS n FROM schema_migrations`)).rows[0].n).toBe(before);
+      // one step behind: the role cannot apply it and says so, leaving the table as it was
+      await admin.query(`DELETE FROM schema_migrations WHERE version = $1`, [MEMORY_MIGRATIONS.at(-1)!.version]);
+      await expect(openPg(u.toString(), { profile: "dsql", max: 1, migrations: MEMORY_MIGRATIONS })).rejects.toThrow(
+        new RegExp(`needs 1 migration\\(s\\) .* role ${role} may not change it .*infinity-memory db upgrade --db <owner's URL> --grant ${role}`),
+      );
+      expect((await admin.query(`SELECT count(*)::int AS n FROM schema_migrations`)).rows[0].n).toBe(before - 1);
+    } finally {
+      await admin.end();
+      await t.drop();
+      const c = new pg.Client({ connectionString: base() });
+      await c.connect();
+      await c.query(`DROP ROLE IF EXISTS ${role}`).catch(() => {});
+      await c.end();
     }
   });
 });
