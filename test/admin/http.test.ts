@@ -276,6 +276,10 @@ describe("admin HTTP API: malformed requests", () => {
     await bad("SkillAdmin/ApproveCandidate", { requestId: "srq_1", name: "log-triage" }, 400, "requestId");
     await bad("SkillAdmin/RollbackSkill", { name: "deploy-check" }, 409);
     await bad("MemoryAdmin/ListMemories", "{}", 415, undefined, { "Content-Type": "text/plain" });
+    const nul = await bad("MemoryAdmin/UpdateMemory", { id: s.ids.tabs, content: "Alice prefers tabs\u0000" }, 400, "content");
+    expect(nul.body.error).toMatch(/NUL character/);
+    await bad("MemoryAdmin/ForgetMemory", { ids: [s.ids.tabs, "mem_\u0000"] }, 400, "ids.1");
+    await bad("MemoryAdmin/SearchMemories", { query: "tabs\u0000" }, 400, "query");
 
     const get = await fetch(`${s.base}/api/v1/MemoryAdmin/ListMemories`, { headers: { Authorization: `Bearer ${s.admin.token}` } });
     expect(get.status).toBe(405);
