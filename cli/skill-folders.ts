@@ -1,7 +1,7 @@
 // SKILL.md folders on disk: finding them under a directory (.claude/skills, ~/.hermes/skills with
 // categories, agentskills repositories), reading one into a document, and writing one back.
 // Support files are read as UTF-8 text; anything else is reported, not stored.
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, sep } from "node:path";
 import { parseSkillMd, renderSkillMd, SKILL_FILE, SUPPORT_DIRS, type SkillDocument, type SkillFile } from "../core/skills/skill-md.js";
 
@@ -25,14 +25,16 @@ export function findSkillFolders(root: string): string[] {
   return out;
 }
 
-function listFiles(dir: string): string[] {
-  const out: string[] = [];
+/** Regular files under `dir`; anything else (a symbolic link, a socket) is listed apart, never followed. */
+function listFiles(dir: string, others: string[] = []): { files: string[]; others: string[] } {
+  const files: string[] = [];
   for (const e of readdirSync(dir, { withFileTypes: true })) {
     const p = join(dir, e.name);
-    if (e.isDirectory()) out.push(...listFiles(p));
-    else if (e.isFile()) out.push(p);
+    if (e.isDirectory()) files.push(...listFiles(p, others).files);
+    else if (e.isFile()) files.push(p);
+    else others.push(p);
   }
-  return out;
+  return { files, others };
 }
 
 function asText(buf: Buffer): string | null {
@@ -51,7 +53,14 @@ export interface ReadFolder {
 export function readSkillFolder(dir: string): ReadFolder {
   const skipped: ReadFolder["skipped"] = [];
   const files: SkillFile[] = [];
-  for (const abs of listFiles(dir).sort()) {
+  const found = listFiles(dir);
+  for (const abs of found.others.sort()) {
+    const rel = relative(dir, abs).split(sep).join("/");
+    if (rel.split("/").some((p) => p.startsWith("."))) continue;
+    // a link could point anywhere (~/.ssh, /etc): its target is not read
+    skipped.push({ path: rel, reason: lstatSync(abs).isSymbolicLink() ? "a symbolic link (not followed; copy the file in instead)" : "not a regular file" });
+  }
+  for (const abs of found.files.sort()) {
     const rel = relative(dir, abs).split(sep).join("/");
     if (rel === SKILL_FILE) continue;
     const top = rel.split("/")[0] ?? "";

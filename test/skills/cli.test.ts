@@ -1,6 +1,6 @@
 // The person's path: `infinity-memory skills …` on the built CLI, import of real-world-shaped
 // folders, export round-trip, and `serve --toolset skills` as a daemon command server.
-import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
@@ -64,6 +64,27 @@ describe("skills CLI", () => {
     const db2 = join(dir, "fresh.db");
     expect(skills(db2, "import", out, "--publish").status).toBe(0);
     expect(hashes(db2)).toEqual(before);
+  });
+
+  it("leaves out a symbolic link (never reading its target) and a binary file, and says so", () => {
+    const dir = tempDir();
+    const db = join(dir, "m.db");
+    const src = join(dir, "linked");
+    mkdirSync(join(src, "references"), { recursive: true });
+    mkdirSync(join(src, "assets"), { recursive: true });
+    writeFileSync(join(src, "SKILL.md"), "---\nname: linked\ndescription: Follows the checklist.\n---\n# Checklist\n\n1. Read references/steps.md.\n");
+    writeFileSync(join(src, "references", "steps.md"), "1. Build.\n2. Ship.\n");
+    writeFileSync(join(dir, "secret.txt"), "root:x:0:0 the target of the link\n");
+    symlinkSync(join(dir, "secret.txt"), join(src, "references", "secret.md"));
+    writeFileSync(join(src, "assets", "logo.png"), Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 1, 2, 0xff]));
+    const imp = skills(db, "import", src);
+    expect(imp.status, imp.stderr).toBe(0);
+    expect(imp.stdout).toContain("linked v1: left out references/secret.md: a symbolic link (not followed; copy the file in instead)");
+    expect(imp.stdout).toContain("left out assets/logo.png: not UTF-8 text");
+    const d = new Database(db, { readonly: true });
+    const stored = d.prepare(`SELECT path, content FROM skill_files ORDER BY path`).all() as { path: string; content: string }[];
+    d.close();
+    expect(stored).toEqual([{ path: "references/steps.md", content: "1. Build.\n2. Ship.\n" }]);
   });
 
   it("a malformed SKILL.md gets a line-numbered error and changes nothing", () => {
