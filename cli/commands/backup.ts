@@ -20,8 +20,17 @@ export interface VerifyReport {
 }
 
 export function verifyFile(file: string): VerifyReport {
-  const db = new Database(file, { readonly: true, fileMustExist: true });
+  if (!existsSync(file)) throw new Error(`${file} does not exist`);
+  let db: Database.Database;
   try {
+    db = new Database(file, { readonly: true, fileMustExist: true });
+    db.prepare(`SELECT 1 FROM sqlite_schema LIMIT 1`).get();
+  } catch (e) {
+    throw new Error(`${file} is not a SQLite database (${(e as Error).message})`);
+  }
+  try {
+    const tables = new Set((db.prepare(`SELECT name FROM sqlite_schema WHERE type = 'table'`).all() as { name: string }[]).map((r) => r.name));
+    if (!tables.has("memories") || !tables.has("audit_log")) throw new Error(`${file} is a SQLite database but not an infinity-memory one (it has no memories or audit_log table)`);
     const count = (sql: string) => (db.prepare(sql).get() as { n: number }).n;
     return {
       file,
@@ -78,6 +87,9 @@ export function registerBackup(program: Command): void {
       const src = resolve(file);
       const r = verifyFile(src);
       if (r.integrity !== "ok") throw new Error(`${src} failed its integrity check (${r.integrity}); not restoring`);
+      const latest = Math.max(...MIGRATIONS.map((m) => m.version));
+      // restored, a newer schema would leave a database this build cannot open
+      if (r.schema_version > latest) throw new Error(`${src} has schema ${r.schema_version}, newer than this build understands (${latest}); restore it with the build that made it, or upgrade infinity-memory`);
       // The backup API in the other direction: page by page into the live file, under its locks.
       const backup = new Database(src, { readonly: true, fileMustExist: true });
       try {

@@ -1,7 +1,8 @@
 // backup / verify / restore with a server running, and forgotten text absent from later copies.
 import { describe, expect, it } from "vitest";
 import { spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
+import Database from "better-sqlite3";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { postJson, startCallbackSink } from "../helpers/callback-sink.js";
@@ -59,5 +60,44 @@ describe("backup, verify, restore", () => {
     const back = runCli(["memory", "search", "--json", "standup", "report", "--db", restored], env).stdout;
     expect(back).toBe(live);
     expect(back.split("\n").filter(Boolean)).toHaveLength(2);
+  });
+
+  it("verify and restore name a file that is no backup, and restore leaves the database alone", () => {
+    const dir = tempDir();
+    const env = { INFINITY_MEMORY_HOME: join(dir, "home"), INFINITY_MEMORY_USER: "alice" };
+    const db = join(dir, "live.db");
+    const lines = join(dir, "in.jsonl");
+    writeFileSync(lines, '{"content":"The standup moved to 9:30"}\n');
+    const imp = runCli(["memory", "import", lines, "--db", db], env);
+    expect(imp.status, imp.stderr).toBe(0);
+    const search = () => runCli(["memory", "search", "--json", "standup", "--db", db], env).stdout;
+    const before = search();
+    expect(before).toContain("9:30");
+
+    const junk = join(dir, "junk.db");
+    writeFileSync(junk, "not a database at all\n".repeat(100));
+    const other = join(dir, "other.db");
+    new Database(other).exec("CREATE TABLE notes (x TEXT)").close();
+    const newer = join(dir, "newer.db");
+    expect(runCli(["backup", "--out", newer, "--db", db], env).status).toBe(0);
+    new Database(newer).pragma("user_version = 999");
+
+    const cases: [string, RegExp][] = [
+      [join(dir, "missing.db"), /missing\.db does not exist/],
+      [junk, /junk\.db is not a SQLite database/],
+      [other, /other\.db is a SQLite database but not an infinity-memory one/],
+    ];
+    for (const [file, why] of cases) {
+      const v = runCli(["verify", file], env);
+      expect(v.status, file).toBe(1);
+      expect(v.stderr).toMatch(why);
+      const r = runCli(["restore", file, "--db", db], env);
+      expect(r.status, file).toBe(1);
+      expect(r.stderr).toMatch(why);
+    }
+    const r = runCli(["restore", newer, "--db", db], env);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toMatch(/newer\.db has schema 999, newer than this build understands \(\d+\)/);
+    expect(search()).toBe(before);
   });
 });
