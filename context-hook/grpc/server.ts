@@ -126,17 +126,28 @@ async function clearStaleSocket(path: string): Promise<void> {
 
 // --- BuildPrefix -------------------------------------------------------------------------------
 
+/** An identifier (thread, user, project, call id): a NUL in one is malformed, and PostgreSQL text cannot store it. */
+function noNul(value: string, field: string): string {
+  if (value.includes("\u0000")) throw new InvalidArgument(`${field} holds a NUL character (U+0000)`);
+  return value;
+}
+
 function required(value: string, field: string): string {
   if (value.trim().length === 0) throw new InvalidArgument(`${field} is required`);
-  return value;
+  return noNul(value, field);
 }
 
 function toPrefixRequest(req: BuildPrefixRequest): PrefixRequest {
   const thread = required(req.threadId, "thread_id");
   const user = required(req.userId, "user_id");
-  const task = required(req.task, "task");
+  // the task is text, not an identifier: a NUL in it is only a separator
+  const task = req.task.replaceAll("\u0000", " ");
+  if (task.trim().length === 0) throw new InvalidArgument("task is required");
+  noNul(req.rootThreadId, "root_thread_id");
+  noNul(req.project ?? "", "project");
   req.ancestors.forEach((a, i) => {
     if (a.trim().length === 0) throw new InvalidArgument(`ancestors[${i}] is empty`);
+    noNul(a, `ancestors[${i}]`);
     if (a === thread) throw new InvalidArgument(`ancestors[${i}] is thread_id itself; ancestors exclude the current thread`);
   });
   const first = req.ancestors[0];
@@ -229,7 +240,7 @@ function toTraceEvent(req: RecordTurnRequest, at: number): GrpcTraceEvent {
     }
   });
   req.toolResults.forEach((r, i) => required(r.id, `tool_results[${i}].id`));
-  const rootThreadId = req.rootThreadId || threadId;
+  const rootThreadId = noNul(req.rootThreadId, "root_thread_id") || threadId;
   const usage = req.usage
     ? {
         inputTokens: req.usage.inputTokens,

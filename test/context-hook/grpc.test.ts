@@ -307,6 +307,10 @@ describe("gRPC ContextHook", () => {
     ["budget_tokens", { budgetTokens: 100_001 }],
     ["ancestors[1]", { ancestors: ["t-root", ""] }],
     ["root_thread_id", { rootThreadId: "t-other" }],
+    ["thread_id holds a NUL", { threadId: "t-\u0000child" }],
+    ["user_id holds a NUL", { userId: "alice\u0000" }],
+    ["ancestors[0] holds a NUL", { ancestors: ["t-\u0000root"], rootThreadId: "" }],
+    ["project holds a NUL", { project: "/repo\u0000" }],
   ] satisfies [string, PrefixInit][])("answers INVALID_ARGUMENT naming %s", async (field, over) => {
     const { client, builder } = await setup();
     const err = await callError(client, "buildPrefix", prefixRequest(over));
@@ -320,12 +324,21 @@ describe("gRPC ContextHook", () => {
     ["tool_calls[0].name", { toolCalls: [{ id: "c1", name: "", argsJson: "" }] }],
     ["tool_calls[0].args_json", { toolCalls: [{ id: "c1", name: "bash", argsJson: "{cmd:" }] }],
     ["tool_results[0].id", { toolResults: [{ id: "", excerpt: "ok" }] }],
+    ["thread_id holds a NUL", { threadId: "t\u0000" }],
+    ["root_thread_id holds a NUL", { rootThreadId: "r\u0000" }],
+    ["tool_calls[0].id holds a NUL", { toolCalls: [{ id: "c\u00001", name: "bash", argsJson: "" }] }],
   ] satisfies [string, TurnInit][])("RecordTurn answers INVALID_ARGUMENT naming %s", async (field, over) => {
     const { client, traces } = await setup();
     const err = await callError(client, "recordTurn", turn(over));
     expect(err.code).toBe(status.INVALID_ARGUMENT);
     expect(err.details).toContain(field);
     expect(traces.rows()).toHaveLength(0);
+  });
+
+  it("takes a NUL in the task as a separator: the builder gets the words, not the NUL", async () => {
+    const { client, builder } = await setup();
+    await call<BuildPrefixResponse>(client, "buildPrefix", prefixRequest({ task: "fix the\u0000deploy script" }));
+    expect(builder.requests.at(-1)?.task).toBe("fix the deploy script");
   });
 
   it("answers INTERNAL when the builder throws, and keeps serving", async () => {
