@@ -4,6 +4,7 @@ import type { Command } from "commander";
 import cliProgress from "cli-progress";
 import { LOCOMO_SPLITS, runLocomo, type LocomoQuestion, type LocomoSplit } from "../../bench/locomo.js";
 import { CHANNEL_NAMES, channelList, DEFAULT_CHANNELS, parseChannels } from "../../core/retrieval/channels.js";
+import { wholeNumber } from "../options.js";
 
 export function registerBench(program: Command): void {
   const bench = program.command("bench").description("benchmarks");
@@ -12,7 +13,7 @@ export function registerBench(program: Command): void {
     .description("LoCoMo turn-level evidence recall; prints one JSON object as the last stdout line")
     .requiredOption("--data <file>", "locomo JSON file (e.g. ../shared/bench/locomo/locomo-dev.json)")
     .option("--k <list>", "cut-offs", "5,10,25,50")
-    .option("--prefix-budget <tokens>", "also measure recall inside a context prefix of this many tokens")
+    .option("--prefix-budget <tokens>", "also measure recall inside a context prefix of this many tokens", wholeNumber(1, 100_000))
     .option("--channels <list>", `retrieval channels on (${CHANNEL_NAMES.join(",")})`, channelList(DEFAULT_CHANNELS).join(","))
     .option("--split <name>", `conversations to score: ${LOCOMO_SPLITS.join("|")} (tune/holdout alternate by sample id)`, "all")
     .option("--conversations <ids>", "only these sample ids, comma-separated (within the split)")

@@ -11,6 +11,7 @@ import { openAnyMemory, openMemory, type AnyMemoryContext, type MemoryContext } 
 import { recreateWordIndex, wordIndexDrift } from "../../stores/sqlite/memory-fts.js";
 import { importMemories } from "./memory-import.js";
 import { reindexVectors } from "./memory-vectors.js";
+import { numberAtLeast, wholeNumber } from "../options.js";
 
 interface Common {
   db?: string;
@@ -95,7 +96,7 @@ export function registerMemory(program: Command): void {
 
   common(memory.command("search").argument("<query...>").description("search memories"))
     .option("--kind <kinds>", "comma-separated kinds", csv(MEMORY_KINDS, "kind"))
-    .option("--limit <n>", "how many", "10")
+    .option("--limit <n>", "how many (1–50)", wholeNumber(1, 50), 10)
     .option("--history", "include superseded and expired versions")
     .option("--json", "JSON lines")
     .action(
@@ -111,7 +112,7 @@ export function registerMemory(program: Command): void {
     .option("--kind <kinds>", "comma-separated kinds", csv(MEMORY_KINDS, "kind"))
     .option("--scope <levels>", "comma-separated scopes", csv(SCOPE_LEVELS, "scope"))
     .option("--status <statuses>", "comma-separated statuses (default active,pending)", csv(MEMORY_STATUSES, "status"))
-    .option("--limit <n>", "page size", "20")
+    .option("--limit <n>", "page size (1–100)", wholeNumber(1, 100), 20)
     .option("--cursor <c>", "next page")
     .option("--oldest", "oldest first")
     .option("--json", "JSON lines")
@@ -138,6 +139,10 @@ export function registerMemory(program: Command): void {
           for (const r of page.items) process.stdout.write(`${JSON.stringify(jsonRecord(r))}\n`);
           // stdout stays one record per line; where to continue goes to stderr
           if (page.nextCursor) process.stderr.write(`next page: --cursor ${page.nextCursor}\n`);
+          return;
+        }
+        if (page.items.length === 0) {
+          process.stdout.write(o.cursor ? "no more memories\n" : "no memories here yet (remember one with memory_remember, or import a file with memory import)\n");
           return;
         }
         process.stdout.write(`${page.items.length} of ${totalText(page)}\n${recordList(page.items, ctx.clock.now())}\n`);
@@ -212,17 +217,15 @@ export function registerMemory(program: Command): void {
     .command("reindex")
     .description("rebuild the word index from the memories table (its bm25 totals drift upward with use)")
     .option("--db <path>", "database file")
-    .option("--if-drift <ratio>", "only when the index counts this many times the live rows", "1")
+    .option("--if-drift <ratio>", "only when the index counts this many times the live rows", numberAtLeast(0), 1)
     .option("--vectors", "instead: embed every memory that has no vector yet (needs config embedder)")
-    .option("--batch <n>", "with --vectors: texts per embedding call", "64")
+    .option("--batch <n>", "with --vectors: texts per embedding call", wholeNumber(1, 10_000), 64)
     .option("--json", "with --vectors: print the summary as JSON")
     .action(async (o: { db?: string; ifDrift: string; vectors?: boolean; batch: string; json?: boolean }) => {
       const ctx = openMemory({ dbPath: o.db });
       try {
         if (o.vectors) {
-          const batch = Number(o.batch);
-          if (!Number.isInteger(batch) || batch < 1) throw new Error(`--batch must be a positive integer (got ${o.batch})`);
-          return await reindexVectors(ctx, { batch, json: o.json ?? false });
+          return await reindexVectors(ctx, { batch: Number(o.batch), json: o.json ?? false });
         }
         const before = wordIndexDrift(ctx.db);
         if (before < Number(o.ifDrift)) {
@@ -238,7 +241,7 @@ export function registerMemory(program: Command): void {
     });
 
   common(memory.command("import").argument("<file>").description("add memories from a JSON-lines file (one object per line; export output works)"))
-    .option("--batch <n>", "lines per transaction", "1000")
+    .option("--batch <n>", "lines per transaction", wholeNumber(1, 100_000), 1000)
     .option("--json", "print the summary as JSON")
     .action(
       withMemory<Common & { batch: string }>(async (ctx, viewer, o, file) => {

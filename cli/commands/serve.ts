@@ -23,6 +23,7 @@ import { rapJson, serverEntry, commandEntry } from "../rap-json.js";
 import { defaultInfinityHome, makeSessionSearch, openSources } from "../sessions.js";
 import { DEFAULT_ADMIN_GRPC_PORT, DEFAULT_UI_PORT, startAdmin } from "../../admin/api/start.js";
 import { warmSafetyScan } from "../../core/safety/index.js";
+import { port } from "../options.js";
 
 export const DEFAULT_PORT = 7411;
 const EXPIRY_SWEEP_MS = 60_000;
@@ -50,7 +51,7 @@ export function registerServe(program: Command): void {
     .description("serve a toolset over RAP (standalone, or as a daemon command server when RAP_EMBEDDED=1)")
     .option("--toolset <name>", "toolset to serve", "memory")
     .option("--host <host>", "address to bind (standalone)", "127.0.0.1")
-    .option("--port <port>", `port to bind (standalone; default ${DEFAULT_PORT})`)
+    .option("--port <port>", `port to bind (standalone; default ${DEFAULT_PORT})`, port)
     .option("--db <path|url>", "SQLite file or postgres:// URL (default $INFINITY_MEMORY_DB, else $INFINITY_MEMORY_HOME/memory.db or ~/.infinity/memory/memory.db)")
     .option("--project <dir>", "project directory for project-scoped memories (standalone)")
     .option("--infinity-home <dir>", "the daemon's state directory, to read each session's working directory from sessions.json")
@@ -61,9 +62,9 @@ export function registerServe(program: Command): void {
     .option("--user <id>", "user id for invocations that carry none")
     .option("--grpc <address>", "also serve the ContextHook gRPC service (for a patched daemon) on HOST:PORT or unix:/path.sock")
     .option("--ui", "also serve the review page and its HTTP API on 127.0.0.1 (prints the page URL with the access token)")
-    .option("--ui-port <port>", `port of the review page (default ${DEFAULT_UI_PORT}; 0 picks a free one)`)
+    .option("--ui-port <port>", `port of the review page (default ${DEFAULT_UI_PORT}; 0 picks a free one)`, port)
     .option("--admin-grpc", "also serve the MemoryAdmin and SkillAdmin gRPC services on 127.0.0.1 (access token required)")
-    .option("--admin-grpc-port <port>", `port of the admin gRPC services (default ${DEFAULT_ADMIN_GRPC_PORT}; 0 picks a free one)`)
+    .option("--admin-grpc-port <port>", `port of the admin gRPC services (default ${DEFAULT_ADMIN_GRPC_PORT}; 0 picks a free one)`, port)
     .option("--log <file>", "log file")
     .action(async (o: ServeOptions) => {
       await serve(o);

@@ -102,6 +102,14 @@ export interface ForgetHook {
   afterForget(user: string, contents: string[]): Promise<void>;
 }
 
+/** A caller's page size: a whole number of at least 1 (the stores put it into SQL). */
+function wholeLimit(limit: number | undefined): number | undefined {
+  if (limit !== undefined && !(Number.isInteger(limit) && limit >= 1)) {
+    throw new CoreError("invalid_argument", `"limit" must be a whole number of at least 1 (got ${String(limit)})`);
+  }
+  return limit;
+}
+
 export class MemoryService {
   private readonly forgetHooks: ForgetHook[] = [];
 
@@ -291,7 +299,7 @@ export class MemoryService {
     if (isEmptyQuery(query)) {
       throw new CoreError("invalid_argument", `"query" has no searchable words; describe what to look for, e.g. "editor preferences".`);
     }
-    const limit = Math.min(input.limit ?? this.config.search.defaultLimit, this.config.search.maxLimit);
+    const limit = Math.min(wholeLimit(input.limit) ?? this.config.search.defaultLimit, this.config.search.maxLimit);
     return this.store.search({
       visibility: this.visibility(viewer, input.scopes),
       query,
@@ -378,7 +386,7 @@ export class MemoryService {
       statuses: input.statuses ?? CURRENT,
       includeFlagged: true,
       now: this.clock.now(),
-      limit: Math.min(input.limit ?? this.config.list.defaultLimit, this.config.list.maxLimit),
+      limit: Math.min(wholeLimit(input.limit) ?? this.config.list.defaultLimit, this.config.list.maxLimit),
       cursor: input.cursor,
       order: input.order ?? "newest",
     });

@@ -39,6 +39,18 @@ describe("MemoryService write policy", () => {
     m.close();
   });
 
+  it("refuses a limit that is not a whole number of at least 1 (the stores put it into SQL)", async () => {
+    const m = openTestMemory(tempDir());
+    await m.service.remember(req(), { content: "The build uses cargo nextest" }, modelOrigin());
+    for (const limit of [Number.NaN, 0, -2, 2.5, Number.POSITIVE_INFINITY]) {
+      await expect(m.service.list({ owner: "alice" }, { limit })).rejects.toMatchObject({ code: "invalid_argument", message: expect.stringContaining('"limit" must be a whole number') });
+      await expect(m.service.search({ owner: "alice" }, { query: "cargo", limit })).rejects.toMatchObject({ code: "invalid_argument" });
+    }
+    expect((await m.service.list({ owner: "alice" }, { limit: 1000 })).items).toHaveLength(1);
+    expect(await m.service.search({ owner: "alice" }, { query: "cargo", limit: 1 })).toHaveLength(1);
+    m.close();
+  });
+
   it("stores and reports likely conflicts", async () => {
     const m = openTestMemory(tempDir());
     const a = await m.service.remember(req(), { content: "User prefers tabs for indentation", kind: "preference" }, modelOrigin());

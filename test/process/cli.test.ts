@@ -57,6 +57,33 @@ describe("infinity-memory CLI", () => {
     expect(bad.stderr).toMatch(/unknown toolset "nope"/);
   });
 
+  it("refuses a numeric option that is not a number in range, naming it, before touching the database", async () => {
+    const home = tempDir();
+    const env = { INFINITY_MEMORY_HOME: home, INFINITY_MEMORY_USER: "alice" };
+    expect(runCli(["memory", "list"], env).stdout).toMatch(/^no memories here yet/);
+    const m = openTestMemory(home);
+    await m.service.remember(req(), { content: "Alice's cat is called Miso", kind: "fact" }, modelOrigin());
+    m.close();
+    const cases: [string[], RegExp][] = [
+      [["memory", "list", "--limit", "abc"], /option '--limit <n>' argument 'abc' is invalid\. expected a whole number from 1 to 100/],
+      [["memory", "list", "--limit", "0"], /argument '0' is invalid/],
+      [["memory", "list", "--limit", "101"], /argument '101' is invalid/],
+      [["memory", "search", "cat", "--limit", "2.5"], /option '--limit <n>' argument '2\.5' is invalid\. expected a whole number from 1 to 50/],
+      [["memory", "reindex", "--if-drift", "lots"], /option '--if-drift <ratio>' argument 'lots' is invalid/],
+      [["memory", "import", "x.jsonl", "--batch", "-3"], /option '--batch <n>' argument '-3' is invalid/],
+      [["sessions", "search", "cat", "--window", "11"], /option '--window <n>' argument '11' is invalid\. expected a whole number from 0 to 10/],
+      [["serve", "--port", "70000"], /option '--port <port>' argument '70000' is invalid\. expected a whole number from 0 to 65535/],
+      [["bench", "locomo", "--data", "x.json", "--prefix-budget", "lots"], /option '--prefix-budget <tokens>' argument 'lots' is invalid/],
+    ];
+    for (const [args, why] of cases) {
+      const r = runCli(args, env);
+      expect(r.status, args.join(" ")).toBe(1);
+      expect(r.stderr, args.join(" ")).toMatch(why);
+      expect(r.stderr).not.toMatch(/NaN|no such column/);
+    }
+    expect(runCli(["memory", "list", "--limit", "1"], env).stdout).toMatch(/^1 of 1/);
+  });
+
   it("prints rap.json entries in both forms", () => {
     const cmd = JSON.parse(runCli(["config", "rap-json"], {}).stdout) as { tool_sets: { type: string; command: string }[] };
     expect(cmd.tool_sets[0]?.type).toBe("toolset_command");
