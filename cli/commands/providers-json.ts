@@ -5,14 +5,15 @@ import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { providersJson } from "../../context-hook/provider-proxy/providers-json.js";
 import { mainScriptPath } from "../rap-json.js";
+import { wholeNumber } from "../options.js";
 
 interface ProvidersJsonCliOptions {
   upstream?: string[];
   id: string;
   infinityHome?: string;
   db?: string;
-  deadlineMs?: string;
-  budget?: string;
+  deadlineMs?: number;
+  budget?: number;
 }
 
 export function registerProvidersJson(config: Command): void {
@@ -24,16 +25,16 @@ export function registerProvidersJson(config: Command): void {
     .option("--id <provider_id>", "provider id in providers.json", "memory-proxy")
     .option("--infinity-home <dir>", "the daemon's state directory the proxy reads", join(homedir(), ".infinity"))
     .option("--db <file>", "database file the proxy should use")
-    .option("--deadline-ms <ms>", "prefix deadline per call")
-    .option("--budget <tokens>", "prefix token budget")
+    .option("--deadline-ms <ms>", "prefix deadline per call", wholeNumber(1))
+    .option("--budget <tokens>", "prefix token budget", wholeNumber(1))
     .action((rest: string[], o: ProvidersJsonCliOptions) => {
       const upstream = [...(o.upstream ?? []), ...rest];
       if (upstream.length === 0) throw new Error("give the provider command to wrap: --upstream <command…>");
       const proxyArgs: string[] = [];
       if (o.infinityHome) proxyArgs.push("--infinity-home", resolve(o.infinityHome));
       if (o.db) proxyArgs.push("--db", resolve(o.db));
-      if (o.deadlineMs) proxyArgs.push("--deadline-ms", o.deadlineMs);
-      if (o.budget) proxyArgs.push("--budget", o.budget);
+      if (o.deadlineMs !== undefined) proxyArgs.push("--deadline-ms", String(o.deadlineMs));
+      if (o.budget !== undefined) proxyArgs.push("--budget", String(o.budget));
       const entry = providersJson({ id: o.id, upstream, mainScript: mainScriptPath(), proxyArgs });
       process.stdout.write(`${JSON.stringify(entry, null, 2)}\n`);
     });

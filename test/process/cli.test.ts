@@ -74,6 +74,7 @@ describe("infinity-memory CLI", () => {
       [["sessions", "search", "cat", "--window", "11"], /option '--window <n>' argument '11' is invalid\. expected a whole number from 0 to 10/],
       [["serve", "--port", "70000"], /option '--port <port>' argument '70000' is invalid\. expected a whole number from 0 to 65535/],
       [["bench", "locomo", "--data", "x.json", "--prefix-budget", "lots"], /option '--prefix-budget <tokens>' argument 'lots' is invalid/],
+      [["config", "providers-json", "--upstream", "my-provider", "--deadline-ms", "soon"], /option '--deadline-ms <ms>' argument 'soon' is invalid/],
     ];
     for (const [args, why] of cases) {
       const r = runCli(args, env);
