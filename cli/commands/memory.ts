@@ -96,7 +96,7 @@ export function registerMemory(program: Command): void {
 
   common(memory.command("search").argument("<query...>").description("search memories"))
     .option("--kind <kinds>", "comma-separated kinds", csv(MEMORY_KINDS, "kind"))
-    .option("--limit <n>", "how many (1–50)", wholeNumber(1, 50), 10)
+    .option("--limit <n>", "how many (at most 50 are returned)", wholeNumber(1), 10)
     .option("--history", "include superseded and expired versions")
     .option("--json", "JSON lines")
     .action(
@@ -112,7 +112,7 @@ export function registerMemory(program: Command): void {
     .option("--kind <kinds>", "comma-separated kinds", csv(MEMORY_KINDS, "kind"))
     .option("--scope <levels>", "comma-separated scopes", csv(SCOPE_LEVELS, "scope"))
     .option("--status <statuses>", "comma-separated statuses (default active,pending)", csv(MEMORY_STATUSES, "status"))
-    .option("--limit <n>", "page size (1–100)", wholeNumber(1, 100), 20)
+    .option("--limit <n>", "page size (at most 100)", wholeNumber(1), 20)
     .option("--cursor <c>", "next page")
     .option("--oldest", "oldest first")
     .option("--json", "JSON lines")

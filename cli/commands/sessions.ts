@@ -65,8 +65,8 @@ export function registerSessions(program: Command): void {
     .option("--from <source...>", "infinity-home:DIR or sqlite:FILE")
     .option("--db <path>", "database file")
     .option("--user <id>", "whose sessions (default the local user)")
-    .option("--limit <n>", "matches (1–50)", wholeNumber(1, 50), 10)
-    .option("--window <n>", "messages around each match (0–10)", wholeNumber(0, 10), 1)
+    .option("--limit <n>", "matches", wholeNumber(1), 10)
+    .option("--window <n>", "messages around each match (at most 10)", wholeNumber(0), 1)
     .option("--json", "JSON lines")
     .action(async (q: string[], o: SourceOpts & { user?: string; limit: string; window: string; json?: boolean }) => {
       const ctx = openMemory({ dbPath: o.db });
