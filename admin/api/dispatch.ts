@@ -6,6 +6,7 @@ import { fromJson, toJson, type DescMessage, type DescMethod, type JsonValue } f
 import type { z } from "zod";
 import { MemoryAdmin, SkillAdmin } from "../../proto/gen/infinity/memory/v1/admin_pb.js";
 import { ROUTES } from "./contract.js";
+import { firstNul } from "../../core/nul.js";
 import { ApiError, fromZod } from "./errors.js";
 import type { AdminHandlers } from "./service.js";
 
@@ -41,21 +42,13 @@ export function routesOf(handlers: AdminHandlers): Map<string, Route> {
 export async function callJson(route: Route, body: unknown): Promise<JsonValue> {
   const parsed = route.request.safeParse(body);
   if (!parsed.success) throw fromZod(parsed.error, `${route.method} request`);
-  const nul = nulField(body);
-  if (nul !== null) throw new ApiError("invalid_argument", `"${nul}" holds a NUL character (U+0000); remove it`, nul);
+  const nul = firstNul(body);
+  if (nul !== null) {
+    const field = nul.path.map(String).join(".") || "request";
+    throw new ApiError("invalid_argument", `"${field}" holds a NUL character (U+0000); remove it`, field);
+  }
   const result = await route.handler(parsed.data);
   return normalize(route.desc.output, result);
-}
-
-/** The dotted path of the first string in `value` holding a NUL (PostgreSQL text cannot store one). */
-function nulField(value: unknown, path: string[] = []): string | null {
-  if (typeof value === "string") return value.includes("\u0000") ? path.join(".") || "request" : null;
-  if (value === null || typeof value !== "object") return null;
-  for (const [k, v] of Object.entries(value)) {
-    const hit = nulField(v, [...path, k]);
-    if (hit !== null) return hit;
-  }
-  return null;
 }
 
 /** Contract JSON → the proto message → protobuf JSON with every implicit field present. */

@@ -92,21 +92,27 @@ describe.each(engines)("a NUL in a tool argument (%s)", (_engine, makeDb) => {
     return sink.results.get(id)!.text;
   };
 
+  /** Each case with each listed field poisoned: an `Error:` naming the field, no engine text. */
+  const expectRefused = async (server: ServeProcess, cases: typeof MEMORY_CASES, fill: (json: string) => string) => {
+    for (const [tool, args, paths] of cases) {
+      const real = JSON.parse(fill(JSON.stringify(args))) as Record<string, unknown>;
+      for (const path of paths) {
+        const text = await call(server, tool, poisoned(real, path));
+        const what = `${tool} ${label(path)}`;
+        expect(text, what).toMatch(/^Error: /);
+        expect(text, what).toContain(`"${label(path)}"`);
+        expect(text, what).toContain("NUL");
+        expect(text, what).not.toMatch(/invalid byte sequence|PostgreSQL|failed:/);
+      }
+    }
+  };
+
   it("every memory tool names the field and stores nothing", { timeout: 120_000 }, async () => {
     const m = servers.memory!;
     const made = await call(m, "memory_remember", { content: "Alice keeps the spare key under the green planter" });
     const id = /mem_[0-9a-z]+/.exec(made)![0];
     const before = await call(m, "memory_list", {});
-    for (const [tool, args, paths] of MEMORY_CASES) {
-      const real = JSON.parse(JSON.stringify(args).replaceAll("@ID", id)) as Record<string, unknown>;
-      for (const path of paths) {
-        const text = await call(m, tool, poisoned(real, path));
-        expect(text, `${tool} ${label(path)}`).toMatch(/^Error: /);
-        expect(text, `${tool} ${label(path)}`).toContain(`"${label(path)}"`);
-        expect(text, `${tool} ${label(path)}`).toContain("NUL");
-        expect(text, `${tool} ${label(path)}`).not.toMatch(/invalid byte sequence|PostgreSQL|failed:/);
-      }
-    }
+    await expectRefused(m, MEMORY_CASES, (json) => json.replaceAll("@ID", id));
     expect(await call(m, "memory_list", {})).toBe(before);
     expect(await call(m, "memory_search", { query: "spare key planter" })).toContain(id);
   });
@@ -116,16 +122,7 @@ describe.each(engines)("a NUL in a tool argument (%s)", (_engine, makeDb) => {
     const md = skillMd("rotate-keys", "Rotate the service's API keys without downtime.", "# Rotate keys\n\n1. Issue the new key.\n2. Revoke the old key.");
     expect(await call(s, "skill_propose", { skill_md: md })).toMatch(/^Proposed rotate-keys v1/);
     const before = await call(s, "skill_history", { name: "rotate-keys" });
-    for (const [tool, args, paths] of SKILL_CASES) {
-      const real = JSON.parse(JSON.stringify(args).replaceAll('"@MD"', JSON.stringify(md))) as Record<string, unknown>;
-      for (const path of paths) {
-        const text = await call(s, tool, poisoned(real, path));
-        expect(text, `${tool} ${label(path)}`).toMatch(/^Error: /);
-        expect(text, `${tool} ${label(path)}`).toContain(`"${label(path)}"`);
-        expect(text, `${tool} ${label(path)}`).toContain("NUL");
-        expect(text, `${tool} ${label(path)}`).not.toMatch(/invalid byte sequence|PostgreSQL|failed:/);
-      }
-    }
+    await expectRefused(s, SKILL_CASES, (json) => json.replaceAll('"@MD"', JSON.stringify(md)));
     expect(await call(s, "skill_history", { name: "rotate-keys" })).toBe(before);
   });
 });

@@ -2,6 +2,7 @@
 // the `Error: …` result a model gets for bad tool arguments (the runtime never validates them,
 // reference §1.3, so this text is its only feedback) and the 400 text for a malformed request.
 import type { z } from "zod";
+import { firstNul } from "../../core/nul.js";
 
 type Issue = z.core.$ZodIssue;
 type Path = readonly PropertyKey[];
@@ -143,24 +144,13 @@ export function invalidArgumentsText(tool: string, schema: z.ZodType, args: unkn
   return `Error: invalid arguments for ${tool}: ${describeIssues(schema, args, issues)}. Fix the arguments and call ${tool} again.`;
 }
 
-/** The first string anywhere in `value` that holds a NUL, with its path. */
-function findNul(value: unknown, path: PropertyKey[] = []): { path: PropertyKey[]; text: string } | null {
-  if (typeof value === "string") return value.includes("\u0000") ? { path, text: value } : null;
-  if (value === null || typeof value !== "object") return null;
-  for (const [k, v] of Array.isArray(value) ? value.entries() : Object.entries(value)) {
-    const hit = findNul(v, [...path, k]);
-    if (hit) return hit;
-  }
-  return null;
-}
-
 /**
  * A NUL character (U+0000) in any argument is refused before the handler runs: no tool has a use
  * for one, PostgreSQL text cannot hold it (a query or id with one failed in the engine), and SQLite
  * would store it where the other engine cannot, so a later `migrate` would fail.
  */
 export function nulArgumentText(tool: string, args: unknown): string | null {
-  const hit = findNul(args);
+  const hit = firstNul(args);
   if (!hit) return null;
   const at = hit.text.indexOf("\u0000");
   const line = hit.text.slice(0, at).split("\n").length;
