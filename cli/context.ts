@@ -2,7 +2,7 @@
 // configuration file, and the opened stores with the memory service on top.
 import { existsSync, readFileSync } from "node:fs";
 import { homedir, userInfo } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { systemClock, type Clock } from "../core/clock.js";
 import { MemoryConfig } from "../core/config.js";
 import { MemoryService } from "../core/memory/service.js";
@@ -20,6 +20,11 @@ export function dataHome(env: NodeJS.ProcessEnv = process.env): string {
 
 export function defaultDbPath(env: NodeJS.ProcessEnv = process.env): string {
   return join(dataHome(env), "memory.db");
+}
+
+/** Where a command's data lives: `--db`, else INFINITY_MEMORY_DB, else the data home's file. */
+export function databaseLocation(explicit: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
+  return explicit ?? env.INFINITY_MEMORY_DB ?? defaultDbPath(env);
 }
 
 function osUser(): string {
@@ -82,6 +87,19 @@ interface OpenOpts {
   env?: NodeJS.ProcessEnv;
   /** schema upgrades as they run (default: a line each on stderr) */
   onMigration?: MigrationListener;
+  /**
+   * Refuse a SQLite file that does not exist yet. Commands that only read or change what is
+   * stored set it: a mistyped --db would otherwise create an empty database and report nothing.
+   */
+  existing?: boolean;
+}
+
+/** The error for a missing database file, naming the settings that chose the path. */
+export function missingDatabase(path: string): Error {
+  return new Error(
+    `no database at ${resolve(path)}: check --db, INFINITY_MEMORY_DB or INFINITY_MEMORY_HOME ` +
+      `(serve, memory import and skills import create a new one)`,
+  );
 }
 
 /** A person running a command sees why its first start after an upgrade takes a while. */
@@ -110,8 +128,9 @@ function withService<B extends Backend>(backend: B, config: MemoryConfig, clock:
 
 export function openMemory(opts: OpenOpts & { dbPath?: string; channels?: Partial<RetrievalChannels> } = {}): MemoryContext {
   const env = opts.env ?? process.env;
-  const dbPath = opts.dbPath ?? defaultDbPath(env);
+  const dbPath = databaseLocation(opts.dbPath, env);
   if (backendKindOf(dbPath) !== "sqlite") throw new Error(`this command works on a SQLite file, not ${maskLocation(dbPath)}`);
+  if (opts.existing && dbPath !== ":memory:" && !existsSync(dbPath)) throw missingDatabase(dbPath);
   const config = opts.config ?? loadConfig(dataHome(env), env);
   const clock = opts.clock ?? systemClock;
   const db = openDatabase(dbPath, {
@@ -149,7 +168,7 @@ export function openMemory(opts: OpenOpts & { dbPath?: string; channels?: Partia
  */
 export async function openAnyMemory(opts: OpenOpts & { location?: string } = {}): Promise<AnyMemoryContext> {
   const env = opts.env ?? process.env;
-  const location = opts.location ?? env.INFINITY_MEMORY_DB ?? defaultDbPath(env);
+  const location = databaseLocation(opts.location, env);
   if (backendKindOf(location) === "sqlite") return openMemory({ ...opts, dbPath: location });
   const config = opts.config ?? loadConfig(dataHome(env), env);
   const clock = opts.clock ?? systemClock;

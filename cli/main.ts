@@ -13,6 +13,7 @@ import { registerSessions } from "./commands/sessions.js";
 import { registerToolset } from "./commands/toolset.js";
 import { registerProviderProxy } from "./commands/provider-proxy.js";
 import { registerSkills } from "./commands/skills.js";
+import { fileErrorText } from "./file-errors.js";
 
 const program = new Command();
 program
@@ -35,7 +36,7 @@ registerMigrate(program);
 registerDb(program);
 
 program.parseAsync(process.argv).catch((e: unknown) => {
-  process.stderr.write(`infinity-memory: ${e instanceof Error ? e.message : String(e)}\n`);
+  process.stderr.write(`infinity-memory: ${fileErrorText(e) ?? (e instanceof Error ? e.message : String(e))}\n`);
   // Exit now: a command server that failed to start must not linger with open handles (the
   // daemon waits on its stdout for the port line).
   process.exit(1);

@@ -5,10 +5,11 @@ import type { Command } from "commander";
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import Database from "better-sqlite3";
+import { backendKindOf, maskLocation } from "../../stores/backend.js";
 import { openDatabase, schemaVersion } from "../../stores/sqlite/database.js";
 import { ftsPurge } from "../../stores/sqlite/fts-purge.js";
 import { MIGRATIONS } from "../../stores/sqlite/migrations.js";
-import { defaultDbPath } from "../context.js";
+import { databaseLocation, missingDatabase } from "../context.js";
 
 export interface VerifyReport {
   file: string;
@@ -45,6 +46,15 @@ export function verifyFile(file: string): VerifyReport {
   }
 }
 
+/** backup and restore copy SQLite files; a PostgreSQL location has its own tools (pg_dump). */
+function sqliteFile(explicit: string | undefined): string {
+  const location = databaseLocation(explicit);
+  if (backendKindOf(location) !== "sqlite") {
+    throw new Error(`backup and restore work on a SQLite file, not ${maskLocation(location)}; for PostgreSQL use pg_dump and pg_restore`);
+  }
+  return resolve(location);
+}
+
 export function registerBackup(program: Command): void {
   program
     .command("backup")
@@ -54,7 +64,9 @@ export function registerBackup(program: Command): void {
     .action(async (o: { out: string; db?: string }) => {
       const out = resolve(o.out);
       if (existsSync(out)) throw new Error(`${out} exists; choose a new file`);
-      const db = openDatabase(o.db ?? defaultDbPath());
+      const from = sqliteFile(o.db);
+      if (!existsSync(from)) throw missingDatabase(from);
+      const db = openDatabase(from);
       try {
         // what a forget left in the full-text segments goes before the copy is taken
         if (!ftsPurge(db).finish()) throw new Error("the full-text indexes still hold forgotten rows and another process kept the database busy; try the backup again");
@@ -85,6 +97,7 @@ export function registerBackup(program: Command): void {
     .option("--db <path>", "database file")
     .action(async (file: string, o: { db?: string }) => {
       const src = resolve(file);
+      const target = sqliteFile(o.db);
       const r = verifyFile(src);
       if (r.integrity !== "ok") throw new Error(`${src} failed its integrity check (${r.integrity}); not restoring`);
       const latest = Math.max(...MIGRATIONS.map((m) => m.version));
@@ -93,11 +106,11 @@ export function registerBackup(program: Command): void {
       // The backup API in the other direction: page by page into the live file, under its locks.
       const backup = new Database(src, { readonly: true, fileMustExist: true });
       try {
-        await backup.backup(o.db ?? defaultDbPath());
+        await backup.backup(target);
       } finally {
         backup.close();
       }
-      const db = openDatabase(o.db ?? defaultDbPath());
+      const db = openDatabase(target);
       process.stdout.write(`restored ${r.memories} memories from ${src} (schema now ${schemaVersion(db)})\n`);
       db.close();
     });

@@ -10,7 +10,7 @@ import { backendKindOf, maskLocation } from "../../stores/backend.js";
 import type { GrantReport } from "../../stores/postgres/grants.js";
 import { openDatabase, schemaVersion } from "../../stores/sqlite/database.js";
 import { MIGRATIONS } from "../../stores/sqlite/migrations.js";
-import { defaultDbPath, printMigration } from "../context.js";
+import { databaseLocation, printMigration } from "../context.js";
 
 export interface UpgradeSummary {
   engine: "sqlite" | "postgres";
@@ -97,7 +97,7 @@ export function registerDb(program: Command): void {
     .option("--grant <role...>", "PostgreSQL: give these roles row access only (SELECT, INSERT, UPDATE, DELETE on the tables; USAGE on the sequences), now and on tables later upgrades add")
     .option("--json", "print a JSON summary")
     .action(async (o: { db?: string; grant?: string[]; json?: boolean }) => {
-      const location = o.db ?? process.env.INFINITY_MEMORY_DB ?? defaultDbPath();
+      const location = databaseLocation(o.db);
       const grants = o.grant ?? [];
       let summary: UpgradeSummary;
       if (backendKindOf(location) === "sqlite") {

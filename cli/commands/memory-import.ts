@@ -14,6 +14,7 @@ import { MemoryKind, ScopeLevel } from "../../core/memory/record.js";
 import { defaultLevelFor } from "../../core/memory/write-policy.js";
 import type { PostgresBackend } from "../../stores/postgres/backend.js";
 import { MEMORY_WRITE_TABLES, vacuumAnalyze } from "../../stores/postgres/vacuum.js";
+import { issueParts } from "../../toolsets/rap/arg-errors.js";
 import { BatchWriter } from "../batch-writer.js";
 import type { AnyMemoryContext } from "../context.js";
 
@@ -110,10 +111,11 @@ function toItem(line: ImportLine, viewer: { owner: string; project: string | nul
   };
 }
 
-function zodProblem(e: z.ZodError): LineError {
-  const issue = e.issues[0]!;
-  const field = issue.path.length > 0 ? issue.path.join(".") : "(line)";
-  return new LineError(field, issue.message);
+/** The first bad field of a line, with every problem of the line in the message. */
+function zodProblem(e: z.ZodError, value: unknown): LineError {
+  const [first, ...rest] = e.issues.slice(0, 4).map((i) => issueParts(ImportLine, value, i));
+  const more = rest.map((p) => `; ${p.field === null ? "" : `"${p.field}" `}${p.text}`).join("");
+  return new LineError(first!.field ?? "(line)", `${first!.text}${more}`);
 }
 
 export interface ImportSummary {
@@ -137,7 +139,9 @@ export async function importMemories(
     throw new Error(`--batch must be an integer from 1 to 50000 (got ${opts.batch})`);
   }
   const path = resolve(file);
-  const size = statSync(path).size;
+  const stat = statSync(path);
+  if (stat.isDirectory()) throw new Error(`${path} is a directory; give the JSON-lines file to import (memory export writes one)`);
+  const size = stat.size;
   const bar = new SingleBar({ stream: process.stderr, format: "importing [{bar}] {percentage}% | {lines} lines | {imported} new", hideCursor: true });
   if (process.stderr.isTTY) bar.start(size, 0, { lines: 0, imported: 0 });
   const summary: ImportSummary = { file: path, lines: 0, imported: 0, duplicates: 0, pending_review: 0, failed: 0 };
@@ -190,7 +194,7 @@ export async function importMemories(
       }
       const line = ImportLine.safeParse(parsed);
       if (!line.success) {
-        const p = zodProblem(line.error);
+        const p = zodProblem(line.error, parsed);
         fail(lineNo, p.field, p.message);
         continue;
       }
@@ -221,7 +225,7 @@ export async function importMemories(
   if (opts.json) process.stdout.write(`${JSON.stringify(summary)}\n`);
   else {
     process.stdout.write(
-      `imported ${summary.imported} memories from ${summary.lines} lines (${summary.duplicates} already stored, ` +
+      `imported ${summary.imported} ${summary.imported === 1 ? "memory" : "memories"} from ${summary.lines} ${summary.lines === 1 ? "line" : "lines"} (${summary.duplicates} already stored, ` +
         `${summary.pending_review} pending review, ${summary.failed} failed)\n`,
     );
     if (summary.pending_review > 0) process.stdout.write(`review the pending ones with: infinity-memory memory review\n`);

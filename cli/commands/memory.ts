@@ -1,12 +1,12 @@
 // `infinity-memory memory …`: the person's own view of their memories (search, list, show,
 // review, forget, export). Every command works on the database directly; no server needed.
 import type { Command } from "commander";
-import { createWriteStream } from "node:fs";
 import { createInterface } from "node:readline/promises";
 import { resolve } from "node:path";
 import { MEMORY_KINDS, MEMORY_STATUSES, SCOPE_LEVELS, type MemoryRecord } from "../../core/memory/record.js";
 import type { Origin, Viewer } from "../../core/memory/service.js";
 import { recordBlock, recordList, totalText } from "../../toolsets/memory/render.js";
+import { writeLines } from "../line-output.js";
 import { openAnyMemory, openMemory, type AnyMemoryContext, type MemoryContext } from "../context.js";
 import { recreateWordIndex, wordIndexDrift } from "../../stores/sqlite/memory-fts.js";
 import { importMemories } from "./memory-import.js";
@@ -22,11 +22,12 @@ interface Common {
 
 const CLI_ORIGIN: Origin = { actor: "user", threadId: null, toolCallId: null };
 
-function withMemory<T extends Common>(fn: (ctx: AnyMemoryContext, viewer: Viewer, o: T, ...rest: string[][]) => Promise<void>) {
+/** Runs a command over the opened stores; only `create` commands may start a new database file. */
+function withMemory<T extends Common>(fn: (ctx: AnyMemoryContext, viewer: Viewer, o: T, ...rest: string[][]) => Promise<void>, opts: { create?: boolean } = {}) {
   return async (...args: unknown[]) => {
     const o = args.find((a) => a && typeof a === "object" && !Array.isArray(a) && !("commands" in (a as object))) as T;
     const positional = args.filter((a) => Array.isArray(a) || typeof a === "string").map((a) => (Array.isArray(a) ? a : [a as string]));
-    const ctx = await openAnyMemory({ location: o.db });
+    const ctx = await openAnyMemory({ location: o.db, existing: opts.create !== true });
     try {
       const viewer: Viewer = { owner: o.user ?? ctx.config.localUser, project: o.project ? resolve(o.project) : null };
       await fn(ctx, viewer, o, ...positional);
@@ -222,7 +223,7 @@ export function registerMemory(program: Command): void {
     .option("--batch <n>", "with --vectors: texts per embedding call", wholeNumber(1, 10_000), 64)
     .option("--json", "with --vectors: print the summary as JSON")
     .action(async (o: { db?: string; ifDrift: string; vectors?: boolean; batch: string; json?: boolean }) => {
-      const ctx = openMemory({ dbPath: o.db });
+      const ctx = openMemory({ dbPath: o.db, existing: true });
       try {
         if (o.vectors) {
           return await reindexVectors(ctx, { batch: Number(o.batch), json: o.json ?? false });
@@ -246,23 +247,19 @@ export function registerMemory(program: Command): void {
     .action(
       withMemory<Common & { batch: string }>(async (ctx, viewer, o, file) => {
         await importMemories(ctx, viewer as { owner: string; project: string | null }, file![0]!, { batch: Number(o.batch), json: o.json === true });
-      }),
+      }, { create: true }),
     );
 
   common(memory.command("export").description("write every memory (all versions, no forgotten ones) as JSON lines"))
     .option("--out <file>", "output file (default stdout)")
     .action(
       withMemory<Common & { out?: string }>(async (ctx, viewer, o) => {
-        const out = o.out ? createWriteStream(o.out) : process.stdout;
-        let n = 0;
-        for await (const r of ctx.service.exportAll(viewer)) {
-          out.write(`${JSON.stringify(jsonRecord(r))}\n`);
-          n++;
+        const records = ctx.service.exportAll(viewer);
+        async function* lines() {
+          for await (const r of records) yield JSON.stringify(jsonRecord(r));
         }
-        if (o.out) {
-          await new Promise<void>((res, rej) => (out as ReturnType<typeof createWriteStream>).end((e?: Error | null) => (e ? rej(e) : res())));
-          process.stderr.write(`exported ${n} memories to ${o.out}\n`);
-        }
+        const n = await writeLines(lines(), o.out);
+        if (o.out) process.stderr.write(`exported ${n} ${n === 1 ? "memory" : "memories"} to ${resolve(o.out)}\n`);
       }),
     );
 }

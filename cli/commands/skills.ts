@@ -20,11 +20,12 @@ interface Common {
 
 type Action<T> = (svc: SkillService, actor: string, user: string, o: T, ...rest: string[][]) => Promise<void>;
 
-function withSkills<T extends Common>(fn: Action<T>) {
+/** Runs a command over the skill service; only `create` commands may start a new database file. */
+function withSkills<T extends Common>(fn: Action<T>, opts: { create?: boolean } = {}) {
   return async (...args: unknown[]) => {
     const o = args.find((a) => a && typeof a === "object" && !Array.isArray(a) && !("commands" in (a as object))) as T;
     const positional = args.filter((a) => Array.isArray(a) || typeof a === "string").map((a) => (Array.isArray(a) ? a : [a as string]));
-    const ctx = await openAnyMemory({ location: o.db });
+    const ctx = await openAnyMemory({ location: o.db, existing: opts.create !== true });
     try {
       const user = o.user ?? ctx.config.localUser;
       await fn(openSkills(ctx).service, `cli:${user}`, user, o, ...positional);
@@ -41,7 +42,7 @@ function withEvolution<T extends Common>(fn: EvoAction<T>) {
   return async (...args: unknown[]) => {
     const o = args.find((a) => a && typeof a === "object" && !Array.isArray(a) && !("commands" in (a as object))) as T;
     const positional = args.filter((a) => Array.isArray(a) || typeof a === "string").map((a) => (Array.isArray(a) ? a : [a as string]));
-    const ctx = await openAnyMemory({ location: o.db });
+    const ctx = await openAnyMemory({ location: o.db, existing: true });
     try {
       const user = o.user ?? ctx.config.localUser;
       const evo = new EvolutionService({ store: ctx.backend.evolution, learning: ctx.backend.learning, skills: openSkills(ctx).service, config: ctx.config, clock: ctx.clock, llm: null });
@@ -208,7 +209,7 @@ export function registerSkills(program: Command): void {
         else if (r.notes.length > 0) out(`${r.name} v${r.version}: ${r.notes.join("; ")}`);
       }
       if (count("skipped") > 0) process.exitCode = 2;
-    }),
+    }, { create: true }),
   );
 
   common(cmd.command("evolve").description("recompute policies from the learned episodes and gate candidate skills now").option("--json", "JSON output")).action(

@@ -1,7 +1,7 @@
 // Opens a SQLite database with the pragmas every store relies on and brings its schema up to
 // date. One file holds every table of the product (memory, RAP state, later skills and traces).
 import Database from "better-sqlite3";
-import { mkdirSync } from "node:fs";
+import { mkdirSync, statSync } from "node:fs";
 import { dirname } from "node:path";
 import { StoreError } from "../traits.js";
 import { MIGRATIONS, type Migration } from "./migrations.js";
@@ -33,7 +33,12 @@ export type MigrationListener = (e: MigrationEvent) => void;
 
 export function openDatabase(path: string, opts: OpenOptions = {}): Db {
   if (path !== ":memory:" && !opts.readonly) mkdirSync(dirname(path), { recursive: true });
-  const db = new Database(path, { readonly: opts.readonly ?? false });
+  let db: Db;
+  try {
+    db = new Database(path, { readonly: opts.readonly ?? false });
+  } catch (e) {
+    throw openProblem(path, e);
+  }
   try {
     db.pragma("busy_timeout = 5000");
     if (!opts.readonly) {
@@ -46,8 +51,24 @@ export function openDatabase(path: string, opts: OpenOptions = {}): Db {
     return db;
   } catch (e) {
     db.close();
-    throw e;
+    throw openProblem(path, e);
   }
+}
+
+/** SQLite's "unable to open database file" and "file is not a database" do not say which file. */
+function openProblem(path: string, e: unknown): unknown {
+  const code = (e as { code?: unknown }).code;
+  if (code === "SQLITE_NOTADB") return new StoreError("io", `${path} is not a SQLite database (is the path right?)`);
+  if (code === "SQLITE_CANTOPEN") {
+    let why = "check that the path is right and that this user may read and write it";
+    try {
+      if (statSync(path).isDirectory()) why = "it is a directory; give the database file inside it (memory.db)";
+    } catch {
+      // the file is missing (a read-only open) or its directory cannot be read: the default reason
+    }
+    return new StoreError("io", `cannot open the database ${path}: ${why}`);
+  }
+  return e;
 }
 
 export function schemaVersion(db: Db): number {

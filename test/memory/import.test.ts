@@ -71,11 +71,11 @@ describe("memory import", () => {
     expect(err).toEqual([
       expect.stringMatching(/^line 2: "\(line\)": not valid JSON/),
       expect.stringMatching(/^line 3: "content": "content" is empty/),
-      expect.stringMatching(/^line 5: "kind": .*expected one of/),
+      expect.stringMatching(/^line 5: "kind": must be one of "fact", "preference", /),
       expect.stringMatching(/^line 7: "content": nothing was stored: the content looks like a credential/),
       expect.stringMatching(/^line 8: "user": belongs to user "bob" but the import runs as "alice"; pass --user bob/),
       expect.stringMatching(/^line 9: "scope.project": a project-scope memory needs a project/),
-      expect.stringMatching(/^line 10: "tags.0": /),
+      expect.stringMatching(/^line 10: "tags\[0\]": must be a string \(got number 1\); "tags\[1\]" must be a string/),
       expect.stringMatching(/^line 11: "valid_from": must be an ISO 8601 date/),
       expect.stringMatching(/^line 13: "content": "content" holds a NUL character \(U\+0000\) at character 9; remove it/),
       expect.stringMatching(/^line 14: "tags": tag "n\\0l" holds a NUL character/),

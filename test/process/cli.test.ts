@@ -60,6 +60,7 @@ describe("infinity-memory CLI", () => {
   it("refuses a numeric option that is not a number in range, naming it, before touching the database", async () => {
     const home = tempDir();
     const env = { INFINITY_MEMORY_HOME: home, INFINITY_MEMORY_USER: "alice" };
+    openTestMemory(home).close();
     expect(runCli(["memory", "list"], env).stdout).toMatch(/^no memories here yet/);
     const m = openTestMemory(home);
     await m.service.remember(req(), { content: "Alice's cat is called Miso", kind: "fact" }, modelOrigin());

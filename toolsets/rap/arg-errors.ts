@@ -72,32 +72,34 @@ function bound(i: Issue & { code: "too_small" | "too_big" }): string {
   }
 }
 
-function describe(i: Issue, args: unknown, rootKeys: string[] | null, root: string): string {
-  const where = label(i.path, root);
+/**
+ * What is wrong at the issue's path, without naming the path ("must be an array (got …)"); `join`
+ * is how the path goes in front, or null when the text names what it is about already.
+ */
+function problem(i: Issue, args: unknown, rootKeys: string[] | null): { text: string; join: " " | ": " | null } {
+  const said = (text: string) => ({ text, join: " " as const });
   switch (i.code) {
     case "invalid_type": {
       const expected = ARTICLE[i.expected] ?? i.expected;
       const got = valueAt(args, i.path);
-      if (got === undefined) return `${where} is required (expected ${expected})`;
-      return `${where} must be ${expected} (got ${kindOf(got)})`;
+      if (got === undefined) return said(`is required (expected ${expected})`);
+      return said(`must be ${expected} (got ${kindOf(got)})`);
     }
     case "too_small":
     case "too_big":
-      return `${where} ${bound(i)}`;
+      return said(bound(i));
     case "invalid_value":
-      return i.values.length === 1
-        ? `${where} must be ${quoteList(i.values)}`
-        : `${where} must be one of ${quoteList(i.values)}`;
+      return said(i.values.length === 1 ? `must be ${quoteList(i.values)}` : `must be one of ${quoteList(i.values)}`);
     case "unrecognized_keys": {
       const keys = quoteList(i.keys);
       const plural = i.keys.length === 1 ? "" : "s";
       if (i.path.length === 0 && rootKeys) {
-        return `unknown argument${plural} ${keys} (allowed: ${rootKeys.join(", ") || "none"})`;
+        return { text: `unknown argument${plural} ${keys} (allowed: ${rootKeys.join(", ") || "none"})`, join: null };
       }
-      return `unknown field${plural} ${keys} in ${where}`;
+      return { text: `has unknown field${plural} ${keys}`, join: " " };
     }
     case "invalid_union": {
-      if ("options" in i && Array.isArray(i.options)) return `${where} must be one of ${quoteList(i.options)}`;
+      if ("options" in i && Array.isArray(i.options)) return said(`must be one of ${quoteList(i.options)}`);
       // Plain union: name the top-level types the alternatives expected.
       const expected = new Set<string>();
       for (const branch of i.errors) {
@@ -106,23 +108,35 @@ function describe(i: Issue, args: unknown, rootKeys: string[] | null, root: stri
       const got = valueAt(args, i.path);
       if (expected.size > 0) {
         const what = [...expected].join(" or ");
-        return got === undefined ? `${where} is required (expected ${what})` : `${where} must be ${what} (got ${kindOf(got)})`;
+        return said(got === undefined ? `is required (expected ${what})` : `must be ${what} (got ${kindOf(got)})`);
       }
-      return `${where} does not match any accepted form`;
+      return said("does not match any accepted form");
     }
     case "invalid_format":
-      return `${where} must be a valid ${i.format}`;
+      return said(`must be a valid ${i.format}`);
     case "not_multiple_of":
-      return `${where} must be a multiple of ${String(i.divisor)}`;
+      return said(`must be a multiple of ${String(i.divisor)}`);
     case "custom": {
       // A refinement's message usually names its fields already.
       const last = i.path.at(-1);
-      if (i.path.length === 0 || (last !== undefined && i.message.includes(`"${String(last)}"`))) return i.message;
-      return `${where}: ${i.message}`;
+      if (i.path.length === 0 || (last !== undefined && i.message.includes(`"${String(last)}"`))) return { text: i.message, join: null };
+      return { text: i.message, join: ": " };
     }
     default:
-      return `${where}: ${i.message}`;
+      return { text: i.message, join: ": " };
   }
+}
+
+function describe(i: Issue, args: unknown, rootKeys: string[] | null, root: string): string {
+  const p = problem(i, args, rootKeys);
+  return p.join === null ? p.text : `${label(i.path, root)}${p.join}${p.text}`;
+}
+
+/** The field an issue is about (`tags[0]`, or null for the whole value) and what is wrong with it. */
+export function issueParts(schema: z.ZodType, value: unknown, issue: Issue): { field: string | null; text: string } {
+  const p = problem(issue, value, shapeKeys(schema));
+  const field = issue.path.length === 0 ? null : label(issue.path, "").slice(1, -1);
+  return { field: p.join === null && issue.path.length === 0 ? null : field, text: p.text };
 }
 
 /** The keys a top-level object schema accepts, for "allowed: …" hints. */

@@ -1,0 +1,136 @@
+// The command line and the files a person points it at: a mistyped --db, a directory or a text file
+// where a database should be, an export into a folder that is not there, `export | head`, and
+// INFINITY_MEMORY_DB honoured by every command that takes --db.
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { CLI, runCli } from "../helpers/cli.js";
+import { tempDir } from "../helpers/tmp.js";
+
+function lines(n: number): string {
+  return Array.from({ length: n }, (_, i) => JSON.stringify({ content: `Plan ${i}: the courier route through district ${i % 17} needs ${i * 3} crates`, kind: "fact" })).join("\n") + "\n";
+}
+
+describe("CLI and the files it is given", () => {
+  it("a read or review command refuses a database that does not exist, and creates none", () => {
+    const dir = tempDir("imem-files-");
+    const env = { INFINITY_MEMORY_HOME: dir, INFINITY_MEMORY_USER: "alice" };
+    const typo = join(dir, "nested", "memroy.db");
+    for (const args of [
+      ["memory", "list", "--db", typo],
+      ["memory", "search", "courier", "--db", typo],
+      ["memory", "export", "--db", typo],
+      ["memory", "forget", "mem_x", "--db", typo],
+      ["memory", "review", "--db", typo],
+      ["memory", "reindex", "--db", typo],
+      ["skills", "list", "--db", typo],
+      ["skills", "requests", "--db", typo],
+      ["backup", "--out", join(dir, "b.db"), "--db", typo],
+    ]) {
+      const r = runCli(args, env);
+      expect(r.status, args.join(" ")).toBe(1);
+      expect(r.stderr, args.join(" ")).toContain(`infinity-memory: no database at ${typo}: check --db, INFINITY_MEMORY_DB or INFINITY_MEMORY_HOME`);
+    }
+    // the default location too (a fresh home): nothing is created by looking
+    const fresh = runCli(["memory", "list"], env);
+    expect(fresh.status).toBe(1);
+    expect(fresh.stderr).toContain(`no database at ${join(dir, "memory.db")}`);
+    expect(existsSync(join(dir, "nested"))).toBe(false);
+    expect(existsSync(join(dir, "memory.db"))).toBe(false);
+    expect(existsSync(join(dir, "b.db"))).toBe(false);
+
+    // the commands that add content still start a new database
+    writeFileSync(join(dir, "in.jsonl"), lines(3));
+    const imp = runCli(["memory", "import", join(dir, "in.jsonl"), "--db", typo], env);
+    expect(imp.status, imp.stderr).toBe(0);
+    expect(imp.stdout).toContain("imported 3 memories from 3 lines");
+    expect(runCli(["memory", "list", "--db", typo], env).stdout).toMatch(/^3 of 3/);
+  });
+
+  it("names the path when --db is a directory or not a database, and changes neither", () => {
+    const dir = tempDir("imem-files-");
+    const env = { INFINITY_MEMORY_HOME: dir, INFINITY_MEMORY_USER: "alice" };
+    const folder = join(dir, "folder");
+    mkdirSync(folder);
+    const asDir = runCli(["memory", "list", "--db", folder], env);
+    expect(asDir.status).toBe(1);
+    expect(asDir.stderr).toBe(`infinity-memory: cannot open the database ${folder}: it is a directory; give the database file inside it (memory.db)\n`);
+    expect(readdirSync(folder)).toEqual([]);
+
+    const notes = join(dir, "notes.txt");
+    writeFileSync(notes, "shopping: eggs, flour\n".repeat(200));
+    for (const args of [["memory", "list"], ["memory", "import", notes], ["serve", "--port", "0"]]) {
+      const r = runCli([...args, "--db", notes], env);
+      expect(r.status, args.join(" ")).toBe(1);
+      expect(r.stderr, args.join(" ")).toContain(`infinity-memory: ${notes} is not a SQLite database (is the path right?)`);
+    }
+    expect(readFileSync(notes, "utf8")).toBe("shopping: eggs, flour\n".repeat(200));
+  });
+
+  it("memory import names a missing file or a directory in plain words", () => {
+    const dir = tempDir("imem-files-");
+    const env = { INFINITY_MEMORY_HOME: dir, INFINITY_MEMORY_USER: "alice" };
+    const missing = runCli(["memory", "import", join(dir, "nope.jsonl")], env);
+    expect(missing.status).toBe(1);
+    expect(missing.stderr).toBe(`infinity-memory: ${join(dir, "nope.jsonl")}: no such file or directory\n`);
+    const asDir = runCli(["memory", "import", dir], env);
+    expect(asDir.status).toBe(1);
+    expect(asDir.stderr).toBe(`infinity-memory: ${dir} is a directory; give the JSON-lines file to import (memory export writes one)\n`);
+  });
+
+  it("memory export --out writes the whole file or nothing, and export | head ends quietly", () => {
+    const dir = tempDir("imem-files-");
+    const db = join(dir, "memory.db");
+    const env = { INFINITY_MEMORY_HOME: dir, INFINITY_MEMORY_USER: "alice" };
+    writeFileSync(join(dir, "in.jsonl"), lines(1500));
+    expect(runCli(["memory", "import", join(dir, "in.jsonl")], env).status).toBe(0);
+
+    const bad = runCli(["memory", "export", "--out", join(dir, "no", "such", "x.jsonl")], env);
+    expect(bad.status).toBe(1);
+    expect(bad.stderr).toBe(`infinity-memory: cannot write ${join(dir, "no", "such", "x.jsonl")}: no such file or directory\n`);
+
+    // an earlier export is replaced only by a complete one; no temporary file is left beside it
+    const out = join(dir, "export.jsonl");
+    writeFileSync(out, "earlier export\n");
+    const ok = runCli(["memory", "export", "--out", out], env);
+    expect(ok.status).toBe(0);
+    expect(ok.stderr).toBe(`exported 1500 memories to ${out}\n`);
+    const exported = readFileSync(out, "utf8").trim().split("\n");
+    expect(exported).toHaveLength(1500);
+    expect(readdirSync(dir).filter((f) => f.includes("partial"))).toEqual([]);
+
+    // ~700 kB through a pipe that closes after one line: exit 0, nothing on stderr
+    const piped = spawnSync("bash", ["-c", `set -o pipefail; "${process.execPath}" "${CLI}" memory export --db "${db}" | head -n 1`], {
+      env: { ...process.env, ...env },
+      encoding: "utf8",
+      timeout: 30_000,
+    });
+    expect(piped.stderr).toBe("");
+    expect(piped.status).toBe(0);
+    expect(JSON.parse(piped.stdout) as { content: string }).toMatchObject({ content: expect.stringMatching(/^Plan \d+: the courier route/) });
+  });
+
+  it("backup and restore use INFINITY_MEMORY_DB like every other command", () => {
+    const dir = tempDir("imem-files-");
+    const live = join(dir, "elsewhere", "live.db");
+    // the home's default file must stay untouched: the variable points elsewhere
+    const env = { INFINITY_MEMORY_HOME: join(dir, "home"), INFINITY_MEMORY_DB: live, INFINITY_MEMORY_USER: "alice" };
+    writeFileSync(join(dir, "in.jsonl"), lines(4));
+    expect(runCli(["memory", "import", join(dir, "in.jsonl")], env).status).toBe(0);
+    const copy = join(dir, "copy.db");
+    const b = runCli(["backup", "--out", copy], env);
+    expect(b.status, b.stderr).toBe(0);
+    expect(b.stdout).toContain(`backed up 4 memories`);
+
+    const other = join(dir, "other.db");
+    const r = runCli(["restore", copy], { ...env, INFINITY_MEMORY_DB: other });
+    expect(r.status, r.stderr).toBe(0);
+    expect(runCli(["memory", "list"], { ...env, INFINITY_MEMORY_DB: other }).stdout).toMatch(/^4 of 4/);
+    expect(existsSync(join(dir, "home", "memory.db"))).toBe(false);
+
+    const pg = runCli(["backup", "--out", join(dir, "pg.db")], { ...env, INFINITY_MEMORY_DB: "postgres://u:secret@127.0.0.1:1/x" });
+    expect(pg.status).toBe(1);
+    expect(pg.stderr).toContain("backup and restore work on a SQLite file, not postgres://u:***@127.0.0.1:1/x; for PostgreSQL use pg_dump and pg_restore");
+  });
+});
