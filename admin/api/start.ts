@@ -22,6 +22,7 @@ import { SqliteAdminQueries } from "./sqlite-queries.js";
 import { PgAdminQueries } from "./pg-queries.js";
 import type { PgDb } from "../../stores/postgres/pool.js";
 import { loadOrCreateToken } from "./token.js";
+import { listenProblem } from "../../cli/listen-errors.js";
 
 export const DEFAULT_UI_PORT = 7413;
 export const DEFAULT_ADMIN_GRPC_PORT = 7414;
@@ -118,14 +119,20 @@ export async function startAdmin(o: StartAdminOptions): Promise<AdminServers> {
       const h = o.http ?? {};
       const host = h.host ?? "127.0.0.1";
       checkHost(host, o.allowRemote ?? false);
-      const s = await startAdminHttp({ routes, token, watcher, uiDir: h.uiDir ?? defaultUiDir(), host, port: checkPort(h.port ?? DEFAULT_UI_PORT, "--ui-port"), logger: o.logger });
+      const port = checkPort(h.port ?? DEFAULT_UI_PORT, "--ui-port");
+      const s = await startAdminHttp({ routes, token, watcher, uiDir: h.uiDir ?? defaultUiDir(), host, port, logger: o.logger }).catch((e: unknown) => {
+        throw listenProblem("--ui-port", `${host}:${port}`, e);
+      });
       http = { ...s, pageUrl: `${s.url}#token=${token}` };
       o.logger.info({ url: s.url }, "admin page and HTTP API listening");
     }
     if (o.grpc) {
       const host = o.grpc.host ?? "127.0.0.1";
       checkHost(host, o.allowRemote ?? false);
-      grpc = await startAdminGrpc({ routes, token, host, port: checkPort(o.grpc.port ?? DEFAULT_ADMIN_GRPC_PORT, "--admin-grpc-port"), logger: o.logger });
+      const port = checkPort(o.grpc.port ?? DEFAULT_ADMIN_GRPC_PORT, "--admin-grpc-port");
+      grpc = await startAdminGrpc({ routes, token, host, port, logger: o.logger }).catch((e: unknown) => {
+        throw listenProblem("--admin-grpc-port", `${host}:${port}`, e);
+      });
       o.logger.info({ address: grpc.address }, "admin gRPC services listening");
     }
   } catch (e) {

@@ -24,6 +24,9 @@ import { defaultInfinityHome, makeSessionSearch, openSources } from "../sessions
 import { DEFAULT_ADMIN_GRPC_PORT, DEFAULT_UI_PORT, startAdmin } from "../../admin/api/start.js";
 import { warmSafetyScan } from "../../core/safety/index.js";
 import { port } from "../options.js";
+import { listenProblem } from "../listen-errors.js";
+import { setLogger as setGrpcLogger } from "@grpc/grpc-js";
+import { format } from "node:util";
 
 export const DEFAULT_PORT = 7411;
 const EXPIRY_SWEEP_MS = 60_000;
@@ -86,6 +89,13 @@ async function serve(o: ServeOptions): Promise<void> {
   // Node's warnings (e.g. a semantic worker that fell back to the store's thread) would go to the
   // discarded stderr: the log file gets them.
   process.on("warning", (w) => logger.warn({ warning: w.name, detail: w.message }, "node warning"));
+  // grpc-js prints its own errors on stderr ("E No address added …" before the bind error we
+  // report): into the log file with the rest.
+  setGrpcLogger({
+    error: (...a: unknown[]) => logger.warn({ detail: format(...a) }, "grpc-js"),
+    info: (...a: unknown[]) => logger.info({ detail: format(...a) }, "grpc-js"),
+    debug: (...a: unknown[]) => logger.debug({ detail: format(...a) }, "grpc-js"),
+  });
   let ctx: AnyMemoryContext;
   try {
     ctx = await openAnyMemory({
@@ -187,12 +197,10 @@ async function serve(o: ServeOptions): Promise<void> {
   // scopes written last, the commonest words' counts. A command server the daemon starts for one
   // session does not: that session may never search, and a start per session would pay it each time.
   if (o.toolset === "memory" && !embedded && !o.grpc) warmStore(stores.memory, logger);
-  const server = await startRapServer({
-    toolset,
-    db: stores,
-    host: embedded ? "127.0.0.1" : (o.host ?? "127.0.0.1"),
-    port: embedded ? 0 : Number(o.port ?? DEFAULT_PORT),
-    logger,
+  const host = embedded ? "127.0.0.1" : (o.host ?? "127.0.0.1");
+  const port = embedded ? 0 : Number(o.port ?? DEFAULT_PORT);
+  const server = await startRapServer({ toolset, db: stores, host, port, logger }).catch((e: unknown) => {
+    throw listenProblem("--port", `${host}:${port}`, e, "--host");
   });
   // The gRPC ContextHook (for a daemon patched with ThreadConfigSource::prompt_prefix).
   const grpc = o.grpc
@@ -201,7 +209,9 @@ async function serve(o: ServeOptions): Promise<void> {
         traces: stores.traces,
         address: o.grpc!,
         logger,
-      }))
+      })).catch((e: unknown) => {
+        throw listenProblem("--grpc", o.grpc!, e);
+      })
     : null;
   if (grpc) logger.info({ address: grpc.address }, "ContextHook gRPC service listening");
   // The review page and the admin API (admin/api): a person sees and steers what was learned.
