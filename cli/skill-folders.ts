@@ -1,8 +1,8 @@
 // SKILL.md folders on disk: finding them under a directory (.claude/skills, ~/.hermes/skills with
 // categories, agentskills repositories), reading one into a document, and writing one back.
 // Support files are read as UTF-8 text; anything else is reported, not stored.
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
-import { dirname, join, relative, sep } from "node:path";
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { basename, dirname, join, relative, sep } from "node:path";
 import { parseSkillMd, renderSkillMd, SKILL_FILE, SUPPORT_DIRS, type SkillDocument, type SkillFile } from "../core/skills/skill-md.js";
 
 const MAX_DEPTH = 4;
@@ -80,13 +80,40 @@ export function readSkillFolder(dir: string): ReadFolder {
   return { doc, skipped };
 }
 
-/** Write a skill folder: SKILL.md plus its support files. */
+/**
+ * Write a skill folder: SKILL.md plus its support files. Each file goes to a temporary name and is
+ * renamed into place, so a symbolic link already at a destination is replaced, never written
+ * through; a linked folder on the way is refused before anything is written.
+ */
 export function writeSkillFolder(dir: string, doc: Pick<SkillDocument, "frontmatter" | "body">, files: SkillFile[]): void {
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, SKILL_FILE), renderSkillMd(doc));
-  for (const f of files) {
-    const p = join(dir, ...f.path.split("/"));
+  const writes: [string, string | Uint8Array][] = [[join(dir, SKILL_FILE), renderSkillMd(doc)]];
+  for (const f of files) writes.push([join(dir, ...f.path.split("/")), f.content]);
+  for (const [p] of writes) refuseLinkedFolders(dir, dirname(p));
+  for (const [p, content] of writes) {
     mkdirSync(dirname(p), { recursive: true });
-    writeFileSync(p, f.content);
+    const tmp = join(dirname(p), `.${basename(p)}.${process.pid}.partial`);
+    writeFileSync(tmp, content);
+    renameSync(tmp, p);
+  }
+}
+
+/**
+ * The skill folder and each folder below it on the way to a file must be real folders (or not exist
+ * yet): a symbolic link there would send the write somewhere else. Folders above the skill folder
+ * are the person's choice of destination and are not checked.
+ */
+function refuseLinkedFolders(skillDir: string, folder: string): void {
+  const below = relative(skillDir, folder);
+  const chain = [skillDir];
+  if (below !== "") for (const part of below.split(sep)) chain.push(join(chain.at(-1)!, part));
+  for (const f of chain) {
+    let st;
+    try {
+      st = lstatSync(f);
+    } catch {
+      return; // this one and those below it are created by the export
+    }
+    if (st.isSymbolicLink()) throw new Error(`${f} is a symbolic link; not writing through it (remove it, or export into another folder)`);
+    if (!st.isDirectory()) throw new Error(`${f} is in the way: a file where the export needs a folder (remove it, or export into another folder)`);
   }
 }

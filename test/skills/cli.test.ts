@@ -1,6 +1,6 @@
 // The person's path: `infinity-memory skills …` on the built CLI, import of real-world-shaped
 // folders, export round-trip, and `serve --toolset skills` as a daemon command server.
-import { cpSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
@@ -85,6 +85,35 @@ describe("skills CLI", () => {
     const stored = d.prepare(`SELECT path, content FROM skill_files ORDER BY path`).all() as { path: string; content: string }[];
     d.close();
     expect(stored).toEqual([{ path: "references/steps.md", content: "1. Build.\n2. Ship.\n" }]);
+  });
+
+  it("export replaces a symbolic link at a destination file and refuses a linked folder, never writing through either", () => {
+    const dir = tempDir();
+    const db = join(dir, "m.db");
+    expect(skills(db, "import", join(FIXTURES, "claude"), "--publish").status).toBe(0);
+    const outside = join(dir, "outside");
+    mkdirSync(outside);
+    const secret = join(outside, "secret.txt");
+    writeFileSync(secret, "keep me\n");
+
+    // a link where SKILL.md goes: replaced by the file, its target untouched
+    const out = join(dir, "export");
+    mkdirSync(join(out, "git-release"), { recursive: true });
+    symlinkSync(secret, join(out, "git-release", "SKILL.md"));
+    expect(skills(db, "export", out).status).toBe(0);
+    expect(readFileSync(secret, "utf8")).toBe("keep me\n");
+    expect(lstatSync(join(out, "git-release", "SKILL.md")).isSymbolicLink()).toBe(false);
+    expect(readFileSync(join(out, "git-release", "SKILL.md"), "utf8")).toMatch(/^---\nname: git-release/);
+    expect(readdirSync(join(out, "git-release")).filter((f) => f.includes("partial"))).toEqual([]);
+
+    // a linked folder inside a skill folder: refused, naming it, and nothing lands in its target
+    const out2 = join(dir, "export2");
+    mkdirSync(join(out2, "git-release"), { recursive: true });
+    symlinkSync(outside, join(out2, "git-release", "scripts"));
+    const r = skills(db, "export", out2);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain(`${join(out2, "git-release", "scripts")} is a symbolic link; not writing through it`);
+    expect(readdirSync(outside)).toEqual(["secret.txt"]);
   });
 
   it("a malformed SKILL.md gets a line-numbered error and changes nothing", () => {
