@@ -1,5 +1,8 @@
 // `infinity-memory config rap-json`: print the rap.json entry that adds a toolset to Infinity.
 import type { Command } from "commander";
+import { resolve } from "node:path";
+import { backendKindOf } from "../../stores/backend.js";
+import { SKILLS_TOOLSET } from "../../toolsets/skills/tools.js";
 import { DEFAULT_PORT } from "./serve.js";
 import { commandEntry, rapJson, serverEntry } from "../rap-json.js";
 import { registerProvidersJson } from "./providers-json.js";
@@ -13,10 +16,15 @@ export function registerConfig(program: Command): void {
     .option("--toolset <name>", "toolset", "memory")
     .option("--mode <mode>", "command (the daemon starts it per session) or server (a running `serve`)", "command")
     .option("--url <url>", "server URL for --mode server", `http://127.0.0.1:${DEFAULT_PORT}`)
-    .option("--db <path>", "database file the command server should use")
+    .option("--db <path|url>", "database the command server should use (a file path is made absolute)")
     .action((o: { toolset: string; mode: string; url: string; db?: string }) => {
       if (o.mode !== "command" && o.mode !== "server") throw new Error(`--mode must be "command" or "server", got "${o.mode}"`);
-      const entry = o.mode === "server" ? serverEntry(o.toolset, o.url) : commandEntry(o.toolset, o.db ? ["--db", o.db] : []);
+      if (o.toolset !== "memory" && o.toolset !== SKILLS_TOOLSET) throw new Error(`unknown toolset "${o.toolset}"; this version serves: memory, skills`);
+      if (o.mode === "server" && !/^https?:\/\/[^/\s]+/i.test(o.url)) throw new Error(`--url must be the server's http:// or https:// address (got "${o.url}")`);
+      // The daemon starts a command server in {session cwd}/.infinity: a relative path would be a
+      // different database for every project.
+      const db = o.db === undefined ? [] : ["--db", backendKindOf(o.db) === "sqlite" ? resolve(o.db) : o.db];
+      const entry = o.mode === "server" ? serverEntry(o.toolset, o.url) : commandEntry(o.toolset, db);
       process.stdout.write(`${rapJson([entry])}\n`);
     });
 }

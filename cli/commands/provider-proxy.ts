@@ -29,7 +29,7 @@ export function registerProviderProxy(program: Command): void {
     .option("--upstream <command...>", "the provider command to wrap (argv; put arguments starting with '-' after --)")
     .argument("[command...]", "more of the upstream command, after --")
     .option("--infinity-home <dir>", "the daemon's state directory (~/.infinity): thread ancestry, user ids, session directories")
-    .option("--db <file>", "database file (default $INFINITY_MEMORY_HOME/memory.db or ~/.infinity/memory/memory.db)")
+    .option("--db <path|url>", "SQLite file or postgres:// URL (default $INFINITY_MEMORY_DB, else $INFINITY_MEMORY_HOME/memory.db or ~/.infinity/memory/memory.db)")
     .option("--deadline-ms <ms>", "how long a call waits for its prefix before going out unchanged (default 250)")
     .option("--budget <tokens>", "token budget of the prefix (default 1200)")
     .option("--log <file>", "log file (default $INFINITY_MEMORY_HOME/provider-proxy.log)")

@@ -3,10 +3,8 @@
 // each model call's preamble. The daemon reads exactly one stdout line from us: the socket path.
 import { join, resolve } from "node:path";
 import type { Logger } from "pino";
-import { dataHome, loadConfig, openMemory, type MemoryContext } from "../../cli/context.js";
+import { dataHome, loadConfig, openAnyMemory, type AnyMemoryContext } from "../../cli/context.js";
 import { openInfinityHome } from "../../stores/infinity-files/home.js";
-import { SqliteRootContexts } from "../../stores/sqlite/root-contexts.js";
-import { SqliteTraceStore } from "../../stores/sqlite/trace-store.js";
 import { fileLogger, installCrashGuards, installShutdown } from "../../toolsets/rap/command-server.js";
 import { AncestorCache, resolveThreadContext } from "../thread-context.js";
 import { createBuilder } from "./builder.js";
@@ -37,10 +35,12 @@ export async function runProviderProxy(o: ProviderProxyOptions): Promise<void> {
   const deadlineMs = o.deadlineMs ?? config.prefix.deadlineMs;
   const budgetTokens = o.budgetTokens ?? config.prefix.budgetTokens;
 
-  let memory: MemoryContext | null = null;
+  let memory: AnyMemoryContext | null = null;
   let upstream: UpstreamProcess | null = null;
   try {
-    memory = openMemory({ dbPath: o.dbPath, config });
+    // --db, else INFINITY_MEMORY_DB (the daemon passes its environment on), else the home's file:
+    // the same store the daemon's memory command servers use, SQLite or PostgreSQL.
+    memory = await openAnyMemory({ location: o.dbPath, config });
     const ctx = { memory, logger };
     // The tokenizer loads while the upstream starts; neither is left behind when the other fails.
     const [built, started] = await Promise.allSettled([
@@ -58,7 +58,7 @@ export async function runProviderProxy(o: ProviderProxyOptions): Promise<void> {
     });
 
     const infinityHome = o.infinityHome ? openInfinityHome(resolve(o.infinityHome)) : null;
-    const rootContexts = new SqliteRootContexts(memory.db);
+    const rootContexts = memory.backend.roots;
     const ancestorCache = new AncestorCache();
     const server = new ProviderProxyServer({
       upstream: up,
@@ -76,7 +76,7 @@ export async function runProviderProxy(o: ProviderProxyOptions): Promise<void> {
         budgetTokens,
         onLate: (ms, err) => logger.info({ ms: Math.round(ms), err }, "prefix finished after its deadline"),
       },
-      traces: new SqliteTraceStore(memory.db),
+      traces: memory.backend.traces,
       clock: memory.clock,
       logger,
     });
@@ -87,20 +87,20 @@ export async function runProviderProxy(o: ProviderProxyOptions): Promise<void> {
       async () => {
         await server.close();
         await up.stop();
-        mem.close();
+        await mem.close();
         logger.info("stopped");
       },
       { logger },
     );
     announceSocketPath(socketPath);
     logger.info(
-      { socketPath, upstream: up.socketPath, upstreamPid: up.pid, db: mem.dbPath, infinityHome: o.infinityHome ?? null, deadlineMs, budgetTokens },
+      { socketPath, upstream: up.socketPath, upstreamPid: up.pid, db: mem.location, infinityHome: o.infinityHome ?? null, deadlineMs, budgetTokens },
       "provider proxy ready",
     );
   } catch (e) {
     logger.error({ err: e }, "provider proxy failed to start");
     await stopQuietly(upstream, logger);
-    memory?.close();
+    await memory?.close();
     logger.flush();
     throw e;
   }

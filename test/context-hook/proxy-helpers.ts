@@ -58,6 +58,9 @@ export function invokeLine(preamble: string | null, history: unknown[], modelId 
   );
 }
 
+/** the preamble of a recorded InvokeModel request line */
+export const preambleOf = (raw: string) => (JSON.parse(raw) as { InvokeModel: { request: { preamble: string } } }).InvokeModel.request.preamble;
+
 // ---- a provider-protocol client ----
 
 export interface CallResult {

@@ -20,6 +20,7 @@ import {
   GRAND,
   HOME,
   invokeLine,
+  preambleOf,
   readLog,
   readRecords,
   ROOT,
@@ -36,7 +37,6 @@ import {
 } from "./proxy-helpers.js";
 
 const DEADLINE_MS = 250;
-const preambleOf = (raw: string) => (JSON.parse(raw) as { InvokeModel: { request: { preamble: string } } }).InvokeModel.request.preamble;
 
 function scratch(): { dir: string; cleanup: () => void } {
   const dir = mkdtempSync(join(tmpdir(), "imem-proxy-"));

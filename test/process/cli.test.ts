@@ -93,6 +93,16 @@ describe("infinity-memory CLI", () => {
     expect(cmd.tool_sets[0]?.command).toMatch(/main\.js serve --toolset memory$/);
     const srv = JSON.parse(runCli(["config", "rap-json", "--mode", "server"], {}).stdout) as { tool_sets: { type: string; server_url: string }[] };
     expect(srv.tool_sets[0]).toMatchObject({ type: "toolset_server", server_url: "http://127.0.0.1:7411" });
+    // the daemon runs the command in {session cwd}/.infinity: a relative --db is made absolute
+    // (and quoted for sh -c); a URL is kept as given
+    const rel = JSON.parse(runCli(["config", "rap-json", "--db", "my data/m.db"], {}).stdout) as { tool_sets: { command: string }[] };
+    expect(rel.tool_sets[0]?.command).toMatch(new RegExp(`serve --toolset memory --db '${process.cwd()}/my data/m\\.db'$`));
+    const url = JSON.parse(runCli(["config", "rap-json", "--db", "postgres://m@db/x"], {}).stdout) as { tool_sets: { command: string }[] };
+    expect(url.tool_sets[0]?.command).toMatch(/--db postgres:\/\/m@db\/x$/);
+    const wrong = runCli(["config", "rap-json", "--toolset", "memroy"], {});
+    expect(wrong.status).toBe(1);
+    expect(wrong.stderr).toContain(`unknown toolset "memroy"; this version serves: memory, skills`);
+    expect(runCli(["config", "rap-json", "--mode", "server", "--url", "localhost:7411"], {}).stderr).toContain(`--url must be the server's http:// or https:// address (got "localhost:7411")`);
   });
 
   it("rap-manifests/ matches the zod schemas", () => {
