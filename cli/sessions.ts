@@ -33,7 +33,6 @@ export interface OpenedSources {
   close(): void;
 }
 
-/** `infinity-home:DIR` or `sqlite:PATH`; a bare path is a daemon home. */
 /** The server's own database: a SQLite connection, or any backend (its conversation tables). */
 type OwnDatabase = Db | Pick<Backend, "kind" | "conversations" | "state">;
 
@@ -58,8 +57,13 @@ export function openSources(specs: string[], own: OwnDatabase, ownLocation: stri
     const m = /^(infinity-home|sqlite):(.+)$/.exec(spec);
     const kind = m ? m[1]! : "infinity-home";
     const location = resolve(m ? m[2]! : spec);
+    if (!existsSync(location)) {
+      const prefix = /^([A-Za-z][\w-]*):/.exec(spec)?.[1];
+      if (!m && prefix) throw new Error(`session source ${spec}: unknown kind "${prefix}"; use infinity-home:DIR (the daemon's files) or sqlite:FILE`);
+      // a missing SQLite file would be created empty, and searched as if it had no conversations
+      throw new Error(`session source ${spec}: ${location} does not exist`);
+    }
     if (kind === "infinity-home") {
-      if (!existsSync(location)) throw new Error(`session source ${spec}: ${location} does not exist`);
       const home = openInfinityHome(location);
       sources.push({
         kind: "infinity-files",

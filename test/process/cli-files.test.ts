@@ -111,6 +111,21 @@ describe("CLI and the files it is given", () => {
     expect(JSON.parse(piped.stdout) as { content: string }).toMatchObject({ content: expect.stringMatching(/^Plan \d+: the courier route/) });
   });
 
+  it("a conversation source that does not exist is an error, not an empty store", () => {
+    const dir = tempDir("imem-files-");
+    const env = { INFINITY_MEMORY_HOME: dir, INFINITY_MEMORY_USER: "alice" };
+    const missing = join(dir, "infinity.db");
+    for (const cmd of [["sessions", "index"], ["sessions", "search", "deploy"]]) {
+      const r = runCli([...cmd, "--from", `sqlite:${missing}`], env);
+      expect(r.status, cmd.join(" ")).toBe(1);
+      expect(r.stderr).toBe(`infinity-memory: session source sqlite:${missing}: ${missing} does not exist\n`);
+    }
+    expect(existsSync(missing)).toBe(false);
+    const kind = runCli(["sessions", "index", "--from", "sqllite:x.db"], env);
+    expect(kind.status).toBe(1);
+    expect(kind.stderr).toBe(`infinity-memory: session source sqllite:x.db: unknown kind "sqllite"; use infinity-home:DIR (the daemon's files) or sqlite:FILE\n`);
+  });
+
   it("backup and restore use INFINITY_MEMORY_DB like every other command", () => {
     const dir = tempDir("imem-files-");
     const live = join(dir, "elsewhere", "live.db");
