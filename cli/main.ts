@@ -14,6 +14,7 @@ import { registerToolset } from "./commands/toolset.js";
 import { registerProviderProxy } from "./commands/provider-proxy.js";
 import { registerSkills } from "./commands/skills.js";
 import { fileErrorText } from "./file-errors.js";
+import { forCommandLine } from "./tool-hints.js";
 
 const program = new Command();
 program
@@ -36,7 +37,7 @@ registerMigrate(program);
 registerDb(program);
 
 program.parseAsync(process.argv).catch((e: unknown) => {
-  process.stderr.write(`infinity-memory: ${fileErrorText(e) ?? (e instanceof Error ? e.message : String(e))}\n`);
+  process.stderr.write(`infinity-memory: ${fileErrorText(e) ?? forCommandLine(e instanceof Error ? e.message : String(e))}\n`);
   // Exit now: a command server that failed to start must not linger with open handles (the
   // daemon waits on its stdout for the port line).
   process.exit(1);

@@ -126,6 +126,19 @@ describe("CLI and the files it is given", () => {
     expect(kind.stderr).toBe(`infinity-memory: session source sqllite:x.db: unknown kind "sqllite"; use infinity-home:DIR (the daemon's files) or sqlite:FILE\n`);
   });
 
+  it("points a person at commands, not at the model's tools", () => {
+    const dir = tempDir("imem-files-");
+    const env = { INFINITY_MEMORY_HOME: dir, INFINITY_MEMORY_USER: "alice" };
+    writeFileSync(join(dir, "in.jsonl"), lines(1));
+    expect(runCli(["memory", "import", join(dir, "in.jsonl")], env).status).toBe(0);
+    const mem = runCli(["memory", "show", "mem_nope"], env);
+    expect(mem.status).toBe(1);
+    expect(mem.stderr).toBe('infinity-memory: no memory with id "mem_nope" is visible here; find ids with `infinity-memory memory search` or `memory list`.\n');
+    const skill = runCli(["skills", "show", "nope"], env);
+    expect(skill.status).toBe(1);
+    expect(skill.stderr).toBe('infinity-memory: no skill named "nope"; `infinity-memory skills list` shows what exists\n');
+  });
+
   it("backup and restore use INFINITY_MEMORY_DB like every other command", () => {
     const dir = tempDir("imem-files-");
     const live = join(dir, "elsewhere", "live.db");
