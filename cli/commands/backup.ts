@@ -2,7 +2,7 @@
 // copies pages while servers keep writing; forgotten content is not in a later copy because a
 // forget overwrites it in place (secure_delete) and removes its index entries.
 import type { Command } from "commander";
-import { existsSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import Database from "better-sqlite3";
 import { backendKindOf, maskLocation } from "../../stores/backend.js";
@@ -22,6 +22,7 @@ export interface VerifyReport {
 
 export function verifyFile(file: string): VerifyReport {
   if (!existsSync(file)) throw new Error(`${file} does not exist`);
+  if (statSync(file).isDirectory()) throw new Error(`${file} is a directory; give the database or backup file`);
   let db: Database.Database;
   try {
     db = new Database(file, { readonly: true, fileMustExist: true });

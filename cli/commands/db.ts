@@ -3,7 +3,7 @@
 // grant a server role row access only (`--grant`), so servers need not own (or be able to alter)
 // anything; `?rls=1` in the URL also installs the row-level security policies.
 import type { Command } from "commander";
-import { existsSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import Database from "better-sqlite3";
 import { backendKindOf, maskLocation } from "../../stores/backend.js";
@@ -30,11 +30,17 @@ function upgradeSqlite(path: string, quiet: boolean): UpgradeSummary {
   const file = resolve(path);
   let before = 0;
   if (existsSync(file)) {
-    const ro = new Database(file, { readonly: true, fileMustExist: true });
+    // openDatabase names a directory or a file that is not SQLite; this first read must too
+    let ro: Database.Database | null = null;
     try {
+      ro = new Database(file, { readonly: true, fileMustExist: true });
       before = ro.pragma("user_version", { simple: true }) as number;
+    } catch (e) {
+      if (statSync(file).isDirectory()) throw new Error(`cannot open the database ${file}: it is a directory; give the database file inside it (memory.db)`);
+      if ((e as { code?: unknown }).code === "SQLITE_NOTADB") throw new Error(`${file} is not a SQLite database (is the path right?)`);
+      throw e;
     } finally {
-      ro.close();
+      ro?.close();
     }
   }
   // (a new file's steps are not announced; the versions between before and after are what ran)

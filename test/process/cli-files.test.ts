@@ -56,11 +56,14 @@ describe("CLI and the files it is given", () => {
     const asDir = runCli(["memory", "list", "--db", folder], env);
     expect(asDir.status).toBe(1);
     expect(asDir.stderr).toBe(`infinity-memory: cannot open the database ${folder}: it is a directory; give the database file inside it (memory.db)\n`);
+    const upgradeDir = runCli(["db", "upgrade", "--db", folder], env);
+    expect(upgradeDir.stderr).toBe(`infinity-memory: cannot open the database ${folder}: it is a directory; give the database file inside it (memory.db)\n`);
+    expect(runCli(["verify", folder], env).stderr).toBe(`infinity-memory: ${folder} is a directory; give the database or backup file\n`);
     expect(readdirSync(folder)).toEqual([]);
 
     const notes = join(dir, "notes.txt");
     writeFileSync(notes, "shopping: eggs, flour\n".repeat(200));
-    for (const args of [["memory", "list"], ["memory", "import", notes], ["serve", "--port", "0"]]) {
+    for (const args of [["memory", "list"], ["memory", "import", notes], ["serve", "--port", "0"], ["db", "upgrade"]]) {
       const r = runCli([...args, "--db", notes], env);
       expect(r.status, args.join(" ")).toBe(1);
       expect(r.stderr, args.join(" ")).toContain(`infinity-memory: ${notes} is not a SQLite database (is the path right?)`);
