@@ -2,6 +2,7 @@
 // stores: both engines keep the same columns (so `migrate` can copy by name), and one mapping keeps
 // what a record looks like identical on either.
 import { MEMORY_STATUSES, type Actor, type MemoryKind, type MemoryRecord, type MemorySource, type MemoryStatus, type RecordScope, type SafetyFlag, type ScopeLevel, type Trust } from "../core/memory/record.js";
+import { CoreError } from "../core/errors.js";
 import { StoreError, type ListPage, type ListQuery, type Visibility } from "./traits.js";
 
 /**
@@ -139,7 +140,10 @@ export function encodeCursor(t: number, r: number): string {
 
 export function decodeCursor(c: string): { t: number; r: number } {
   const [t, r] = Buffer.from(c, "base64url").toString().split(":").map(Number);
-  if (!Number.isFinite(t) || !Number.isFinite(r)) throw new StoreError("constraint", "invalid cursor");
+  if (!Number.isFinite(t) || !Number.isFinite(r)) {
+    // the caller's argument, not a store failure: tools answer it as such, the admin API as a 400 on "cursor"
+    throw Object.assign(new CoreError("invalid_argument", `"cursor" is not one a list returned; pass the cursor from the previous page, or leave it out for the first page`), { field: "cursor" });
+  }
   return { t: t!, r: r! };
 }
 

@@ -4,6 +4,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import pg from "pg";
 import { StoreError } from "../traits.js";
+import { isCoreError } from "../../core/errors.js";
 
 export type PgProfile = "postgres" | "dsql";
 
@@ -98,9 +99,9 @@ export function isRetryable(e: unknown): boolean {
   return typeof code === "string" && RETRYABLE.has(code);
 }
 
-/** A server or driver error as StoreError (a StoreError passes through). */
+/** A server or driver error as StoreError (a StoreError, or a CoreError about an argument, passes through). */
 export function toStoreError(e: unknown): Error {
-  if (e instanceof StoreError) return e;
+  if (e instanceof StoreError || isCoreError(e)) return e;
   const err = e as { code?: string; message?: string; constraint?: string };
   const msg = err?.message ?? String(e);
   const code = err?.code ?? "";
