@@ -67,9 +67,10 @@ describe("memory reindex --vectors", () => {
     expect(meta.embedder_id).toMatch(/^onnx:onnx-/);
   });
 
-  it("says what to configure when no embedder is set, and what failed when it cannot load", () => {
+  it("says what to configure when no embedder is set, and what failed when it cannot load", async () => {
     const home = tempDir();
     const env = { INFINITY_MEMORY_HOME: home };
+    await seed(join(home, "memory.db"), ["Alice keeps her notes in the blue binder"]);
     const r = runCli(["memory", "reindex", "--vectors", "--db", join(home, "memory.db")], env);
     expect(r.status).not.toBe(0);
     expect(r.stderr).toMatch(/no embedder configured: set "embedder"/);
