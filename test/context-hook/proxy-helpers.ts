@@ -7,6 +7,7 @@ import { performance } from "node:perf_hooks";
 import { createInterface } from "node:readline";
 import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { expect } from "vitest";
 import { CLI } from "../helpers/cli.js";
 
 const here = fileURLToPath(new URL(".", import.meta.url));
@@ -56,6 +57,21 @@ export function invokeLine(preamble: string | null, history: unknown[], modelId 
     `"tools":[{"name":"read_file","description":"Read a file","parameters":{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}}],` +
     `"temperature":1.0,"max_tokens":null,"tool_choice":null,"additional_params":{"seed":12345678901234567890},"output_schema":null}}}`
   );
+}
+
+/**
+ * As thread GRAND (session ROOT) asks how to deploy the staging cluster and checks that the call
+ * completed and that the upstream got a recalled-memory block holding `expected` in front of the
+ * daemon's preamble.
+ */
+export async function expectStagingRecall(socketPath: string, records: string, expected: string): Promise<void> {
+  const preamble = daemonPreamble(GRAND, ROOT);
+  const r = await call(socketPath, invokeLine(preamble, [userMsg("How do I deploy the staging cluster?")]));
+  expect(r.lines.at(-1)).toBe('"StreamEnd"');
+  const got = preambleOf(readRecords(records).at(-1)!.request!);
+  expect(got.startsWith("<recalled-memory>")).toBe(true);
+  expect(got).toContain(expected);
+  expect(got.endsWith(`</recalled-memory>\n\n${preamble}`)).toBe(true);
 }
 
 /** the preamble of a recorded InvokeModel request line */

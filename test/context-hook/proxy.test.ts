@@ -16,6 +16,7 @@ import {
   CHILD,
   CLI,
   daemonPreamble,
+  expectStagingRecall,
   FIXED_BUILDER,
   GRAND,
   HOME,
@@ -339,13 +340,7 @@ describe("provider proxy process with the memory prefix builder", () => {
       { INFINITY_MEMORY_HOME: s.dir, INFINITY_MEMORY_USER: "local", SCRIPTED_RECORD_FILE: records },
     );
     try {
-      const preamble = daemonPreamble(GRAND, ROOT);
-      const r = await call(proxy.socketPath, invokeLine(preamble, [userMsg("How do I deploy the staging cluster?")]));
-      expect(r.lines.at(-1)).toBe('"StreamEnd"');
-      const got = preambleOf(readRecords(records).at(-1)!.request!);
-      expect(got.startsWith("<recalled-memory>")).toBe(true);
-      expect(got).toContain("deployed with helm from the ops repo");
-      expect(got.endsWith(`</recalled-memory>\n\n${preamble}`)).toBe(true);
+      await expectStagingRecall(proxy.socketPath, records, "deployed with helm from the ops repo");
 
       // ROOT2 has no user_id anywhere: the local user, who has no memories
       const other = daemonPreamble(ROOT2, ROOT2);

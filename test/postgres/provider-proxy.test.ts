@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { openAnyMemory } from "../../cli/context.js";
 import { defaultConfig } from "../../core/config.js";
-import { call, daemonPreamble, HOME, invokeLine, preambleOf, readRecords, ROOT, GRAND, SCRIPTED, startProxy, userMsg } from "../context-hook/proxy-helpers.js";
+import { expectStagingRecall, GRAND, HOME, ROOT, SCRIPTED, startProxy } from "../context-hook/proxy-helpers.js";
 import { describePg } from "../helpers/postgres.js";
 import { migratedTemplate } from "./pg-databases.js";
 
@@ -42,13 +42,7 @@ describePg("provider proxy on PostgreSQL", (base) => {
       { INFINITY_MEMORY_HOME: dir, INFINITY_MEMORY_DB: url, INFINITY_MEMORY_USER: "local", SCRIPTED_RECORD_FILE: records },
     );
     try {
-      const preamble = daemonPreamble(GRAND, ROOT);
-      const r = await call(proxy.socketPath, invokeLine(preamble, [userMsg("How do I deploy the staging cluster?")]));
-      expect(r.lines.at(-1)).toBe('"StreamEnd"');
-      const got = preambleOf(readRecords(records).at(-1)!.request!);
-      expect(got.startsWith("<recalled-memory>")).toBe(true);
-      expect(got).toContain("deployed with helm from the ops repo");
-      expect(got.endsWith(`</recalled-memory>\n\n${preamble}`)).toBe(true);
+      await expectStagingRecall(proxy.socketPath, records, "deployed with helm from the ops repo");
     } finally {
       await proxy.stop();
     }
