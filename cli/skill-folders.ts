@@ -1,8 +1,9 @@
 // SKILL.md folders on disk: finding them under a directory (.claude/skills, ~/.hermes/skills with
 // categories, agentskills repositories), reading one into a document, and writing one back.
 // Support files are read as UTF-8 text; anything else is reported, not stored.
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { basename, dirname, join, relative, sep } from "node:path";
+import { fileReason } from "./file-errors.js";
 import { parseSkillMd, renderSkillMd, SKILL_FILE, SUPPORT_DIRS, type SkillDocument, type SkillFile } from "../core/skills/skill-md.js";
 
 const MAX_DEPTH = 4;
@@ -93,7 +94,12 @@ export function writeSkillFolder(dir: string, doc: Pick<SkillDocument, "frontmat
     mkdirSync(dirname(p), { recursive: true });
     const tmp = join(dirname(p), `.${basename(p)}.${process.pid}.partial`);
     writeFileSync(tmp, content);
-    renameSync(tmp, p);
+    try {
+      renameSync(tmp, p);
+    } catch (e) {
+      rmSync(tmp, { force: true });
+      throw new Error(`cannot write ${p}: ${fileReason(e)}`);
+    }
   }
 }
 

@@ -4,6 +4,7 @@
 const HINTS: [RegExp, string][] = [
   [/use memory_search or memory_list to find ids/g, "find ids with `infinity-memory memory search` or `memory list`"],
   [/skill_search lists what exists/g, "`infinity-memory skills list` shows what exists"],
+  [/skill_propose one first/g, "import one first with `infinity-memory skills import DIR`"],
   [/use skill_publish for a candidate/g, "approve a candidate with `infinity-memory skills approve`"],
   [/use memory_forget to remove it/g, "remove it with `infinity-memory memory forget`"],
   [/see memory_history for its newest version/g, "`infinity-memory memory show ID` lists its versions"],
