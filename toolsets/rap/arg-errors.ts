@@ -134,9 +134,8 @@ function describe(i: Issue, args: unknown, rootKeys: string[] | null, root: stri
 
 /** The field an issue is about (`tags[0]`, or null for the whole value) and what is wrong with it. */
 export function issueParts(schema: z.ZodType, value: unknown, issue: Issue): { field: string | null; text: string } {
-  const p = problem(issue, value, shapeKeys(schema));
   const field = issue.path.length === 0 ? null : label(issue.path, "").slice(1, -1);
-  return { field: p.join === null && issue.path.length === 0 ? null : field, text: p.text };
+  return { field, text: problem(issue, value, shapeKeys(schema)).text };
 }
 
 /** The keys a top-level object schema accepts, for "allowed: …" hints. */
