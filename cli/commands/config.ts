@@ -2,8 +2,7 @@
 import type { Command } from "commander";
 import { resolve } from "node:path";
 import { backendKindOf } from "../../stores/backend.js";
-import { SKILLS_TOOLSET } from "../../toolsets/skills/tools.js";
-import { DEFAULT_PORT } from "./serve.js";
+import { checkToolset, DEFAULT_PORT } from "./serve.js";
 import { commandEntry, rapJson, serverEntry } from "../rap-json.js";
 import { registerProvidersJson } from "./providers-json.js";
 
@@ -19,7 +18,7 @@ export function registerConfig(program: Command): void {
     .option("--db <path|url>", "database the command server should use (a file path is made absolute)")
     .action((o: { toolset: string; mode: string; url: string; db?: string }) => {
       if (o.mode !== "command" && o.mode !== "server") throw new Error(`--mode must be "command" or "server", got "${o.mode}"`);
-      if (o.toolset !== "memory" && o.toolset !== SKILLS_TOOLSET) throw new Error(`unknown toolset "${o.toolset}"; this version serves: memory, skills`);
+      checkToolset(o.toolset);
       if (o.mode === "server" && !/^https?:\/\/[^/\s]+/i.test(o.url)) throw new Error(`--url must be the server's http:// or https:// address (got "${o.url}")`);
       // The daemon starts a command server in {session cwd}/.infinity: a relative path would be a
       // different database for every project.

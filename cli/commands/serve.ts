@@ -74,10 +74,13 @@ export function registerServe(program: Command): void {
     });
 }
 
+/** The toolsets this build serves; anything else is an error naming them. */
+export function checkToolset(name: string): void {
+  if (name !== "memory" && name !== SKILLS_TOOLSET) throw new Error(`unknown toolset "${name}"; this version serves: memory, skills`);
+}
+
 async function serve(o: ServeOptions): Promise<void> {
-  if (o.toolset !== "memory" && o.toolset !== SKILLS_TOOLSET) {
-    throw new Error(`unknown toolset "${o.toolset}"; this version serves: memory, skills`);
-  }
+  checkToolset(o.toolset);
   const embedded = isEmbedded(process.env);
   const home = dataHome();
   const config = loadConfig(home);
@@ -197,10 +200,10 @@ async function serve(o: ServeOptions): Promise<void> {
   // scopes written last, the commonest words' counts. A command server the daemon starts for one
   // session does not: that session may never search, and a start per session would pay it each time.
   if (o.toolset === "memory" && !embedded && !o.grpc) warmStore(stores.memory, logger);
-  const host = embedded ? "127.0.0.1" : (o.host ?? "127.0.0.1");
-  const port = embedded ? 0 : Number(o.port ?? DEFAULT_PORT);
-  const server = await startRapServer({ toolset, db: stores, host, port, logger }).catch((e: unknown) => {
-    throw listenProblem("--port", `${host}:${port}`, e, "--host");
+  const rapHost = embedded ? "127.0.0.1" : (o.host ?? "127.0.0.1");
+  const rapPort = embedded ? 0 : Number(o.port ?? DEFAULT_PORT);
+  const server = await startRapServer({ toolset, db: stores, host: rapHost, port: rapPort, logger }).catch((e: unknown) => {
+    throw listenProblem("--port", `${rapHost}:${rapPort}`, e, "--host");
   });
   // The gRPC ContextHook (for a daemon patched with ThreadConfigSource::prompt_prefix).
   const grpc = o.grpc
