@@ -81,24 +81,36 @@ export function readSkillFolder(dir: string): ReadFolder {
   return { doc, skipped };
 }
 
+export interface SkillFolder {
+  dir: string;
+  doc: Pick<SkillDocument, "frontmatter" | "body">;
+  files: SkillFile[];
+}
+
 /**
- * Write a skill folder: SKILL.md plus its support files. Each file goes to a temporary name and is
- * renamed into place, so a symbolic link already at a destination is replaced, never written
- * through; a linked folder on the way is refused before anything is written.
+ * Write skill folders: SKILL.md plus their support files. Each file goes to a temporary name and
+ * is renamed into place, so a symbolic link already at a destination is replaced, never written
+ * through. Every folder is checked before anything is written: a linked folder (or a file where a
+ * folder goes) in any of them is refused with no skill written.
  */
-export function writeSkillFolder(dir: string, doc: Pick<SkillDocument, "frontmatter" | "body">, files: SkillFile[]): void {
-  const writes: [string, string | Uint8Array][] = [[join(dir, SKILL_FILE), renderSkillMd(doc)]];
-  for (const f of files) writes.push([join(dir, ...f.path.split("/")), f.content]);
-  for (const [p] of writes) refuseLinkedFolders(dir, dirname(p));
-  for (const [p, content] of writes) {
-    mkdirSync(dirname(p), { recursive: true });
-    const tmp = join(dirname(p), `.${basename(p)}.${process.pid}.partial`);
-    writeFileSync(tmp, content);
-    try {
-      renameSync(tmp, p);
-    } catch (e) {
-      rmSync(tmp, { force: true });
-      throw new Error(`cannot write ${p}: ${fileReason(e)}`);
+export function writeSkillFolders(folders: SkillFolder[]): void {
+  const plans = folders.map(({ dir, doc, files }) => {
+    const writes: [string, string | Uint8Array][] = [[join(dir, SKILL_FILE), renderSkillMd(doc)]];
+    for (const f of files) writes.push([join(dir, ...f.path.split("/")), f.content]);
+    return { dir, writes };
+  });
+  for (const { dir, writes } of plans) for (const [p] of writes) refuseLinkedFolders(dir, dirname(p));
+  for (const { writes } of plans) {
+    for (const [p, content] of writes) {
+      mkdirSync(dirname(p), { recursive: true });
+      const tmp = join(dirname(p), `.${basename(p)}.${process.pid}.partial`);
+      writeFileSync(tmp, content);
+      try {
+        renameSync(tmp, p);
+      } catch (e) {
+        rmSync(tmp, { force: true });
+        throw new Error(`cannot write ${p}: ${fileReason(e)}`);
+      }
     }
   }
 }

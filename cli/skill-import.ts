@@ -4,7 +4,7 @@
 import { join, resolve } from "node:path";
 import { isCoreError } from "../core/errors.js";
 import type { SkillService } from "../core/skills/service.js";
-import { findSkillFolders, readSkillFolder, writeSkillFolder } from "./skill-folders.js";
+import { findSkillFolders, readSkillFolder, writeSkillFolders, type SkillFolder } from "./skill-folders.js";
 
 export type ImportOutcome = "imported" | "published" | "unchanged" | "skipped";
 
@@ -76,11 +76,12 @@ async function importOne(service: SkillService, folder: string, o: ImportOptions
 
 /** Write every published skill to DIR/<name>/; returns the names written. */
 export async function exportSkills(service: SkillService, dir: string): Promise<string[]> {
-  const names: string[] = [];
+  // read every skill first: a folder refused for one of them leaves the others unwritten too
+  const folders: (SkillFolder & { name: string })[] = [];
   for (const { skill, published } of await service.list()) {
     if (!published) continue;
-    writeSkillFolder(join(resolve(dir), skill.name), published, await service.files(published));
-    names.push(skill.name);
+    folders.push({ name: skill.name, dir: join(resolve(dir), skill.name), doc: published, files: await service.files(published) });
   }
-  return names;
+  writeSkillFolders(folders);
+  return folders.map((f) => f.name);
 }

@@ -114,6 +114,18 @@ describe("skills CLI", () => {
     expect(r.status).toBe(1);
     expect(r.stderr).toContain(`${join(out2, "git-release", "scripts")} is a symbolic link; not writing through it`);
     expect(readdirSync(outside)).toEqual(["secret.txt"]);
+
+    // every skill is checked before any is written: a linked folder in pdf-forms (exported after
+    // git-release) leaves git-release unwritten too
+    const out3 = join(dir, "export3");
+    mkdirSync(join(out3, "pdf-forms"), { recursive: true });
+    symlinkSync(outside, join(out3, "pdf-forms", "scripts"));
+    const r3 = skills(db, "export", out3);
+    expect(r3.status).toBe(1);
+    expect(r3.stderr).toContain(`${join(out3, "pdf-forms", "scripts")} is a symbolic link; not writing through it`);
+    expect(readdirSync(out3)).toEqual(["pdf-forms"]);
+    expect(readdirSync(join(out3, "pdf-forms"))).toEqual(["scripts"]);
+    expect(readdirSync(outside)).toEqual(["secret.txt"]);
   });
 
   it("a malformed SKILL.md gets a line-numbered error and changes nothing", () => {
