@@ -3,23 +3,17 @@
 // place of the provider it wraps; see `infinity-memory config providers-json`.
 import type { Command } from "commander";
 import { runProviderProxy } from "../../context-hook/provider-proxy/run.js";
+import { wholeNumber } from "../options.js";
 
 interface ProxyCliOptions {
   upstream?: string[];
   infinityHome?: string;
   db?: string;
-  deadlineMs?: string;
-  budget?: string;
+  deadlineMs?: number;
+  budget?: number;
   log?: string;
   builderModule?: string;
-  upstreamTimeoutMs?: string;
-}
-
-function positiveInt(name: string, v: string | undefined): number | undefined {
-  if (v === undefined) return undefined;
-  const n = Number(v);
-  if (!Number.isInteger(n) || n <= 0) throw new Error(`${name} must be a positive integer, got "${v}"`);
-  return n;
+  upstreamTimeoutMs?: number;
 }
 
 export function registerProviderProxy(program: Command): void {
@@ -30,11 +24,11 @@ export function registerProviderProxy(program: Command): void {
     .argument("[command...]", "more of the upstream command, after --")
     .option("--infinity-home <dir>", "the daemon's state directory (~/.infinity): thread ancestry, user ids, session directories")
     .option("--db <path|url>", "SQLite file or postgres:// URL (default $INFINITY_MEMORY_DB, else $INFINITY_MEMORY_HOME/memory.db or ~/.infinity/memory/memory.db)")
-    .option("--deadline-ms <ms>", "how long a call waits for its prefix before going out unchanged (default 250)")
-    .option("--budget <tokens>", "token budget of the prefix (default 1200)")
+    .option("--deadline-ms <ms>", "how long a call waits for its prefix before going out unchanged (default 250)", wholeNumber(1))
+    .option("--budget <tokens>", "token budget of the prefix (default 1200)", wholeNumber(1))
     .option("--log <file>", "log file (default $INFINITY_MEMORY_HOME/provider-proxy.log)")
     .option("--builder-module <file>", "ES module exporting createPrefixBuilder(ctx) to use instead of the memory prefix builder")
-    .option("--upstream-timeout-ms <ms>", "how long the upstream may take to print its socket path (default 30000)")
+    .option("--upstream-timeout-ms <ms>", "how long the upstream may take to print its socket path (default 30000)", wholeNumber(1))
     .action(async (rest: string[], o: ProxyCliOptions) => {
       const upstream = [...(o.upstream ?? []), ...rest];
       if (upstream.length === 0) throw new Error("give the provider command to wrap: --upstream <command…>");
@@ -42,11 +36,11 @@ export function registerProviderProxy(program: Command): void {
         upstream,
         infinityHome: o.infinityHome,
         dbPath: o.db,
-        deadlineMs: positiveInt("--deadline-ms", o.deadlineMs),
-        budgetTokens: positiveInt("--budget", o.budget),
+        deadlineMs: o.deadlineMs,
+        budgetTokens: o.budget,
         logFile: o.log,
         builderModule: o.builderModule,
-        upstreamTimeoutMs: positiveInt("--upstream-timeout-ms", o.upstreamTimeoutMs),
+        upstreamTimeoutMs: o.upstreamTimeoutMs,
       });
     });
 }

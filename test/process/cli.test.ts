@@ -75,6 +75,8 @@ describe("infinity-memory CLI", () => {
       [["serve", "--port", "70000"], /option '--port <port>' argument '70000' is invalid\. expected a whole number from 0 to 65535/],
       [["bench", "locomo", "--data", "x.json", "--prefix-budget", "lots"], /option '--prefix-budget <tokens>' argument 'lots' is invalid/],
       [["config", "providers-json", "--upstream", "my-provider", "--deadline-ms", "soon"], /option '--deadline-ms <ms>' argument 'soon' is invalid/],
+      [["provider-proxy", "--deadline-ms", "0", "--upstream", "my-provider"], /option '--deadline-ms <ms>' argument '0' is invalid\. expected a whole number of at least 1/],
+      [["provider-proxy", "--budget", "lots", "--upstream", "my-provider"], /option '--budget <tokens>' argument 'lots' is invalid/],
     ];
     for (const [args, why] of cases) {
       const r = runCli(args, env);
