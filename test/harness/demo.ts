@@ -126,7 +126,7 @@ async function main(): Promise<void> {
     r = await tool(s2, search, "memory_update", { id, content: "The shop-api project deploys with helm on Thursdays", user_stated: true });
     await reply(s2, r, "Updated: deploys are on Thursdays now; the old version stays in history.");
 
-    out("\nSession 3 (ana): searching past conversations, then forgetting a preference");
+    out("\nSession 3 (ana): searching past conversations, then forgetting a preference everywhere");
     const s3 = await inf.createSession({ cwd: project, userId: "ana" });
     await say(s3, "ana", "What did I say about indentation before? And then forget it, I changed my mind.");
     r = await next(s3);
@@ -140,7 +140,9 @@ async function main(): Promise<void> {
     r = await next(s3);
     out(`  tool  ← ${indent(lastToolText(r))}`);
     r = await tool(s3, r, "memory_search", { query: "TypeScript tabs indentation" });
-    await reply(s3, r, "Forgotten.");
+    // the forget cascades into the session index: the turn that stated it and the messages quoting it
+    r = await tool(s3, r, "session_search", { query: "TypeScript tabs spaces", window: 0 });
+    await reply(s3, r, "Forgotten, here and in past conversations.");
 
     out("\nSession 4 (ben, same project): another user sees none of ana's memories");
     const s4 = await inf.createSession({ cwd: project, userId: "ben" });
