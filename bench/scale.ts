@@ -7,7 +7,9 @@
 //                            [--channels lexical,context,...|all]   (default: the default channels)
 //
 // Each size runs in its own child process (so RSS is that size's alone) on a fresh SQLite file.
-// Prints one JSON object (last stdout line) and writes it to bench/results/scale-*.json.
+// Prints one JSON object (last stdout line) and writes it to bench/results/scale-*.json. Its
+// machine.speed_probe is a fixed workload timed before and after (machine-speed.ts): figures of two
+// runs compare only as far as their probes agree.
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
@@ -23,6 +25,7 @@ import { loadTokenCounter } from "../core/retrieval/tokens.js";
 import { openMemory } from "../cli/context.js";
 import { BatchWriter } from "../cli/batch-writer.js";
 import { ScaleCorpus, type ScaleMemory } from "./corpus.js";
+import { probeMachineSpeed } from "./machine-speed.js";
 import { summary } from "./stats.js";
 
 const args = new Map<string, string>();
@@ -572,6 +575,8 @@ async function main() {
   }
   const self = fileURLToPath(import.meta.url);
   const sizes: unknown[] = [];
+  // the same fixed workload before and after: how fast the machine was during this run
+  const speedBefore = probeMachineSpeed();
   const t0 = performance.now();
   for (const n of SIZES) {
     const r = spawnSync(process.execPath, [self, "--one", String(n), "--queries", String(QUERIES), "--batch", String(BATCH), "--prefix-max", String(PREFIX_MAX), "--seed", String(SEED), ...(WORKERS === undefined ? [] : ["--workers", String(WORKERS)]), ...(FIXED_CLOCK ? ["--fixed-clock"] : []), ...(args.has("channels") ? ["--channels", args.get("channels")!] : [])], {
@@ -601,7 +606,7 @@ async function main() {
     ingest_ok: s.ingest ? s.ingest.per_second >= TARGETS.ingest_per_second : null,
   }));
   const out = {
-    machine: { node: process.version, cpus: cpus().length },
+    machine: { node: process.version, cpus: cpus().length, cpu_model: cpus()[0]?.model ?? null, speed_probe: { before: speedBefore, after: probeMachineSpeed() } },
     channels: channelList(CHANNELS),
     seed: SEED,
     targets: TARGETS,
