@@ -87,6 +87,8 @@ const TRIGRAM_WHEN_FEWER = 10;
 // The trigram table tokenizes vis_key into trigrams too, so a key in MATCH becomes a long phrase
 // over postings that cover most rows (measured 170 ms at 100k): filter scope in the join instead.
 const TRIGRAM_PLAN = { keysInMatch: false, newest: false } as const;
+// Trigram candidates read per hit wanted: a few rows hold a word's trigrams but not the word.
+const TRIGRAM_OVERREAD = 2;
 // A plan whose every term is too common (plan.newest) walks at most this many of the newest
 // matches for ones that pass the filters; they all get this rank (bm25 ranks are negative).
 const NEWEST_WALK_CAP = 4 * POSTINGS_BUDGET;
@@ -99,6 +101,20 @@ const NEWEST_RANK = -1;
 const MAX_OWNER_KEYS = 500;
 // [vector channel] past this many keys an owner's KNN reads the owner's partitions (one KNN per key otherwise).
 const VECTOR_MAX_KEYS = 32;
+
+/** The trigram tokenizer's tokens of a word: its overlapping three-character runs (code points). */
+function trigramsOf(word: string): string[] {
+  const cs = [...word];
+  const out = new Set<string>();
+  for (let i = 0; i + 3 <= cs.length; i++) out.add(cs.slice(i, i + 3).join(""));
+  return [...out];
+}
+
+/** Whether the text holds one of the (lower-case, NFKC) words, folded as the trigram index folds it. */
+function containsAny(text: string, words: string[]): boolean {
+  const folded = text.normalize("NFKC").toLowerCase();
+  return words.some((w) => folded.includes(w));
+}
 
 function quote(term: string): string {
   return `"${term.replace(/"/g, '""')}"`;
@@ -168,7 +184,7 @@ export class SqliteMemoryStore implements MemoryStore {
       insertTag: p(`INSERT OR IGNORE INTO memory_tags (memory_rowid, tag) VALUES (?, ?)`),
       insertSource: p(`INSERT INTO memory_sources (memory_rowid, thread_id, tool_call_id, actor, at) VALUES (?, ?, ?, ?, ?)`),
       insertSourceMsg: p(`INSERT INTO memory_source_messages (source_id, ord, message_id) VALUES (?, ?, ?)`),
-      insertTri: p(`INSERT INTO memory_tri (rowid, content, vis_key) VALUES (?, ?, ?)`),
+      insertTri: p(`INSERT INTO memory_tri (rowid, content) VALUES (?, ?)`),
       deleteFts: p(`DELETE FROM memory_fts WHERE rowid = ?`),
       deleteTri: p(`DELETE FROM memory_tri WHERE rowid = ?`),
       byId: p(`SELECT * FROM memories WHERE id = ?`),
@@ -220,7 +236,7 @@ export class SqliteMemoryStore implements MemoryStore {
     writeWordRow(this.db, rowid, true);
     // The neighbours' context now includes this memory.
     refreshNeighbours(this.db, neighbours(this.db, rowid));
-    this.st.insertTri!.run(rowid, rec.content, key);
+    this.st.insertTri!.run(rowid, rec.content);
     return rowid;
   }
 
@@ -341,7 +357,7 @@ export class SqliteMemoryStore implements MemoryStore {
         this.vectors?.onInsert(rowid, rec, vecs[out.length]);
         const delta = joined.get(key) ?? joined.set(key, { remove: [], add: [] }).get(key)!;
         if (joinsIndex(rec)) delta.add.push({ rowid, thread: rec.source.threadId, content: rec.content });
-        this.st.insertTri!.run(rowid, rec.content, key);
+        this.st.insertTri!.run(rowid, rec.content);
         this.writeAudit(audit);
         seen.set(k, rec.id);
         fresh.push({
@@ -597,7 +613,7 @@ export class SqliteMemoryStore implements MemoryStore {
     // a selective kind filter prunes inside the index too (the join below still applies it)
     const kinds = table === "memory_fts" && q.kinds && q.kinds.length > 0 ? q.kinds.map(kindToken) : null;
     const match = kinds && this.planner.kindsInMatch(kinds) ? `{vis_key}: ${orGroup(kinds)} AND (${scoped})` : scoped;
-    const weights = table === "memory_fts" ? FTS_WEIGHTS : "1.0, 0.0";
+    const weights = table === "memory_fts" ? FTS_WEIGHTS : "1.0";
     const filterParams: unknown[] = [];
     const where = this.filters(q, filterParams, keysInMatch, keys);
     return { match, where, filterParams, weights, keysInMatch };
@@ -636,6 +652,18 @@ export class SqliteMemoryStore implements MemoryStore {
     const sql = `SELECT ${POOL_COLS}, bm25(${table}, ${weights}) AS rank FROM ${table} f JOIN memories m ON m.rowid = f.rowid
       WHERE ${table} MATCH ? AND ${where} ORDER BY rank LIMIT ${k}`;
     return (this.prepared(sql).all(match, ...filterParams) as Ranked[]).map((r) => ({ row: r, rank: r.rank }));
+  }
+
+  /**
+   * [trigram] Memories holding one of these words (partial words, CJK runs) anywhere in their text.
+   * The index keeps no positions (migration 19), so a word matches as all of its trigrams, in any
+   * order; the rows are then checked for the word itself, so every hit holds it, as with a
+   * positional index (ranked by bm25 over the trigrams, each counted once a row).
+   */
+  private trigramHits(words: string[], q: SearchQuery, keys: string[] | null, limit: number): { row: PoolRow; rank: number }[] {
+    const groups = words.map((w) => `(${trigramsOf(w).map(quote).join(" AND ")})`);
+    const hits = this.channel("memory_tri", groups.join(" OR "), q, keys, limit * TRIGRAM_OVERREAD, TRIGRAM_PLAN);
+    return hits.filter((h) => containsAny(h.row.content, words)).slice(0, limit);
   }
 
   /**
@@ -748,7 +776,7 @@ export class SqliteMemoryStore implements MemoryStore {
     // left the words few hits). Absent words (partial words, typos) and CJK runs go to it.
     const triWords = plan.pruned ? lex.trigrams.filter((t) => hasCjk(t) || (!plan.terms.includes(t) && !plan.common.includes(t))) : lex.trigrams;
     const needTri = ch.trigram && !q.wordsOnly && triWords.length > 0 && spread.length < Math.min(q.limit, TRIGRAM_WHEN_FEWER);
-    const tri = needTri ? this.channel("memory_tri", `content: ${orGroup(triWords)}`, q, keys, depth, TRIGRAM_PLAN) : [];
+    const tri = needTri ? this.trigramHits(triWords, q, keys, depth) : [];
     const prf = ch.prf && !q.wordsOnly ? this.feedbackPass(spread, lexicalRaw, plan.terms, wordParts, cols, q, keys, depth) : [];
     // [vector channel] nearest memories by embedding, inside the viewer's keys
     const vec = this.vectors && !q.wordsOnly ? await this.vectorHits(q, keys, depth) : [];

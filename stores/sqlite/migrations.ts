@@ -759,4 +759,25 @@ CREATE INDEX memories_pending_user ON memories (status, user_id, updated_at) WHE
       }
     },
   },
+  {
+    version: 19,
+    name: "trigram index without positions",
+    sql: `
+-- The trigram channel is a fallback for partial words and CJK runs. Its positions (detail=full)
+-- were 65% of its size (394 -> 137 bytes a memory) and most of its write cost; without them a word
+-- is matched as all of its trigrams and the rows are then checked for the word itself
+-- (memory-store.ts trigramHits). Without positions there are no column filters either, and the
+-- scope key column was never matched (scope is filtered in the join): one column. Rebuilt from
+-- the memories that had a row (every one not forgotten); a fresh table has no tombstones to merge.
+DROP TABLE memory_tri;
+CREATE VIRTUAL TABLE memory_tri USING fts5(
+  content,
+  tokenize = 'trigram',
+  content = '', contentless_delete = 1, detail = none
+);
+INSERT INTO memory_tri (memory_tri, rank) VALUES ('secure-delete', 1);
+INSERT INTO memory_tri (rowid, content) SELECT rowid, content FROM memories WHERE status <> 'deleted' AND content <> '' ORDER BY rowid;
+DELETE FROM fts_purge WHERE tbl = 'memory_tri';
+`,
+  },
 ];

@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { ListMemoriesResponse, ListPendingResponse, GetSkillResponse, ListCandidatesResponse, LearningStatsResponse, GetMemoryResponse } from "../../admin/api/contract.js";
 import { startAdmin } from "../../admin/api/start.js";
 import pino from "pino";
+import { trigramMatch } from "../helpers/memory.js";
 import { tempDir } from "../helpers/tmp.js";
 import { PENDING_TEXT, SOURCE_MESSAGE, startSeeded } from "./seed.js";
 
@@ -126,7 +127,7 @@ describe("admin HTTP API: memories", () => {
     const hits = (await ok<{ hits: unknown[] }>(s, "MemoryAdmin/SearchMemories", { query: "Buildkite deploy pipeline", includeHistory: true })).hits;
     expect(hits).toEqual([]);
     const fts = s.ctx.db.prepare(`SELECT count(*) AS n FROM memory_fts WHERE memory_fts MATCH 'buildkite'`).get() as { n: number };
-    const tri = s.ctx.db.prepare(`SELECT count(*) AS n FROM memory_tri WHERE memory_tri MATCH 'Buildkite'`).get() as { n: number };
+    const tri = s.ctx.db.prepare(`SELECT count(*) AS n FROM memory_tri WHERE memory_tri MATCH ?`).get(trigramMatch("buildkite")) as { n: number };
     expect(fts.n + tri.n).toBe(0);
     const audit = await ok<{ entries: { action: string; targetId: string }[] }>(s, "MemoryAdmin/QueryAudit", { actions: ["forget"] });
     expect(audit.entries).toEqual([expect.objectContaining({ action: "forget", targetId: s.ids.ci })]);

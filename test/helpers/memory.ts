@@ -8,6 +8,20 @@ import { openMemory, type MemoryContext } from "../../cli/context.js";
 
 export const T0 = Date.UTC(2026, 10, 1, 12, 0, 0);
 
+/**
+ * A MATCH expression over the trigram index (memory_tri) for rows holding every trigram of one of
+ * these words: it keeps no positions, so a phrase ("word") cannot be asked of it.
+ */
+export function trigramMatch(...words: string[]): string {
+  return words
+    .map((w) => {
+      const cs = [...w.toLowerCase()];
+      const tris = cs.slice(0, Math.max(0, cs.length - 2)).map((_, i) => `"${cs.slice(i, i + 3).join("")}"`);
+      return `(${tris.join(" AND ")})`;
+    })
+    .join(" OR ");
+}
+
 export function openTestMemory(dir: string, file = "memory.db", channels?: RetrievalChannels): MemoryContext & { clock: ReturnType<typeof fixedClock> } {
   const clock = fixedClock(T0);
   const ctx = openMemory({ dbPath: join(dir, file), config: defaultConfig({ localUser: "alice" }), clock, env: {}, ...(channels ? { channels } : {}) });

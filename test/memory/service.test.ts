@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from "vitest";
 import { recordScopeFor, visibilityKey, visibleKeys } from "../../core/memory/scope.js";
 import { CoreError } from "../../core/errors.js";
-import { openTestMemory, req, modelOrigin } from "../helpers/memory.js";
+import { openTestMemory, req, modelOrigin, trigramMatch } from "../helpers/memory.js";
 import { tempDir } from "../helpers/tmp.js";
 
 describe("MemoryService write policy", () => {
@@ -168,6 +168,18 @@ describe("scope isolation", () => {
 });
 
 describe("forget", () => {
+  it("a partial word finds the memories holding it, not those holding its three-letter pieces apart", async () => {
+    const m = openTestMemory(tempDir());
+    const whole = await m.service.remember(req(), { content: "The cluster runs kubernetes 1.29" }, modelOrigin());
+    // "kub" and "ube" both occur here, but never "kube": the trigram index (no positions) matches it, the check drops it
+    await m.service.remember(req(), { content: "A kub sat by the tube station" }, modelOrigin());
+    const hits = await m.service.search({ thread: req() }, { query: "kube" });
+    expect(hits.map((h) => h.record.id)).toEqual([whole.record.id]);
+    expect(hits[0]!.channel).toBe("trigram");
+    expect(m.db.prepare(`SELECT count(*) AS n FROM memory_tri WHERE memory_tri MATCH ?`).get(trigramMatch("kube"))).toEqual({ n: 2 });
+    m.close();
+  });
+
   it("purges every version from the record, FTS, trigram index and export", async () => {
     const dir = tempDir();
     const m = openTestMemory(dir);
@@ -179,7 +191,7 @@ describe("forget", () => {
     expect(await m.service.search({ thread: req() }, { query: "Carol birthday zanzibarite", includeHistory: true })).toEqual([]);
     expect(await m.service.search({ thread: req() }, { query: "zanzib" })).toEqual([]);
     const fts = m.db.prepare(`SELECT count(*) AS n FROM memory_fts WHERE memory_fts MATCH 'zanzibarite'`).get() as { n: number };
-    const tri = m.db.prepare(`SELECT count(*) AS n FROM memory_tri WHERE memory_tri MATCH '"zanzibar"'`).get() as { n: number };
+    const tri = m.db.prepare(`SELECT count(*) AS n FROM memory_tri WHERE memory_tri MATCH ?`).get(trigramMatch("zanzibar")) as { n: number };
     expect(fts.n + tri.n).toBe(0);
     const content = m.db.prepare(`SELECT count(*) AS n FROM memories WHERE content LIKE '%zanzibarite%'`).get() as { n: number };
     expect(content.n).toBe(0);

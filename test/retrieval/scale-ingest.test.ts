@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import type { RequestScope } from "../../core/memory/scope.js";
 import type { MemoryContext } from "../../cli/context.js";
 import { recreateWordIndex } from "../../stores/sqlite/memory-fts.js";
-import { openTestMemory, req } from "../helpers/memory.js";
+import { openTestMemory, req, trigramMatch } from "../helpers/memory.js";
 import { tempDir } from "../helpers/tmp.js";
 
 type Level = "user" | "project" | "session";
@@ -89,7 +89,7 @@ describe("batched ingest and the context column", () => {
     expect(contextRows(ctx, [victimWord])[victimWord]!.length).toBeGreaterThan(0);
     await ctx.service.forget({ thread: scopeOf("conv-a") }, [ids[victim]!], { actor: "user", threadId: "conv-a", toolCallId: null });
     expect(contextRows(ctx, [victimWord])[victimWord]).toEqual([]);
-    expect(ctx.db.prepare(`SELECT count(*) AS n FROM memory_tri WHERE memory_tri MATCH ?`).get(`"${victimWord}"`)).toEqual({ n: 0 });
+    expect(ctx.db.prepare(`SELECT count(*) AS n FROM memory_tri WHERE memory_tri MATCH ?`).get(trigramMatch(victimWord))).toEqual({ n: 0 });
     const hits = await ctx.service.search({ thread: scopeOf("conv-a") }, { query: victimWord, limit: 10 });
     expect(hits).toEqual([]);
 

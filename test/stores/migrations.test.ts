@@ -5,7 +5,7 @@ import { openDatabase, schemaVersion, type MigrationEvent } from "../../stores/s
 import { MIGRATIONS } from "../../stores/sqlite/migrations.js";
 import { visibilityKey } from "../../core/memory/scope.js";
 import { projectKey } from "../../core/skills/scope.js";
-import { openTestMemory, req } from "../helpers/memory.js";
+import { openTestMemory, req, trigramMatch } from "../helpers/memory.js";
 import { tempDir } from "../helpers/tmp.js";
 
 const LATEST = Math.max(...MIGRATIONS.map((m) => m.version));
@@ -67,6 +67,8 @@ describe("schema migrations", () => {
       const hits = await m.service.search({ thread: req() }, { query: "billing cron" });
       expect(hits.map((h) => h.record.id)).toEqual(["mem_old1"]);
       expect(hits[0]!.record.sources[0]).toMatchObject({ threadId: "root-1", toolCallId: "tc-old" });
+      // a partial word, through the trigram index version 19 rebuilt from the memories
+      expect((await m.service.search({ thread: req() }, { query: "legac" })).map((h) => h.record.id)).toEqual(["mem_old1"]);
       // the word index rewritten by version 14 knows the memory's kind: a kind filter finds it (the
       // row written by hand above into a version-14 file has no kind token: nothing rewrote it)
       if (v < 14) {
@@ -85,6 +87,35 @@ describe("schema migrations", () => {
       m.close();
     });
   }
+
+  it("19 rebuilds the trigram index without positions from every memory not forgotten, and drops its pending purge mark", async () => {
+    const dir = tempDir();
+    const path = join(dir, "memory.db");
+    const old = openDatabase(path, { targetVersion: 18 });
+    const key = visibilityKey({ level: "user", user: "alice", project: null, session: null, thread: null });
+    const add = old.prepare(`INSERT INTO memories (id, lineage_id, vis_key, level, user_id, kind, content, trust, confidence, status, version, created_at, updated_at, content_hash)
+      VALUES (?, 'lin', ?, 'user', 'alice', 'fact', ?, 'user_stated', 0.9, ?, ?, 1, 1, ?)`);
+    const tri = old.prepare(`INSERT INTO memory_tri (rowid, content, vis_key) VALUES (?, ?, ?)`);
+    const rows: [string, string, string, number][] = [
+      ["mem_v1", "The cluster runs kubernetes 1.28", "superseded", 1],
+      ["mem_v2", "The cluster runs kubernetes 1.29", "active", 2],
+    ];
+    for (const [id, content, status, version] of rows) tri.run(add.run(id, key, content, status, version, `h-${id}`).lastInsertRowid, content, key);
+    // a forgotten memory: content gone, its trigram row deleted (a tombstone waiting for a merge)
+    const gone = add.run("mem_gone", key, "", "deleted", 1, null).lastInsertRowid;
+    old.prepare(`INSERT INTO fts_purge (tbl, gen) VALUES ('memory_tri', 3), ('memory_fts', 3)`).run();
+    old.close();
+
+    const m = openTestMemory(dir);
+    expect((m.db.prepare(`SELECT sql FROM sqlite_master WHERE name = 'memory_tri'`).get() as { sql: string }).sql).toMatch(/detail = none/);
+    const rowids = (m.db.prepare(`SELECT rowid FROM memory_tri WHERE memory_tri MATCH ? ORDER BY rowid`).all(trigramMatch("ubernet")) as { rowid: number }[]).map((r) => r.rowid);
+    const byId = (id: string) => (m.db.prepare(`SELECT rowid FROM memories WHERE id = ?`).get(id) as { rowid: number }).rowid;
+    expect(rowids).toEqual([byId("mem_v1"), byId("mem_v2")]);
+    expect(rowids).not.toContain(Number(gone));
+    expect((m.db.prepare(`SELECT tbl FROM fts_purge ORDER BY tbl`).all() as { tbl: string }[]).map((r) => r.tbl)).toEqual(["memory_fts"]);
+    expect((await m.service.search({ thread: req() }, { query: "ubernet" })).map((h) => h.record.id)).toEqual(["mem_v2"]);
+    m.close();
+  });
 
   it("18 rekeys project-level skill settings from a NUL-joined pair to the JSON pair the service now writes, and leaves the others", () => {
     const path = join(tempDir(), "memory.db");
