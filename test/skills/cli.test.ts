@@ -107,25 +107,22 @@ describe("skills CLI", () => {
     expect(readdirSync(join(out, "git-release")).filter((f) => f.includes("partial"))).toEqual([]);
 
     // a linked folder inside a skill folder: refused, naming it, and nothing lands in its target
-    const out2 = join(dir, "export2");
-    mkdirSync(join(out2, "git-release"), { recursive: true });
-    symlinkSync(outside, join(out2, "git-release", "scripts"));
-    const r = skills(db, "export", out2);
-    expect(r.status).toBe(1);
-    expect(r.stderr).toContain(`${join(out2, "git-release", "scripts")} is a symbolic link; not writing through it`);
-    expect(readdirSync(outside)).toEqual(["secret.txt"]);
+    const exportPastLink = (out: string, skill: string) => {
+      mkdirSync(join(out, skill), { recursive: true });
+      symlinkSync(outside, join(out, skill, "scripts"));
+      const r = skills(db, "export", out);
+      expect(r.status).toBe(1);
+      expect(r.stderr).toContain(`${join(out, skill, "scripts")} is a symbolic link; not writing through it`);
+      expect(readdirSync(outside)).toEqual(["secret.txt"]);
+    };
+    exportPastLink(join(dir, "export2"), "git-release");
 
     // every skill is checked before any is written: a linked folder in pdf-forms (exported after
     // git-release) leaves git-release unwritten too
     const out3 = join(dir, "export3");
-    mkdirSync(join(out3, "pdf-forms"), { recursive: true });
-    symlinkSync(outside, join(out3, "pdf-forms", "scripts"));
-    const r3 = skills(db, "export", out3);
-    expect(r3.status).toBe(1);
-    expect(r3.stderr).toContain(`${join(out3, "pdf-forms", "scripts")} is a symbolic link; not writing through it`);
+    exportPastLink(out3, "pdf-forms");
     expect(readdirSync(out3)).toEqual(["pdf-forms"]);
     expect(readdirSync(join(out3, "pdf-forms"))).toEqual(["scripts"]);
-    expect(readdirSync(outside)).toEqual(["secret.txt"]);
   });
 
   it("a malformed SKILL.md gets a line-numbered error and changes nothing", () => {
