@@ -26,6 +26,7 @@ import { NeighbourSpread } from "./neighbour-spread.js";
 import { semanticChannel, type SemanticChannel, type SemanticHit } from "./semantic-channel.js";
 import { DEFAULT_ASSOCIATIONS } from "../../core/retrieval/associations.js";
 import { indexNewRows, kindToken, neighbours, refreshNeighbours, writeWordRow, type FreshRow } from "./memory-fts.js";
+import { holdsAny, trigramMatch } from "./trigram-query.js";
 import { DEFAULT_CHANNELS, type RetrievalChannels } from "../../core/retrieval/channels.js";
 import { joinsIndex, type IndexDelta } from "../../core/retrieval/association-cache.js";
 import { ftsPurge, type FtsPurge } from "./fts-purge.js";
@@ -101,20 +102,6 @@ const NEWEST_RANK = -1;
 const MAX_OWNER_KEYS = 500;
 // [vector channel] past this many keys an owner's KNN reads the owner's partitions (one KNN per key otherwise).
 const VECTOR_MAX_KEYS = 32;
-
-/** The trigram tokenizer's tokens of a word: its overlapping three-character runs (code points). */
-function trigramsOf(word: string): string[] {
-  const cs = [...word];
-  const out = new Set<string>();
-  for (let i = 0; i + 3 <= cs.length; i++) out.add(cs.slice(i, i + 3).join(""));
-  return [...out];
-}
-
-/** Whether the text holds one of the (lower-case, NFKC) words, folded as the trigram index folds it. */
-function containsAny(text: string, words: string[]): boolean {
-  const folded = text.normalize("NFKC").toLowerCase();
-  return words.some((w) => folded.includes(w));
-}
 
 function quote(term: string): string {
   return `"${term.replace(/"/g, '""')}"`;
@@ -661,9 +648,8 @@ export class SqliteMemoryStore implements MemoryStore {
    * positional index (ranked by bm25 over the trigrams, each counted once a row).
    */
   private trigramHits(words: string[], q: SearchQuery, keys: string[] | null, limit: number): { row: PoolRow; rank: number }[] {
-    const groups = words.map((w) => `(${trigramsOf(w).map(quote).join(" AND ")})`);
-    const hits = this.channel("memory_tri", groups.join(" OR "), q, keys, limit * TRIGRAM_OVERREAD, TRIGRAM_PLAN);
-    return hits.filter((h) => containsAny(h.row.content, words)).slice(0, limit);
+    const hits = this.channel("memory_tri", trigramMatch(words), q, keys, limit * TRIGRAM_OVERREAD, TRIGRAM_PLAN);
+    return hits.filter((h) => holdsAny(h.row.content, words)).slice(0, limit);
   }
 
   /**

@@ -5,21 +5,13 @@ import type { RequestScope } from "../../core/memory/scope.js";
 import type { Origin } from "../../core/memory/service.js";
 import type { RetrievalChannels } from "../../core/retrieval/channels.js";
 import { openMemory, type MemoryContext } from "../../cli/context.js";
+import { trigramMatch as trigramQuery } from "../../stores/sqlite/trigram-query.js";
 
 export const T0 = Date.UTC(2026, 10, 1, 12, 0, 0);
 
-/**
- * A MATCH expression over the trigram index (memory_tri) for rows holding every trigram of one of
- * these words: it keeps no positions, so a phrase ("word") cannot be asked of it.
- */
+/** A MATCH expression over the trigram index for rows holding every trigram of one of these words (it keeps no positions: no phrases). */
 export function trigramMatch(...words: string[]): string {
-  return words
-    .map((w) => {
-      const cs = [...w.toLowerCase()];
-      const tris = cs.slice(0, Math.max(0, cs.length - 2)).map((_, i) => `"${cs.slice(i, i + 3).join("")}"`);
-      return `(${tris.join(" AND ")})`;
-    })
-    .join(" OR ");
+  return trigramQuery(words.map((w) => w.toLowerCase()));
 }
 
 export function openTestMemory(dir: string, file = "memory.db", channels?: RetrievalChannels): MemoryContext & { clock: ReturnType<typeof fixedClock> } {
