@@ -329,7 +329,9 @@ export class MemoryService {
         kind: input.kind,
         tags: input.tags ?? current.tags,
         confidence: input.confidence ?? current.confidence,
-        expiresAt: input.expiresAt,
+        // a correction keeps when the memory stops applying and since when it holds, unless told
+        expiresAt: input.expiresAt ?? (current.expiresAt !== null && current.expiresAt > this.clock.now() ? new Date(current.expiresAt).toISOString() : undefined),
+        validFrom: current.validFrom,
         supersedes: current.id,
         userStated: input.userStated,
       },

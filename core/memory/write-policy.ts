@@ -50,18 +50,20 @@ export function normalizeTags(tags: string[] | undefined): string[] {
 }
 
 const DURATION_RE = /^(\d+)\s*(m|h|d|w|y)$/i;
+// "never" is how an update clears an expiry (an update without one keeps the current expiry)
+const NEVER_RE = /^\s*never\s*$/i;
 const UNIT_MS: Record<string, number> = { m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000, y: 31_536_000_000 };
 
-/** `expires_at`: an ISO 8601 date/time, or a duration from now such as "30d", "12h", "2w". */
+/** `expires_at`: an ISO 8601 date/time, a duration from now such as "30d", "12h", "2w", or "never". */
 export function parseExpiry(value: string | undefined, now: number): number | null {
-  if (value === undefined || value === "") return null;
+  if (value === undefined || value === "" || NEVER_RE.test(value)) return null;
   const d = DURATION_RE.exec(value.trim());
   if (d) return now + Number(d[1]) * UNIT_MS[d[2]!.toLowerCase()]!;
   const t = Date.parse(value);
   if (Number.isNaN(t)) {
     throw new CoreError(
       "invalid_argument",
-      `"expires_at" must be an ISO 8601 date or time (e.g. "2027-01-31" or "2027-01-31T12:00:00Z") or a duration like "30d"; got "${value}".`,
+      `"expires_at" must be an ISO 8601 date or time (e.g. "2027-01-31" or "2027-01-31T12:00:00Z"), a duration like "30d", or "never"; got "${value}".`,
     );
   }
   if (t <= now) throw new CoreError("invalid_argument", `"expires_at" (${value}) is in the past; give a future date or a duration like "30d".`);

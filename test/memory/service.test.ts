@@ -29,6 +29,16 @@ describe("MemoryService write policy", () => {
     m.close();
   });
 
+  it("a correction keeps since when the memory holds (valid_from) and its expiry", async () => {
+    const m = openTestMemory(tempDir());
+    const from = Date.parse("2026-01-01T00:00:00Z");
+    const a = await m.service.remember(req(), { content: "Alice leads the payments team", kind: "fact", validFrom: from, expiresAt: "90d" }, modelOrigin());
+    const b = await m.service.update(req(), { id: a.record.id, content: "Alice leads the payments and billing teams" }, modelOrigin());
+    expect(b.record).toMatchObject({ version: 2, validFrom: from, expiresAt: a.record.expiresAt });
+    expect(a.record.expiresAt).not.toBeNull();
+    m.close();
+  });
+
   it("replaying the same tool call writes once", async () => {
     const m = openTestMemory(tempDir());
     const a = await m.service.remember(req(), { content: "Staging is at staging.example.org" }, modelOrigin("root-1", "tc-x"));

@@ -141,6 +141,24 @@ describe("memory toolset over RAP", () => {
     expect(list).toContain("2-space");
   });
 
+  it("a correction keeps the memory's expiry unless it gives one; \"never\" clears it", async () => {
+    const day = 86_400_000;
+    const saved = await call(r, "memory_remember", { content: "The staging cluster is frozen for the audit", kind: "project", expires_at: "30d" });
+    const newest = async () => (await r.ctx.service.history({ owner: "alice" }, idIn(saved))).versions.at(-1)!;
+    expect(await call(r, "memory_update", { id: idIn(saved), content: "The staging cluster is frozen for the SOC 2 audit" })).toMatch(/version 2/);
+    // the typo fix did not make the memory permanent
+    expect(await newest()).toMatchObject({ version: 2, expiresAt: T0 + 30 * day });
+    const history = await call(r, "memory_history", { id: idIn(saved) });
+    expect(history.match(new RegExp(`expires ${new Date(T0 + 30 * day).toISOString().slice(0, 10)}`, "g"))).toHaveLength(2);
+    await call(r, "memory_update", { id: (await newest()).id, content: "The staging cluster is frozen for the SOC 2 audit", expires_at: "2w" });
+    expect(await newest()).toMatchObject({ version: 3, expiresAt: T0 + 14 * day });
+    await call(r, "memory_update", { id: (await newest()).id, content: "The staging cluster stays frozen", expires_at: "never" });
+    expect(await newest()).toMatchObject({ version: 4, expiresAt: null });
+    const typo = await call(r, "memory_update", { id: (await newest()).id, content: "x", expires_at: "someday" });
+    expect(typo).toMatch(/^Error: "expires_at" must be an ISO 8601 date or time .* or "never"; got "someday"/);
+    expect(await newest()).toMatchObject({ version: 4, content: "The staging cluster stays frozen" });
+  });
+
   it("memory_list on a view of more than 10,000 memories says 10000+ and still pages", async () => {
     const req = { user: "alice", project: "/work/app", session: "bulk", thread: "bulk", ancestors: [] };
     const made = await r.ctx.service.rememberMany(

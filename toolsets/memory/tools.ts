@@ -50,7 +50,10 @@ export const updateInput = z.strictObject({
   kind: kind.optional(),
   tags: z.array(z.string().min(1).max(64)).max(20).optional(),
   confidence: z.number().min(0).max(1).optional(),
-  expires_at: z.string().optional(),
+  expires_at: z
+    .string()
+    .optional()
+    .describe('a new expiry (ISO date/time or a duration such as "30d"), or "never" to clear it; default: the current one is kept'),
   user_stated: z.boolean().optional(),
 });
 
