@@ -7,7 +7,7 @@ import type { Clock } from "../../core/clock.js";
 import type { MemoryConfig } from "../../core/config.js";
 import { EvolutionService } from "../../core/learning/evolution.js";
 import type { MemoryRecord } from "../../core/memory/record.js";
-import type { RequestScope } from "../../core/memory/scope.js";
+import { requestScopeOwning, type RequestScope } from "../../core/memory/scope.js";
 import type { MemoryService, Origin, Viewer } from "../../core/memory/service.js";
 import { diffVersions } from "../../core/skills/diff.js";
 import { projectOfKey } from "../../core/skills/scope.js";
@@ -80,14 +80,6 @@ export function createAdminService(d: AdminDeps): AdminHandlers {
   const actor = `admin:${d.localUser}`;
   const viewerOf = (r: { user?: string | undefined; project?: string | undefined }): Viewer => ({ owner: r.user ?? d.localUser, project: r.project ?? null });
 
-  /** A thread view that sees exactly the record's own scope (the service's update path needs one). */
-  const scopeOf = (rec: MemoryRecord): RequestScope => ({
-    user: rec.scope.user,
-    project: rec.scope.project,
-    session: rec.scope.session ?? "",
-    thread: rec.scope.thread ?? "",
-    ancestors: [],
-  });
 
   async function messagesOf(recs: MemoryRecord[]): Promise<z.input<typeof C.SourceMessage>[]> {
     if (d.refreshMessages && recs.some((r) => r.sources.some((s) => s.messageIds.length > 0))) {
@@ -265,7 +257,7 @@ export function createAdminService(d: AdminDeps): AdminHandlers {
       async UpdateMemory(req) {
         const current = await d.memory.getVisible(viewerOf(req), req.id);
         const r = await d.memory.update(
-          scopeOf(current),
+          requestScopeOwning(current.scope),
           { id: req.id, content: req.content, kind: req.kind, tags: req.tags, confidence: req.confidence, expiresAt: req.expiresAt, userStated: true },
           origin,
         );

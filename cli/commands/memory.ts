@@ -1,6 +1,6 @@
-// `infinity-memory memory …`: the person's own view of their memories (search, list, show,
-// review, forget, export). Every command works on the database directly; no server needed.
-import type { Command } from "commander";
+// `infinity-memory memory …`: the person's own view of their memories (add, correct, search,
+// list, show, review, forget, import, export). Every command works on the database directly; no server needed.
+import { InvalidArgumentError, type Command } from "commander";
 import { createInterface } from "node:readline/promises";
 import { resolve } from "node:path";
 import { MEMORY_KINDS, MEMORY_STATUSES, SCOPE_LEVELS, type MemoryRecord } from "../../core/memory/record.js";
@@ -9,6 +9,7 @@ import { recordBlock, recordList, totalText } from "../../toolsets/memory/render
 import { writeLines } from "../line-output.js";
 import { openAnyMemory, openMemory, type AnyMemoryContext, type MemoryContext } from "../context.js";
 import { recreateWordIndex, wordIndexDrift } from "../../stores/sqlite/memory-fts.js";
+import { addMemory, correctMemory, expiryOption, fractionOption, tagsOption, type AddOptions, type CorrectOptions } from "./memory-edit.js";
 import { importMemories } from "./memory-import.js";
 import { reindexVectors } from "./memory-vectors.js";
 import { numberAtLeast, wholeNumber } from "../options.js";
@@ -93,7 +94,40 @@ async function confirm(question: string): Promise<boolean> {
 }
 
 export function registerMemory(program: Command): void {
-  const memory = program.command("memory").description("search, browse, review, forget and export memories");
+  const memory = program.command("memory").description("add, correct, search, browse, review, forget and export memories");
+
+  const kindOption = (v: string) => {
+    if (!(MEMORY_KINDS as readonly string[]).includes(v)) throw new InvalidArgumentError(`expected one of ${MEMORY_KINDS.join(", ")}`);
+    return v;
+  };
+
+  common(memory.command("add").argument("<text...>").description("remember something you state yourself (trust user_stated)"))
+    .option("--kind <kind>", `${MEMORY_KINDS.join(", ")} (default note)`, kindOption)
+    .option("--scope <level>", "user or project (default: project for project, lesson and procedure with --project, else user)", (v: string) => {
+      if (v !== "user" && v !== "project") throw new InvalidArgumentError("expected user or project (session and thread memories are written by a thread)");
+      return v;
+    })
+    .option("--tags <tags>", "comma-separated labels", tagsOption)
+    .option("--confidence <n>", "how sure, 0..1 (default: the configured user-stated confidence)", fractionOption)
+    .option("--expires-at <when>", 'when it stops applying: ISO date/time or a duration such as "30d"', expiryOption)
+    .option("--json", "print the outcome as JSON")
+    .action(
+      withMemory<Common & AddOptions>(async (ctx, viewer, o, text) => {
+        await addMemory(ctx, viewer as { owner: string; project: string | null }, text ?? [], o);
+      }, { create: true }),
+    );
+
+  common(memory.command("correct").alias("update").argument("<id>").argument("[text...]").description("store a corrected version of a memory (the old one is kept as a past version)"))
+    .option("--kind <kind>", "a new kind", kindOption)
+    .option("--tags <tags>", 'comma-separated labels in place of the current ones ("" clears them)', tagsOption)
+    .option("--confidence <n>", "how sure, 0..1", fractionOption)
+    .option("--expires-at <when>", 'a new expiry (ISO date/time or "30d"), or "never" to clear it; default: kept', expiryOption)
+    .option("--json", "print the outcome as JSON")
+    .action(
+      withMemory<Common & CorrectOptions>(async (ctx, viewer, o, id, text) => {
+        await correctMemory(ctx, viewer as { owner: string; project: string | null }, id![0]!, text ?? [], o);
+      }),
+    );
 
   common(memory.command("search").argument("<query...>").description("search memories"))
     .option("--kind <kinds>", "comma-separated kinds", csv(MEMORY_KINDS, "kind"))
@@ -143,7 +177,7 @@ export function registerMemory(program: Command): void {
           return;
         }
         if (page.items.length === 0) {
-          process.stdout.write(o.cursor ? "no more memories\n" : "no memories here yet (remember one with memory_remember, or import a file with memory import)\n");
+          process.stdout.write(o.cursor ? "no more memories\n" : "no memories here yet (add one with `memory add TEXT`, or import a file with `memory import FILE`)\n");
           return;
         }
         process.stdout.write(`${page.items.length} of ${totalText(page)}\n${recordList(page.items, ctx.clock.now())}\n`);

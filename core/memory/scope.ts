@@ -45,6 +45,14 @@ export function recordScopeFor(req: RequestScope, level: ScopeLevel): RecordScop
 }
 
 /**
+ * A request that sees the record scope `scope` itself: how a person's correction of one record
+ * (the CLI, the review page) goes through the same update path as a thread's.
+ */
+export function requestScopeOwning(scope: RecordScope): RequestScope {
+  return { user: scope.user, project: scope.project, session: scope.session ?? "", thread: scope.thread ?? "", ancestors: [] };
+}
+
+/**
  * Visibility key of a record: one opaque token per (level, owner, level key). A request sees the
  * union of a small set of keys, so the scope predicate can live inside the index lookup (an FTS
  * column match, a vector partition) instead of being a post-filter.
