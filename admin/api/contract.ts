@@ -165,7 +165,7 @@ export const UpdateMemoryRequest = z.strictObject({
   kind: MemoryKind.optional(),
   tags: z.array(z.string().min(1).max(64)).max(20).optional(),
   confidence: z.number().min(0).max(1).optional(),
-  /** ISO date/time or a duration like "30d" */
+  /** ISO date/time, a duration like "30d", or "never" to clear it; without it the current expiry is kept */
   expiresAt: z.string().min(1).max(100).optional(),
 });
 export const UpdateMemoryResponse = z.object({

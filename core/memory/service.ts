@@ -330,7 +330,12 @@ export class MemoryService {
         tags: input.tags ?? current.tags,
         confidence: input.confidence ?? current.confidence,
         // a correction keeps when the memory stops applying and since when it holds, unless told
-        expiresAt: input.expiresAt ?? (current.expiresAt !== null && current.expiresAt > this.clock.now() ? new Date(current.expiresAt).toISOString() : undefined),
+        // (an empty expires_at is taken for "not given": only "never" clears an expiry)
+        expiresAt: input.expiresAt?.trim()
+          ? input.expiresAt
+          : current.expiresAt !== null && current.expiresAt > this.clock.now()
+            ? new Date(current.expiresAt).toISOString()
+            : undefined,
         validFrom: current.validFrom,
         supersedes: current.id,
         userStated: input.userStated,

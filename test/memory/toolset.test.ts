@@ -152,11 +152,14 @@ describe("memory toolset over RAP", () => {
     expect(history.match(new RegExp(`expires ${new Date(T0 + 30 * day).toISOString().slice(0, 10)}`, "g"))).toHaveLength(2);
     await call(r, "memory_update", { id: (await newest()).id, content: "The staging cluster is frozen for the SOC 2 audit", expires_at: "2w" });
     expect(await newest()).toMatchObject({ version: 3, expiresAt: T0 + 14 * day });
+    // an empty value is no instruction: the expiry stays
+    await call(r, "memory_update", { id: (await newest()).id, content: "The staging cluster is frozen for the SOC 2 audit.", expires_at: "" });
+    expect(await newest()).toMatchObject({ version: 4, expiresAt: T0 + 14 * day });
     await call(r, "memory_update", { id: (await newest()).id, content: "The staging cluster stays frozen", expires_at: "never" });
-    expect(await newest()).toMatchObject({ version: 4, expiresAt: null });
+    expect(await newest()).toMatchObject({ version: 5, expiresAt: null });
     const typo = await call(r, "memory_update", { id: (await newest()).id, content: "x", expires_at: "someday" });
     expect(typo).toMatch(/^Error: "expires_at" must be an ISO 8601 date or time .* or "never"; got "someday"/);
-    expect(await newest()).toMatchObject({ version: 4, content: "The staging cluster stays frozen" });
+    expect(await newest()).toMatchObject({ version: 5, content: "The staging cluster stays frozen" });
   });
 
   it("memory_list on a view of more than 10,000 memories says 10000+ and still pages", async () => {

@@ -706,7 +706,7 @@ export type UpdateMemoryRequest = Message<"infinity.memory.v1.UpdateMemoryReques
   confidence?: number | undefined;
 
   /**
-   * ISO 8601 date/time or a duration like "30d"
+   * ISO 8601 date/time, a duration like "30d", or "never" to clear it; unset keeps the current expiry
    *
    * @generated from field: optional string expires_at = 8;
    */
