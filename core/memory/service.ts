@@ -96,6 +96,16 @@ const ALL_LIVE: MemoryStatus[] = ["active", "pending", "superseded", "expired"];
 const SEARCHABLE: MemoryStatus[] = ["active"];
 const SEARCHABLE_HISTORY: MemoryStatus[] = ["active", "superseded", "expired"];
 
+/**
+ * A new version's expiry: the one given, else (a correction) its previous version's while that is
+ * still ahead, so fixing a typo does not make an expiring memory permanent. An empty value counts
+ * as not given; only "never" clears an expiry.
+ */
+function expiryOf(given: string | undefined, previous: MemoryRecord | null, now: number): number | null {
+  if (given?.trim()) return parseExpiry(given, now);
+  return previous?.expiresAt != null && previous.expiresAt > now ? previous.expiresAt : null;
+}
+
 /** Derived artifacts outside the memory store that must forget with it (e.g. the session index). */
 export interface ForgetHook {
   /** `contents`: the forgotten texts and ids of one user's records, to find copies elsewhere */
@@ -235,10 +245,10 @@ export class MemoryService {
       flags,
       version: previous ? previous.version + 1 : 1,
       supersedes: previous?.id ?? null,
-      validFrom: input.validFrom ?? null,
+      validFrom: input.validFrom ?? previous?.validFrom ?? null,
       validTo: null,
       createdAt: now,
-      expiresAt: parseExpiry(input.expiresAt, now),
+      expiresAt: expiryOf(input.expiresAt, previous, now),
       contentHash: hash,
       source,
     };
@@ -329,14 +339,7 @@ export class MemoryService {
         kind: input.kind,
         tags: input.tags ?? current.tags,
         confidence: input.confidence ?? current.confidence,
-        // a correction keeps when the memory stops applying and since when it holds, unless told
-        // (an empty expires_at is taken for "not given": only "never" clears an expiry)
-        expiresAt: input.expiresAt?.trim()
-          ? input.expiresAt
-          : current.expiresAt !== null && current.expiresAt > this.clock.now()
-            ? new Date(current.expiresAt).toISOString()
-            : undefined,
-        validFrom: current.validFrom,
+        expiresAt: input.expiresAt,
         supersedes: current.id,
         userStated: input.userStated,
       },

@@ -29,13 +29,18 @@ describe("MemoryService write policy", () => {
     m.close();
   });
 
-  it("a correction keeps since when the memory holds (valid_from) and its expiry", async () => {
+  it("a correction (update, or remember with supersedes) keeps valid_from and the expiry; \"never\" clears it", async () => {
     const m = openTestMemory(tempDir());
     const from = Date.parse("2026-01-01T00:00:00Z");
     const a = await m.service.remember(req(), { content: "Alice leads the payments team", kind: "fact", validFrom: from, expiresAt: "90d" }, modelOrigin());
     const b = await m.service.update(req(), { id: a.record.id, content: "Alice leads the payments and billing teams" }, modelOrigin());
     expect(b.record).toMatchObject({ version: 2, validFrom: from, expiresAt: a.record.expiresAt });
     expect(a.record.expiresAt).not.toBeNull();
+    // memory_remember with `supersedes` is the same correction
+    const c = await m.service.remember(req(), { content: "Alice leads the billing team", supersedes: b.record.id }, modelOrigin());
+    expect(c.record).toMatchObject({ version: 3, validFrom: from, expiresAt: a.record.expiresAt });
+    const d = await m.service.remember(req(), { content: "Alice leads the platform team", supersedes: c.record.id, expiresAt: "never" }, modelOrigin());
+    expect(d.record).toMatchObject({ version: 4, expiresAt: null });
     m.close();
   });
 
