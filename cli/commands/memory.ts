@@ -131,13 +131,14 @@ export function registerMemory(program: Command): void {
 
   common(memory.command("search").argument("<query...>").description("search memories"))
     .option("--kind <kinds>", "comma-separated kinds", csv(MEMORY_KINDS, "kind"))
+    .option("--scope <levels>", "comma-separated scopes", csv(SCOPE_LEVELS, "scope"))
     .option("--limit <n>", "how many (at most 50 are returned)", wholeNumber(1), 10)
     .option("--history", "include superseded and expired versions")
     .option("--json", "JSON lines")
     .action(
-      withMemory<Common & { kind?: (typeof MEMORY_KINDS)[number][]; limit: string; history?: boolean }>(async (ctx, viewer, o, q) => {
+      withMemory<Common & { kind?: (typeof MEMORY_KINDS)[number][]; scope?: (typeof SCOPE_LEVELS)[number][]; limit: string; history?: boolean }>(async (ctx, viewer, o, q) => {
         const query = (q ?? []).join(" ");
-        const hits = await ctx.service.search(viewer, { query, kinds: o.kind, limit: Number(o.limit), includeHistory: o.history });
+        const hits = await ctx.service.search(viewer, { query, kinds: o.kind, scopes: o.scope, limit: Number(o.limit), includeHistory: o.history });
         if (o.json) for (const h of hits) process.stdout.write(`${JSON.stringify({ score: h.score, ...jsonRecord(h.record) })}\n`);
         else process.stdout.write(hits.length ? `${recordList(hits.map((h) => h.record), ctx.clock.now())}\n` : `no memories match "${query}"\n`);
       }),

@@ -70,6 +70,11 @@ describe("memory add / memory correct", () => {
     expect(inProject.status).toBe(0);
     expect(rows(env, ["--project", project]).find((r) => r.content.startsWith("Releases"))?.scope).toMatchObject({ level: "project", project });
     expect(rows(env)).toHaveLength(2);
+    // search narrows by scope as memory_search does
+    const projectOnly = runCli(["memory", "search", "releases", "deploys", "--project", project, "--scope", "project", "--json"], env);
+    expect(projectOnly.stdout.trim().split("\n").map((l) => (JSON.parse(l) as Row).content)).toEqual(["Releases are tagged from main"]);
+    const userOnly = runCli(["memory", "search", "releases", "deploys", "--project", project, "--scope", "user", "--json"], env);
+    expect(userOnly.stdout.trim().split("\n").map((l) => (JSON.parse(l) as Row).content)).toEqual(["Deploys go through staging"]);
 
     const refused: [string[], RegExp][] = [
       [["--scope", "project"], /--scope project needs --project DIR/],
