@@ -19,7 +19,17 @@ export interface ServeProcess {
   port: number;
   endpoint: string;
   pid: number;
+  /** the last error lines of its log (what to show when a check on it fails) */
+  errorLog(): string;
   stop(): Promise<void>;
+}
+
+function errorLines(cwd: string, toolset: string, n: number): string {
+  try {
+    return readFileSync(join(cwd, `infinity-${toolset}.log`), "utf8").split("\n").filter((x) => /"level":(50|60)/.test(x)).slice(-n).join("\n");
+  } catch {
+    return ""; // no log yet
+  }
 }
 
 /** Start `serve` as the daemon would (RAP_EMBEDDED=1, port on the first stdout line). */
@@ -56,6 +66,7 @@ export function startServe(opts: { db: string; dir: string; name: string; toolse
         port,
         pid: child.pid!,
         endpoint: `http://127.0.0.1:${port}/invoke`,
+        errorLog: () => errorLines(cwd, toolset, 10),
         stop: async () => {
           if (child.exitCode === null) child.kill("SIGTERM");
           const killer = setTimeout(() => child.kill("SIGKILL"), 10_000);
@@ -66,12 +77,7 @@ export function startServe(opts: { db: string; dir: string; name: string; toolse
     });
     child.once("exit", (c) => {
       clearTimeout(t);
-      let log = "";
-      try {
-        log = readFileSync(join(cwd, `infinity-${toolset}.log`), "utf8").split("\n").filter((x) => /"level":(50|60)/.test(x)).slice(-3).join("\n");
-      } catch {
-        // no log yet
-      }
+      const log = errorLines(cwd, toolset, 3);
       reject(new Error(`${opts.name}: serve exited with ${c} before its port line\n${log}\n${stderr}`));
     });
   });

@@ -1,6 +1,8 @@
 // The RAP HTTP seam: manifest, invocation acks and results, request validation, cancellation,
 // duplicates and user choices, through real HTTP against a real callback listener.
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { connect } from "node:net";
+import { once } from "node:events";
 import { invocationJson } from "../../toolsets/rap/wire-json.js";
 import { RapInvocation, RapToolResult, ToolsetManifest } from "../../toolsets/rap/wire.js";
 import { invocation, post, postTo, raw, resultFor, sleep, startHarness, waitFor, type Harness } from "./helpers.js";
@@ -71,6 +73,30 @@ describe("invocation", () => {
     expect(result).toEqual({ type: "tool_result", group_id: group, id, text });
     expect(RapToolResult.safeParse(result).success).toBe(true);
   });
+
+  it("keeps an idle connection past Node's 5 s default, so a client that reuses it (as hyper does for 90 s) is never reset", async () => {
+    // one raw TCP connection, two invocations 6 s apart: a client that ignores Keep-Alive hints
+    const url = new URL(h.server.url);
+    const socket = connect(Number(url.port), url.hostname);
+    await once(socket, "connect");
+    let buffered = "";
+    socket.setEncoding("utf8").on("data", (d: string) => (buffered += d));
+    const send = async (id: string): Promise<string> => {
+      buffered = "";
+      const body = JSON.stringify(invocation(h.listener.url, { id }));
+      socket.write(`POST /invoke HTTP/1.1\r\nhost: ${url.host}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+      await waitFor(() => /\r\n\r\n/.test(buffered), "an HTTP answer");
+      return buffered;
+    };
+    const first = await send("ka-1");
+    expect(first).toMatch(/^HTTP\/1\.1 200/);
+    expect(first).toMatch(/keep-alive: timeout=100/i);
+    await sleep(6000);
+    expect(socket.destroyed).toBe(false);
+    expect(await send("ka-2")).toMatch(/^HTTP\/1\.1 200/);
+    socket.destroy();
+    expect((await resultFor(h.listener, "ka-2")).type).toBe("tool_result");
+  }, 15_000);
 
   it("omits a null call_id in the result and echoes a set one", async () => {
     const a = invocation(h.listener.url, { id: "c-null" });

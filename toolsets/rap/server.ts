@@ -27,6 +27,13 @@ const DEFAULT_GRACE_MS = 5000;
 export const MAX_ACTIVE_CALLS = 1024;
 /** The same, per thread (group_id). */
 export const MAX_ACTIVE_CALLS_PER_THREAD = 64;
+/**
+ * How long an idle connection is kept open. Longer than the daemon's client keeps one (reqwest
+ * over hyper drops idle pooled connections after 90 s), so the client always closes first: with
+ * Node's default of 5 s, an invocation sent on a connection the server was just closing failed
+ * with a reset, and a thread whose tool calls came about 5 s apart met that race on every call.
+ */
+export const KEEP_ALIVE_MS = 100_000;
 
 export type RapStores = Pick<Backend, "journal" | "outbox" | "userChoices">;
 
@@ -248,6 +255,7 @@ export async function startRapServer(o: RapServerOptions): Promise<RapServer> {
     handle(req, res).catch((e: unknown) => log.error({ err: e }, "replying failed"));
   });
   server.on("clientError", (_err, socket) => socket.destroy());
+  server.keepAliveTimeout = KEEP_ALIVE_MS;
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     req.on("error", () => undefined);
