@@ -2,7 +2,9 @@
 // Each line is one JSON object: {"content": …} plus optional kind, scope (a level, or the object
 // `memory export` writes), tags, confidence, expires_at, valid_from, project, session, thread.
 // A bad line is reported with its line number and field and never stops the good ones; content
-// already stored under the same scope is skipped, so running an import twice adds nothing. On
+// already stored under the same scope is skipped, so running an import twice adds nothing. An
+// exported record keeps its standing: past versions (superseded, expired) are left out, and a
+// pending one stays pending. On
 // PostgreSQL a large import ends with VACUUM (ANALYZE) of the memory tables, as `migrate` does.
 import { SingleBar } from "cli-progress";
 import { createReadStream, statSync } from "node:fs";
@@ -10,7 +12,7 @@ import { resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { z } from "zod";
 import type { BatchRememberItem, BatchRememberResult } from "../../core/memory/batch.js";
-import { MemoryKind, ScopeLevel } from "../../core/memory/record.js";
+import { MemoryKind, MemoryStatus, ScopeLevel } from "../../core/memory/record.js";
 import { defaultLevelFor } from "../../core/memory/write-policy.js";
 import type { PostgresBackend } from "../../stores/postgres/backend.js";
 import { MEMORY_WRITE_TABLES, vacuumAnalyze } from "../../stores/postgres/vacuum.js";
@@ -52,6 +54,8 @@ const ImportLine = z
     session: id.optional(),
     thread: id.optional(),
     sources: z.array(z.object({ thread_id: z.string().nullable().optional() }).loose()).optional(),
+    /** an exported record's status: past versions are left out, a pending one stays pending */
+    status: MemoryStatus.optional(),
   })
   // Exported records also carry id, status, trust, sources…: imported memories get fresh ids and
   // the "imported" trust, whatever the file claims.
@@ -105,10 +109,23 @@ function toItem(line: ImportLine, viewer: { owner: string; project: string | nul
       expiresAt: line.expires_at ?? undefined,
       validFrom,
       trust: "imported",
+      pending: line.status === "pending",
     },
     // Turns of one conversation become neighbours (the word index's context column).
     origin: { actor: "import", threadId: thread ?? session, toolCallId: null },
   };
+}
+
+/**
+ * Whether an exported line is a past version: superseded, expired (by status, or by an expiry
+ * already behind it), or forgotten. An import adds the current version of each memory; bringing
+ * a past one back as current would undo the correction that replaced it.
+ */
+function isPastVersion(line: ImportLine, now: number): boolean {
+  if (line.status === undefined) return false; // a hand-written line: a past expiry is an error to report
+  if (line.status === "superseded" || line.status === "expired" || line.status === "deleted") return true;
+  const ends = line.expires_at ? Date.parse(line.expires_at) : Number.NaN;
+  return !Number.isNaN(ends) && ends <= now;
 }
 
 /** The first bad field of a line, with every problem of the line in the message. */
@@ -124,6 +141,8 @@ export interface ImportSummary {
   imported: number;
   duplicates: number;
   pending_review: number;
+  /** exported past versions (superseded, expired) left out */
+  past_versions: number;
   failed: number;
   /** PostgreSQL only: "vacuum analyze" when the import ran it, else "skipped: <why>" */
   analyzed?: string;
@@ -144,7 +163,7 @@ export async function importMemories(
   const size = stat.size;
   const bar = new SingleBar({ stream: process.stderr, format: "importing [{bar}] {percentage}% | {lines} lines | {imported} new", hideCursor: true });
   if (process.stderr.isTTY) bar.start(size, 0, { lines: 0, imported: 0 });
-  const summary: ImportSummary = { file: path, lines: 0, imported: 0, duplicates: 0, pending_review: 0, failed: 0 };
+  const summary: ImportSummary = { file: path, lines: 0, imported: 0, duplicates: 0, pending_review: 0, past_versions: 0, failed: 0 };
   // Reported in line order once the file is done (policy refusals arrive a batch late).
   const failures: { line: number; text: string }[] = [];
   const fail = (lineNo: number, field: string, message: string) => {
@@ -155,6 +174,8 @@ export async function importMemories(
   const inFlight: Promise<void>[] = [];
   let batch: BatchRememberItem[] = [];
   let lineNos: number[] = [];
+  // lines that stay pending without a flag (exported candidates no person confirmed yet)
+  const stillPending = new Set<number>();
   let bytes = 0;
   const settle = (res: BatchRememberResult[], nos: number[]) => {
     res.forEach((r, i) => {
@@ -162,7 +183,7 @@ export async function importMemories(
       else if (r.status === "duplicate") summary.duplicates++;
       else {
         summary.imported++;
-        if (r.flagged) summary.pending_review++;
+        if (r.flagged || stillPending.has(nos[i]!)) summary.pending_review++;
       }
     });
     if (process.stderr.isTTY) bar.update(bytes, { lines: summary.lines, imported: summary.imported });
@@ -198,9 +219,14 @@ export async function importMemories(
         fail(lineNo, p.field, p.message);
         continue;
       }
+      if (isPastVersion(line.data, ctx.clock.now())) {
+        summary.past_versions++;
+        continue;
+      }
       try {
         batch.push(toItem(line.data, viewer));
         lineNos.push(lineNo);
+        if (line.data.status === "pending") stillPending.add(lineNo);
       } catch (e) {
         if (!(e instanceof LineError)) throw e;
         fail(lineNo, e.field, e.message);
@@ -226,7 +252,7 @@ export async function importMemories(
   else {
     process.stdout.write(
       `imported ${summary.imported} ${summary.imported === 1 ? "memory" : "memories"} from ${summary.lines} ${summary.lines === 1 ? "line" : "lines"} (${summary.duplicates} already stored, ` +
-        `${summary.pending_review} pending review, ${summary.failed} failed)\n`,
+        `${summary.pending_review} pending review, ${summary.past_versions > 0 ? `${summary.past_versions} past ${summary.past_versions === 1 ? "version" : "versions"} left out, ` : ""}${summary.failed} failed)\n`,
     );
     if (summary.pending_review > 0) process.stdout.write(`review the pending ones with: infinity-memory memory review\n`);
     if (summary.analyzed === "vacuum analyze") process.stdout.write(`analysed the memory tables (VACUUM ANALYZE), so searches plan from statistics at once\n`);

@@ -29,6 +29,8 @@ export interface BatchInput {
   userStated?: boolean | undefined;
   trust?: Trust | undefined;
   validFrom?: number | null | undefined;
+  /** still waiting for a person's confirmation (an exported pending candidate stays one) */
+  pending?: boolean | undefined;
 }
 
 /** One item of a batched write: who writes it (scope), what, and where it came from. */
@@ -130,7 +132,7 @@ export function prepareBatch(items: BatchRememberItem[], config: Pick<MemoryConf
         tags,
         trust,
         confidence: input.confidence ?? (trust === "user_stated" ? config.write.userStatedConfidence : config.write.defaultConfidence),
-        status: flags.length > 0 ? "pending" : "active",
+        status: flags.length > 0 || input.pending === true ? "pending" : "active",
         flags,
         version: 1,
         supersedes: null,

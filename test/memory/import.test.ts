@@ -1,5 +1,5 @@
 // `infinity-memory memory import`: the real CLI in a child process on a real SQLite file.
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { openMemory } from "../../cli/context.js";
@@ -155,4 +155,34 @@ describe("memory import", () => {
     const hit = runCli(["memory", "search", "plan number 7000", "--db", other, "--json"], env).stdout;
     expect(hit).toContain("plan number 7000");
   }, 90_000);
+
+  it("brings an export back as it was: current versions only, a corrected fact stays corrected, a candidate stays pending", () => {
+    const s = setup();
+    const env = { INFINITY_MEMORY_HOME: s.dir, INFINITY_MEMORY_USER: "alice" };
+    const add = JSON.parse(runCli(["memory", "add", "User prefers spaces in TypeScript", "--db", s.db, "--json"], env).stdout) as { id: string };
+    expect(runCli(["memory", "correct", add.id, "User prefers tabs in TypeScript", "--db", s.db], env).status).toBe(0);
+    const out = join(s.dir, "export.jsonl");
+    expect(s.cli("export", "--out", out).status).toBe(0);
+    // the export holds both versions, plus (written by hand here) a candidate no one confirmed
+    // and a record whose expiry has passed
+    const exported = readFileSync(out, "utf8").trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(exported.map((l) => l.status).sort()).toEqual(["active", "superseded"]);
+    const extra = [
+      { ...exported[0], id: "mem_c1", content: "User may prefer dark mode", status: "pending", tags: ["auto_extracted"] },
+      { ...exported[0], id: "mem_c2", content: "The sprint ends on Friday", status: "active", expires_at: "2020-01-01T00:00:00.000Z" },
+    ];
+    const all = s.file("all.jsonl", [...exported, ...extra]);
+    const other = join(s.dir, "other.db");
+    const r = runCli(["memory", "import", all, "--db", other, "--json"], env);
+    expect(r.status, r.stderr).toBe(0);
+    expect(summary(r)).toMatchObject({ lines: 4, imported: 2, pending_review: 1, past_versions: 2, failed: 0 });
+    const text = runCli(["memory", "import", all, "--db", other], env).stdout;
+    expect(text).toMatch(/\(2 already stored, 0 pending review, 2 past versions left out, 0 failed\)/);
+    const listed = runCli(["memory", "list", "--db", other, "--status", "active,pending,superseded,expired", "--json"], env)
+      .stdout.trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { content: string; status: string });
+    expect(listed.map((l) => `${l.status}: ${l.content}`).sort()).toEqual(["active: User prefers tabs in TypeScript", "pending: User may prefer dark mode"]);
+    expect(runCli(["memory", "search", "spaces", "TypeScript", "--db", other, "--history", "--json"], env).stdout).not.toContain("spaces");
+  });
 });
