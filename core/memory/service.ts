@@ -408,12 +408,14 @@ export class MemoryService {
 
   /** A person confirmed these pending memories: they become active and user-confirmed. */
   async confirm(viewer: Viewer, ids: string[], origin: Origin): Promise<MemoryRecord[]> {
-    const out: MemoryRecord[] = [];
+    // every id is checked before any is confirmed, as reject does: a bad id confirms nothing
+    ids = [...new Set(ids)];
     for (const id of ids) {
       const rec = await this.getVisible(viewer, id);
       if (rec.status !== "pending") throw new CoreError("conflict", `memory ${id} is ${rec.status}, not pending; nothing to confirm.`);
-      out.push(await this.store.setStatus(id, "active", "user_confirmed", this.audit(origin, "confirm", id)));
     }
+    const out: MemoryRecord[] = [];
+    for (const id of ids) out.push(await this.store.setStatus(id, "active", "user_confirmed", this.audit(origin, "confirm", id)));
     return out;
   }
 
