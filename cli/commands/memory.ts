@@ -1,5 +1,6 @@
 // `infinity-memory memory …`: the person's own view of their memories (add, correct, search,
-// list, show, review, forget, import, export). Every command works on the database directly; no server needed.
+// list, show, review, forget, import, export). Every command works on the database directly; no
+// server needed.
 import { InvalidArgumentError, type Command } from "commander";
 import { createInterface } from "node:readline/promises";
 import { resolve } from "node:path";
