@@ -98,7 +98,7 @@ interface OpenOpts {
 export function missingDatabase(path: string): Error {
   return new Error(
     `no database at ${resolve(path)}: check --db, INFINITY_MEMORY_DB or INFINITY_MEMORY_HOME ` +
-      `(serve, memory import and skills import create a new one)`,
+      `(serve, memory add, memory import and skills import create a new one)`,
   );
 }
 
