@@ -23,5 +23,14 @@ export function numberAtLeast(min: number): (v: string) => number {
   };
 }
 
+/** A finite number in [min, max]. */
+export function numberBetween(min: number, max: number): (v: string) => number {
+  return (v: string) => {
+    const n = Number(v.trim());
+    if (v.trim() === "" || !Number.isFinite(n) || n < min || n > max) throw new InvalidArgumentError(`expected a number from ${min} to ${max}`);
+    return n;
+  };
+}
+
 /** A TCP port; 0 lets the system pick a free one. */
 export const port = wholeNumber(0, 65_535);

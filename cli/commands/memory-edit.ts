@@ -23,13 +23,6 @@ export function expiryOption(v: string): string {
   return v;
 }
 
-/** `--confidence`: a number from 0 to 1. */
-export function fractionOption(v: string): number {
-  const n = Number(v.trim());
-  if (v.trim() === "" || !Number.isFinite(n) || n < 0 || n > 1) throw new InvalidArgumentError("expected a number from 0 to 1");
-  return n;
-}
-
 /** `--tags a,b`: labels; an empty value clears them (on a correction). */
 export function tagsOption(v: string): string[] {
   return v.split(",").map((t) => t.trim()).filter(Boolean);

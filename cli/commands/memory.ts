@@ -10,10 +10,10 @@ import { recordBlock, recordList, totalText } from "../../toolsets/memory/render
 import { writeLines } from "../line-output.js";
 import { openAnyMemory, openMemory, type AnyMemoryContext, type MemoryContext } from "../context.js";
 import { recreateWordIndex, wordIndexDrift } from "../../stores/sqlite/memory-fts.js";
-import { addMemory, correctMemory, expiryOption, fractionOption, tagsOption, type AddOptions, type CorrectOptions } from "./memory-edit.js";
+import { addMemory, correctMemory, expiryOption, tagsOption, type AddOptions, type CorrectOptions } from "./memory-edit.js";
 import { importMemories } from "./memory-import.js";
 import { reindexVectors } from "./memory-vectors.js";
-import { numberAtLeast, wholeNumber } from "../options.js";
+import { numberAtLeast, numberBetween, wholeNumber } from "../options.js";
 
 interface Common {
   db?: string;
@@ -109,7 +109,7 @@ export function registerMemory(program: Command): void {
       return v;
     })
     .option("--tags <tags>", "comma-separated labels", tagsOption)
-    .option("--confidence <n>", "how sure, 0..1 (default: the configured user-stated confidence)", fractionOption)
+    .option("--confidence <n>", "how sure, 0..1 (default: the configured user-stated confidence)", numberBetween(0, 1))
     .option("--expires-at <when>", 'when it stops applying: ISO date/time or a duration such as "30d"', expiryOption)
     .option("--json", "print the outcome as JSON")
     .action(
@@ -121,7 +121,7 @@ export function registerMemory(program: Command): void {
   common(memory.command("correct").alias("update").argument("<id>").argument("[text...]").description("store a corrected version of a memory (the old one is kept as a past version)"))
     .option("--kind <kind>", "a new kind", kindOption)
     .option("--tags <tags>", 'comma-separated labels in place of the current ones ("" clears them)', tagsOption)
-    .option("--confidence <n>", "how sure, 0..1", fractionOption)
+    .option("--confidence <n>", "how sure, 0..1", numberBetween(0, 1))
     .option("--expires-at <when>", 'a new expiry (ISO date/time or "30d"), or "never" to clear it; default: kept', expiryOption)
     .option("--json", "print the outcome as JSON")
     .action(
