@@ -328,6 +328,8 @@ async function main() {
     const soakMinutes = Math.min(10, Number(args.get("soak-minutes") ?? (args.has("long") ? 10 : 1)) || 1);
     out.soak = scriptBench("soak.js", ["--minutes", String(soakMinutes)], (soakMinutes * 60 + 240) * 1000);
     out.evolution = scriptBench("evolution/run.js");
+    // A bulk import beside a command server the agent keeps remembering through (bench/import-beside-server.ts).
+    out.import_beside_server = scriptBench("import-beside-server.js");
     // `--pg-load`: 4 serve processes × 50 threads, 10,000 invocations on PostgreSQL and on SQLite
     // (bench/pg-load.ts; starts a throwaway cluster unless INFINITY_MEMORY_PG_URL is set)
     if (args.has("pg-load")) out.pg_load = scriptBench("pg-load.js", [], 3_600_000);
