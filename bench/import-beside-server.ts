@@ -5,12 +5,12 @@
 // latency (POST to tool_result at the listener) with the server alone and during the import, the
 // import's lines/s alone and beside the traffic, and whether anything was lost (every acknowledged
 // fact and every imported line stored exactly once).
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { memoryText, rng } from "./corpus.js";
-import { CLI, factOf, invocation, post, startServe, startSink, type Sink } from "./serve-fleet.js";
+import { CLI, factOf, invocation, post, startImport, startServe, startSink, type Sink } from "./serve-fleet.js";
 import { summary } from "./stats.js";
 
 function arg(name: string, fallback: number): number {
@@ -37,22 +37,15 @@ interface ImportRun {
   summary: { imported?: number; failed?: number } | null;
 }
 
-function startImport(file: string, db: string, env: NodeJS.ProcessEnv): Promise<ImportRun> {
-  const t0 = performance.now();
-  const child = spawn(process.execPath, [CLI, "memory", "import", file, "--db", db, "--batch", String(BATCH), "--json"], { env, stdio: ["ignore", "pipe", "ignore"] });
-  let out = "";
-  child.stdout.on("data", (d: Buffer) => (out += d.toString()));
-  return new Promise((done) =>
-    child.on("exit", (code) => {
-      let parsed: ImportRun["summary"] = null;
-      try {
-        parsed = JSON.parse(out.trim().split("\n").at(-1) ?? "") as ImportRun["summary"];
-      } catch {
-        // no summary: the exit code says why
-      }
-      done({ exit: code, seconds: (performance.now() - t0) / 1000, summary: parsed });
-    }),
-  );
+async function runImport(file: string, db: string, env: NodeJS.ProcessEnv): Promise<ImportRun> {
+  const r = await startImport({ file, db, batch: BATCH, env }).done;
+  let summary: ImportRun["summary"] = null;
+  try {
+    summary = JSON.parse(r.out.trim().split("\n").at(-1) ?? "") as ImportRun["summary"];
+  } catch {
+    // no summary: the exit code says why
+  }
+  return { exit: r.code, seconds: r.seconds, summary };
 }
 
 /**
@@ -92,9 +85,9 @@ async function main(): Promise<void> {
   const sink = await startSink();
   try {
     const alone = await rememberPaced(server.endpoint, sink, "alone", { count: ALONE });
-    const importAlone = await startImport(first, db, env);
+    const importAlone = await runImport(first, db, env);
     let importing = true;
-    const importing2 = startImport(second, db, env).then((r) => {
+    const importing2 = runImport(second, db, env).then((r) => {
       importing = false;
       return r;
     });

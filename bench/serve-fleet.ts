@@ -273,3 +273,26 @@ export async function runLoad(opts: { endpoints: string[]; sink: Sink; threads: 
     ackedIds,
   };
 }
+
+export interface ImportProcess {
+  child: ChildProcess;
+  /** settles when it exits: its code or signal, stdout and stderr, seconds it ran */
+  done: Promise<{ code: number | null; signal: NodeJS.Signals | null; out: string; err: string; seconds: number }>;
+}
+
+/** Start `memory import FILE --json` as a person would, beside whatever serves the same database. */
+export function startImport(opts: { file: string; db: string; batch: number; env: NodeJS.ProcessEnv }): ImportProcess {
+  const t0 = performance.now();
+  const child = spawn(process.execPath, [CLI, "memory", "import", opts.file, "--db", opts.db, "--batch", String(opts.batch), "--json"], {
+    env: opts.env,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  let err = "";
+  child.stdout!.on("data", (d: Buffer) => (out += d.toString()));
+  child.stderr!.on("data", (d: Buffer) => (err = (err + d.toString()).slice(-4000)));
+  const done = new Promise<Awaited<ImportProcess["done"]>>((r) =>
+    child.on("exit", (code, signal) => r({ code, signal, out, err, seconds: (performance.now() - t0) / 1000 })),
+  );
+  return { child, done };
+}

@@ -3,13 +3,11 @@
 // lose or double anything. Then the import is killed (SIGKILL) part-way: what it committed is
 // whole batches, the server's acknowledged writes are all there, and running the same import again
 // finishes it with every line stored exactly once.
-import { spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
-import { factOf, invocation, post, startServe, startSink, type ServeProcess, type Sink } from "../../bench/serve-fleet.js";
-import { CLI } from "../helpers/cli.js";
+import { factOf, invocation, post, startImport, startServe, startSink, type ServeProcess, type Sink } from "../../bench/serve-fleet.js";
 import { tempDir } from "../helpers/tmp.js";
 
 const env = (dir: string) => ({ ...process.env, INFINITY_MEMORY_HOME: join(dir, "cli-home"), INFINITY_MEMORY_USER: "alice" });
@@ -19,17 +17,7 @@ function importFile(path: string, n: number): void {
   writeFileSync(path, `${Array.from({ length: n }, (_, i) => JSON.stringify({ content: lineText(i), kind: "fact" })).join("\n")}\n`);
 }
 
-function startImport(dir: string, file: string, db: string, batch: number) {
-  const child = spawn(process.execPath, [CLI, "memory", "import", file, "--db", db, "--batch", String(batch), "--json"], { env: env(dir), stdio: ["ignore", "pipe", "pipe"] });
-  let out = "";
-  let err = "";
-  child.stdout.on("data", (d: Buffer) => (out += d.toString()));
-  child.stderr.on("data", (d: Buffer) => (err += d.toString()));
-  const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null; out: string; err: string }>((r) =>
-    child.on("exit", (code, signal) => r({ code, signal, out, err })),
-  );
-  return { child, done };
-}
+const runImport = (dir: string, file: string, db: string, batch: number) => startImport({ file, db, batch, env: env(dir) });
 
 /** Remembers one fact at a time (each result awaited, as an agent's thread does) while `busy()`. */
 async function agentRemembers(server: ServeProcess, sink: Sink, tag: string, busy: () => boolean, atLeast: number): Promise<string[]> {
@@ -71,7 +59,7 @@ describe("memory import beside a running command server (one SQLite file)", () =
     sink = await startSink();
     const file = join(dir, "notes.jsonl");
     importFile(file, 10_000);
-    const imp = startImport(dir, file, db, 1000);
+    const imp = runImport(dir, file, db, 1000);
     let importing = true;
     void imp.done.then(() => (importing = false));
     const ids = await agentRemembers(server, sink, "agent", () => importing, 20);
@@ -97,7 +85,7 @@ describe("memory import beside a running command server (one SQLite file)", () =
     const LINES = 40_000;
     const BATCH = 500;
     importFile(file, LINES);
-    const imp = startImport(dir, file, db, BATCH);
+    const imp = runImport(dir, file, db, BATCH);
     let importing = true;
     void imp.done.then(() => (importing = false));
     const agent = agentRemembers(server, sink, "agent", () => importing, 10);
@@ -126,7 +114,7 @@ describe("memory import beside a running command server (one SQLite file)", () =
     // each batch is one transaction: all of its lines or none
     expect(partial % BATCH).toBe(0);
 
-    const again = startImport(dir, file, db, BATCH);
+    const again = runImport(dir, file, db, BATCH);
     const res = await again.done;
     expect(res.code, res.err).toBe(0);
     expect(JSON.parse(res.out.trim().split("\n").at(-1)!)).toMatchObject({ lines: LINES, imported: LINES - partial, duplicates: partial, failed: 0 });
