@@ -203,6 +203,14 @@ export class MemoryService {
         `memory ${previous.id} is ${previous.status}; only a current memory can be superseded (see memory_history for its newest version).`,
       );
     }
+    // Past its expiry but not yet swept (expireDue runs on a timer): expired all the same, or a
+    // correction in that gap would make it current again, with no end.
+    if (previous && previous.expiresAt !== null && previous.expiresAt <= now) {
+      throw new CoreError(
+        "conflict",
+        `memory ${previous.id} expired at ${new Date(previous.expiresAt).toISOString()}; only a current memory can be superseded (remember the current fact as a new memory).`,
+      );
+    }
     const kind = input.kind ?? previous?.kind ?? "note";
     let level = input.scope ?? previous?.scope.level ?? defaultLevelFor(kind);
     if (level === "project" && !req.project) {

@@ -153,6 +153,22 @@ describe("MemoryService write policy", () => {
     expect((await m.service.search({ thread: req() }, { query: "office wifi fridge", includeHistory: true }))[0]?.record.status).toBe("expired");
     m.close();
   });
+
+  it("a memory past its expiry cannot be corrected back to life, before the sweep as after it", async () => {
+    const m = openTestMemory(tempDir());
+    const a = await m.service.remember(req(), { content: "The visitor badge code is 4411", expiresAt: "1d" }, modelOrigin());
+    m.clock.advance(2 * 86_400_000);
+    const expiredAt = new Date(a.record.expiresAt!).toISOString();
+    await expect(m.service.update(req(), { id: a.record.id, content: "The visitor badge code is 4412" }, modelOrigin())).rejects.toThrow(
+      `memory ${a.record.id} expired at ${expiredAt}; only a current memory can be superseded`,
+    );
+    await expect(m.service.remember(req(), { content: "The visitor badge code is 4412", supersedes: a.record.id, expiresAt: "never" }, modelOrigin())).rejects.toThrow(/expired at/);
+    // nothing changed: one version, still there for history, swept as usual
+    expect((await m.service.history({ thread: req() }, a.record.id)).versions.map((v) => v.content)).toEqual(["The visitor badge code is 4411"]);
+    expect(await m.service.expireDue("system")).toBe(1);
+    await expect(m.service.update(req(), { id: a.record.id, content: "The visitor badge code is 4412" }, modelOrigin())).rejects.toThrow(/is expired/);
+    m.close();
+  });
 });
 
 describe("scope isolation", () => {
