@@ -1,10 +1,11 @@
 // Runs acknowledged invocations: one AbortController per call, the result enqueued in the same
 // transaction that closes the journal entry, cancellation by call or thread, a bounded drain on
 // shutdown, and the re-run of calls a dead process left open.
+import { setTimeout as wait } from "node:timers/promises";
 import type { Logger } from "pino";
 import type { Clock } from "../../core/clock.js";
 import { CoreError } from "../../core/errors.js";
-import type { RapCallKey, RapJournalStore } from "../../stores/traits.js";
+import type { RapCallKey, RapJournalStore, RapOutboxEntry } from "../../stores/traits.js";
 import { isOwnerDead } from "./owner.js";
 import { dispatch, type ToolContext, type ToolOutput, type Toolset } from "./registry.js";
 import type { ChoiceBroker } from "./user-choice.js";
@@ -15,6 +16,16 @@ import { RapInvocation, RapToolResult } from "./wire.js";
 const ABORT_SETTLE_MS = 1000;
 /** Turns a handler start may wait for open requests before it runs anyway (no starvation). */
 const MAX_YIELDS = 50;
+
+/**
+ * Waits between attempts to store a finished call's result when the database refused it (locked
+ * past its busy timeout by a long transaction elsewhere, or full): doubling from base to max.
+ */
+export interface CompleteRetry {
+  baseDelayMs: number;
+  maxDelayMs: number;
+}
+const COMPLETE_RETRY: CompleteRetry = { baseDelayMs: 500, maxDelayMs: 30_000 };
 
 interface InFlight {
   groupId: string;
@@ -33,6 +44,7 @@ export interface RunnerDeps {
   owner: string;
   clock: Clock;
   log: Logger;
+  completeRetry?: Partial<CompleteRetry>;
 }
 
 function sleep(ms: number): Promise<void> {
@@ -141,7 +153,8 @@ export class InvocationRunner {
     const key = this.key(inv.group_id, inv.id);
     const body = this.resultJson(inv, out, ctx.log);
     const entry = { ...key, callbackUrl: inv.callback_url, body };
-    const closed = await this.d.journal.complete(key, this.d.owner, entry, this.d.clock.now());
+    const closed = await this.completeDurably(key, entry, ctx);
+    if (closed === null) return;
     await this.forgetQuestion(inv.id, ctx.log);
     if (!closed) {
       ctx.log.info("tool call was closed meanwhile (cancelled or taken over); result dropped");
@@ -149,6 +162,32 @@ export class InvocationRunner {
     }
     ctx.log.info({ ms: this.d.clock.now() - started }, "tool call finished");
     this.d.onEnqueued();
+  }
+
+  /**
+   * Close the journal entry and enqueue the result in one transaction, trying again while the
+   * database refuses (a lock held past the busy timeout, a full disk): the runtime waits for this
+   * result, and without it the call would stay open until the next process re-ran it. The result
+   * is kept meanwhile, so the tool's work is not done twice. Null when the call was cancelled or
+   * the server stopped first (the entry stays open: the next process re-runs it).
+   */
+  private async completeDurably(key: RapCallKey, entry: RapOutboxEntry, ctx: ToolContext): Promise<boolean | null> {
+    const r = { ...COMPLETE_RETRY, ...this.d.completeRetry };
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const closed = await this.d.journal.complete(key, this.d.owner, entry, this.d.clock.now());
+        if (attempt > 1) ctx.log.info({ attempts: attempt }, "tool result stored after the database refused it");
+        return closed;
+      } catch (e) {
+        if (this.stopped || ctx.signal.aborted) {
+          ctx.log.error({ err: e }, "tool result could not be stored; the call stays open for a later re-run");
+          return null;
+        }
+        const ms = Math.min(r.maxDelayMs, r.baseDelayMs * 2 ** (attempt - 1));
+        ctx.log.warn({ err: e, attempt, retry_in_ms: ms }, "storing the tool result failed; trying again");
+        await wait(ms, undefined, { signal: ctx.signal, ref: false }).catch(() => {});
+      }
+    }
   }
 
   private async forgetQuestion(callId: string, log: Logger): Promise<void> {

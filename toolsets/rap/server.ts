@@ -14,7 +14,7 @@ import { SqliteRapUserChoices } from "../../stores/sqlite/rap-user-choices.js";
 import type { RapOutboxStats } from "../../stores/traits.js";
 import { CallbackDeliverer, type DeliveryOptions } from "./callback-client.js";
 import { HttpError, parseJson, readBody, reply } from "./http-body.js";
-import { InvocationRunner } from "./invocations.js";
+import { InvocationRunner, type CompleteRetry } from "./invocations.js";
 import { newOwner } from "./owner.js";
 import { checkToolset, toolDefOf, type Toolset } from "./registry.js";
 import { ChoiceBroker } from "./user-choice.js";
@@ -68,6 +68,8 @@ export interface RapServerOptions {
   bodyLimitBytes?: number;
   /** bounded work: refused invocations get 429 and the runtime reports an Error result */
   limits?: RapLimits;
+  /** waits between attempts to store a finished call's result the database refused */
+  completeRetry?: Partial<CompleteRetry>;
 }
 
 export interface RapServer {
@@ -137,6 +139,7 @@ export async function startRapServer(o: RapServerOptions): Promise<RapServer> {
     owner: owner.id,
     clock,
     log,
+    ...(o.completeRetry ? { completeRetry: o.completeRetry } : {}),
   });
   let accepting = true;
   const maxActive = o.limits?.maxActiveCalls ?? MAX_ACTIVE_CALLS;

@@ -1,0 +1,72 @@
+// A finished call whose result the database refuses to store (another connection holds the write
+// lock past the busy timeout, as a long import or backup can) is stored and delivered once the
+// database takes writes again, without running the tool a second time; an invocation arriving
+// meanwhile gets a 503 (the runtime sends it again) and nothing is lost. Real HTTP, a real SQLite
+// file and a second real connection holding its lock.
+import Database from "better-sqlite3";
+import { afterEach, describe, expect, it } from "vitest";
+import { invocation, post, resultFor, sleep, startHarness, waitFor, type Harness } from "./helpers.js";
+
+let h: Harness | null = null;
+let locker: Database.Database | null = null;
+afterEach(async () => {
+  if (locker?.inTransaction) locker.exec("ROLLBACK");
+  locker?.close();
+  locker = null;
+  await h?.stop();
+  h = null;
+});
+
+function journalStatus(db: Database.Database, callId: string): string | undefined {
+  return (db.prepare(`SELECT status FROM rap_invocations WHERE call_id = ?`).get(callId) as { status: string } | undefined)?.status;
+}
+
+describe("a result the database refuses to store", () => {
+  it("is stored and delivered once the lock is gone, and the tool ran once", async () => {
+    h = await startHarness({ server: { completeRetry: { baseDelayMs: 40, maxDelayMs: 160 } } });
+    // the server's connection gives up on a lock after 50 ms instead of 5 s
+    h.db.pragma("busy_timeout = 50");
+    expect((await post(h.server.url, "/invoke", invocation(h.listener.url, { operation: "slow", arguments: {}, id: "locked-1" }))).status).toBe(200);
+    const release = await waitFor(() => h!.state.release.get("locked-1"), "slow handler to start");
+
+    locker = new Database(h.dbPath);
+    locker.exec("BEGIN IMMEDIATE");
+    release("done while locked");
+    // several attempts fail meanwhile: nothing is delivered and the call stays open
+    await sleep(700);
+    expect(h.listener.bodies).toHaveLength(0);
+    expect(journalStatus(locker, "locked-1")).toBe("received");
+    // a new invocation cannot be journaled either: 503, so the runtime tries it again
+    const refused = await post(h.server.url, "/invoke", invocation(h.listener.url, { id: "while-locked" }));
+    expect(refused.status).toBe(503);
+    expect(refused.text).toMatch(/could not be recorded; try again/);
+
+    locker.exec("COMMIT");
+    expect((await resultFor(h.listener, "locked-1")).text).toBe("done while locked");
+    expect(journalStatus(h.db, "locked-1")).toBe("done");
+    expect(h.state.runs.get("locked-1")).toBe(1);
+    // the refused invocation, sent again, is answered as usual
+    expect((await post(h.server.url, "/invoke", invocation(h.listener.url, { id: "while-locked" }))).status).toBe(200);
+    expect((await resultFor(h.listener, "while-locked")).text).toBe("echo: hi");
+    await sleep(100);
+    expect(h.listener.accepted().filter((b) => b.id === "locked-1")).toHaveLength(1);
+  });
+
+  it("stays open for the next process when the server stops before the lock is gone", async () => {
+    h = await startHarness({ server: { completeRetry: { baseDelayMs: 40, maxDelayMs: 160 } } });
+    h.db.pragma("busy_timeout = 50");
+    expect((await post(h.server.url, "/invoke", invocation(h.listener.url, { operation: "slow", arguments: {}, id: "locked-2" }))).status).toBe(200);
+    const release = await waitFor(() => h!.state.release.get("locked-2"), "slow handler to start");
+    locker = new Database(h.dbPath);
+    locker.exec("BEGIN IMMEDIATE");
+    release("never stored");
+    await sleep(300);
+    const t = performance.now();
+    await h.server.close({ graceMs: 200 });
+    // the retry wait ends with the shutdown instead of holding it up
+    expect(performance.now() - t).toBeLessThan(2000);
+    locker.exec("COMMIT");
+    expect(journalStatus(locker, "locked-2")).toBe("received");
+    expect(h.listener.bodies).toHaveLength(0);
+  });
+});
