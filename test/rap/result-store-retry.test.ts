@@ -1,7 +1,8 @@
 // A finished call whose result the database refuses to store (another connection holds the write
 // lock past the busy timeout, as a long import or backup can) is stored and delivered once the
 // database takes writes again, without running the tool a second time; an invocation arriving
-// meanwhile gets a 503 (the runtime sends it again) and nothing is lost. Real HTTP, a real SQLite
+// meanwhile gets a 503 (the daemon gives the model an Error result for it; a call made again
+// then succeeds) and nothing is lost. Real HTTP, a real SQLite
 // file and a second real connection holding its lock.
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
@@ -36,7 +37,7 @@ describe("a result the database refuses to store", () => {
     await sleep(700);
     expect(h.listener.bodies).toHaveLength(0);
     expect(journalStatus(locker, "locked-1")).toBe("received");
-    // a new invocation cannot be journaled either: 503, so the runtime tries it again
+    // a new invocation cannot be journaled either: 503 (the model sees an Error result and may call again)
     const refused = await post(h.server.url, "/invoke", invocation(h.listener.url, { id: "while-locked" }));
     expect(refused.status).toBe(503);
     expect(refused.text).toMatch(/could not be recorded; try again/);
@@ -45,7 +46,7 @@ describe("a result the database refuses to store", () => {
     expect((await resultFor(h.listener, "locked-1")).text).toBe("done while locked");
     expect(journalStatus(h.db, "locked-1")).toBe("done");
     expect(h.state.runs.get("locked-1")).toBe(1);
-    // the refused invocation, sent again, is answered as usual
+    // the same call made again is answered as usual
     expect((await post(h.server.url, "/invoke", invocation(h.listener.url, { id: "while-locked" }))).status).toBe(200);
     expect((await resultFor(h.listener, "while-locked")).text).toBe("echo: hi");
     await sleep(100);
