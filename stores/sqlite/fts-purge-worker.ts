@@ -4,11 +4,13 @@
 // it finished, and exits.
 import { parentPort, workerData } from "node:worker_threads";
 import { openDatabase } from "./database.js";
-import { FtsPurge } from "./fts-purge.js";
+import { FtsPurge, type FromPurgeWorker } from "./fts-purge.js";
 
 const db = openDatabase((workerData as { dbPath: string }).dbPath);
 try {
-  parentPort?.postMessage({ done: new FtsPurge(db).finish() });
+  const purge = new FtsPurge(db);
+  const done = purge.finish();
+  parentPort?.postMessage({ done, synced: purge.synced } satisfies FromPurgeWorker);
 } finally {
   db.close();
 }

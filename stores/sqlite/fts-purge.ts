@@ -42,6 +42,12 @@ const CHECKPOINT_WAIT_MS = 500;
 const CHECKPOINT_RETRY_MS = 5;
 const PAUSE = new Int32Array(new SharedArrayBuffer(4));
 
+/** The purge worker's report: whether it merged everything, and checkpointed after. */
+export interface FromPurgeWorker {
+  done: boolean;
+  synced: boolean;
+}
+
 /** how long searches in flight may hold the next step back (so a busy server still purges) */
 export const PURGE_MAX_DEFER_MS = 100;
 
@@ -55,10 +61,13 @@ export class FtsPurge {
   /** set once a worker failed to run: the purge stays on this thread from then on */
   private inThreadOnly = false;
   /**
-   * a forget on this connection since this thread's last complete checkpoint: the worker's own may
-   * not have run (stopped between its last step and its checkpoint), so finish() checkpoints too
+   * merged pages may still be only in the log: a forget on this connection, a merge here, or a
+   * worker started since this thread's last complete checkpoint (the worker's own may not have
+   * run: stopped between its last step and its checkpoint, or refused), so finish() checkpoints too
    */
   private unsynced = false;
+  /** a forget on this connection marked a table since its purge worker started */
+  private marked = false;
 
   constructor(private readonly db: Db) {}
 
@@ -92,6 +101,12 @@ export class FtsPurge {
   mark(table: PurgeTable): void {
     this.statements().mark.run(table);
     this.unsynced = true;
+    this.marked = true;
+  }
+
+  /** Nothing merged here is left only in the log (as far as this connection knows). */
+  get synced(): boolean {
+    return !this.unsynced;
   }
 
   /** Whether any table still holds forgotten rows' postings (as far as this file says). */
@@ -168,7 +183,12 @@ export class FtsPurge {
           return;
         }
         this.worker = w;
-        w.on("message", (m: { done: boolean }) => (outcome = m.done ? "done" : "stopped"));
+        this.unsynced = true;
+        this.marked = false;
+        w.on("message", (m: FromPurgeWorker) => {
+          outcome = m.done ? "done" : "stopped";
+          if (m.synced && !this.marked) this.unsynced = false;
+        });
         w.on("error", () => (outcome = "failed"));
         w.on("exit", () => {
           // finish() stopped it: not a failure
@@ -223,13 +243,12 @@ export class FtsPurge {
     const w = this.worker;
     this.worker = null;
     void w?.terminate();
-    let merged = false;
     try {
-      while (this.stepOnce()) merged = true;
+      while (this.stepOnce()) this.unsynced = true;
     } catch {
       return false;
     } finally {
-      if (merged || this.unsynced) this.checkpoint();
+      if (this.unsynced) this.checkpoint();
     }
     return true;
   }
