@@ -57,9 +57,21 @@ export function isStopWord(w: string): boolean {
   return STOP_WORDS.has(w);
 }
 
-/** Content words: stop words out; numbers kept whatever their length. */
+// A lone letter before "#" or "++" names a language ("C#", "F#", "C++"): the word index keeps it as
+// the letter, and a query for it must too, where any other lone letter is noise.
+const CODE_LETTER_RE = /(?<![\p{L}\p{N}])(\p{L})(?:#|\+\+)/gu;
+
+function codeLetters(text: string): Set<string> | null {
+  if (!text.includes("#") && !text.includes("++")) return null;
+  const out = new Set<string>();
+  for (const m of normalize(text).matchAll(CODE_LETTER_RE)) out.add(m[1]!);
+  return out.size > 0 ? out : null;
+}
+
+/** Content words: stop words out; numbers kept whatever their length, lone letters only as "C#"/"C++". */
 export function contentWords(text: string): string[] {
-  return words(text).filter((w) => !STOP_WORDS.has(w) && (w.length > 1 || /\d/u.test(w)));
+  const letters = codeLetters(text);
+  return words(text).filter((w) => !STOP_WORDS.has(w) && (w.length > 1 || /\d/u.test(w) || (letters?.has(w) ?? false)));
 }
 
 /** Build the lexical query for a search string. Terms are unique and in order of appearance. */

@@ -386,6 +386,21 @@ export function memoryConformance(name: string, make: () => Promise<MemoryUnderT
       expect((await s.search(q("heron", vis))).map((h) => h.record.id).sort()).toEqual([tagged.id, flagged.id].sort());
     });
 
+    it("a language written as a letter and '#' or '++' is searchable by its letter: 'C#' finds the C# and C++ memories; words beside it rank the right one first", async () => {
+      const s = await fresh();
+      const cs = mem("Backend services are written in C# on .NET 8");
+      const cpp = mem("The renderer is C++ built with clang");
+      const other = mem("A plain note about the weekly meeting");
+      for (const r of [cs, cpp, other]) await s.insert(r, audit(r.id));
+      const vis = keysOf(scopeOf("alice"));
+      expect(analyzeQuery("C#").terms).toEqual(["c"]);
+      expect((await s.search(q("C#", vis))).map((h) => h.record.id).sort()).toEqual([cs.id, cpp.id].sort());
+      expect((await s.search(q("C# services", vis)))[0]?.record.id).toBe(cs.id);
+      expect((await s.search(q("C++ renderer", vis)))[0]?.record.id).toBe(cpp.id);
+      // any other lone letter is still left out as noise
+      expect(analyzeQuery("the plan b").terms).toEqual(["plan"]);
+    });
+
     if (stemming) {
       it("the word channel stems: 'running' finds 'runs'", async () => {
         const s = await fresh();
