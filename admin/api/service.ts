@@ -13,6 +13,7 @@ import { diffVersions } from "../../core/skills/diff.js";
 import { projectOfKey } from "../../core/skills/scope.js";
 import type { SkillService } from "../../core/skills/service.js";
 import { etaOf, type Skill as DomainSkill, type SkillVersion as DomainVersion } from "../../core/skills/version.js";
+import { parseIsoTime } from "../../core/timestamps.js";
 import type { Backend } from "../../stores/backend.js";
 import { StoreError, type SkillRequest as DomainRequest } from "../../stores/traits.js";
 import type { Routes } from "./contract.js";
@@ -52,7 +53,7 @@ const TRIAL_LIMIT = 1000;
 
 function parseTime(value: string | undefined, field: string): number | undefined {
   if (value === undefined) return undefined;
-  const t = Date.parse(value);
+  const t = parseIsoTime(value);
   if (Number.isNaN(t)) throw new ApiError("invalid_argument", `"${field}" must be an RFC 3339 time like "2026-11-30T12:00:00Z"; got "${value}"`, field);
   return t;
 }

@@ -17,7 +17,10 @@ const ORIGIN: Origin = { actor: "user", threadId: null, toolCallId: null };
 export function expiryOption(v: string): string {
   try {
     parseExpiry(v, Date.now());
-  } catch {
+  } catch (e) {
+    if (e instanceof Error && / is not a date and time the calendar has| is a duration of zero/.test(e.message)) {
+      throw new InvalidArgumentError(e.message.replace(/^"expires_at" \([^)]*\) /, ""));
+    }
     throw new InvalidArgumentError('expected an ISO 8601 date or time in the future (e.g. "2027-01-31"), a duration such as "30d" or "12h", or "never"');
   }
   return v;

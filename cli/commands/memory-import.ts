@@ -14,6 +14,7 @@ import { z } from "zod";
 import type { BatchRememberItem, BatchRememberResult } from "../../core/memory/batch.js";
 import { MemoryKind, MemoryStatus, ScopeLevel } from "../../core/memory/record.js";
 import { defaultLevelFor } from "../../core/memory/write-policy.js";
+import { parseIsoTime } from "../../core/timestamps.js";
 import type { PostgresBackend } from "../../stores/postgres/backend.js";
 import { MEMORY_WRITE_TABLES, vacuumAnalyze } from "../../stores/postgres/vacuum.js";
 import { issueParts } from "../../toolsets/rap/arg-errors.js";
@@ -89,7 +90,7 @@ function toItem(line: ImportLine, viewer: { owner: string; project: string | nul
   if (level === "thread" && !thread) throw new LineError("scope.thread", `a thread-scope memory needs "thread"`);
   let validFrom: number | null = null;
   if (line.valid_from !== undefined && line.valid_from !== null) {
-    validFrom = typeof line.valid_from === "number" ? line.valid_from : Date.parse(line.valid_from);
+    validFrom = typeof line.valid_from === "number" ? line.valid_from : parseIsoTime(line.valid_from);
     if (Number.isNaN(validFrom)) throw new LineError("valid_from", `must be an ISO 8601 date or epoch milliseconds (got "${line.valid_from}")`);
   }
   return {
@@ -124,7 +125,7 @@ function toItem(line: ImportLine, viewer: { owner: string; project: string | nul
 function isPastVersion(line: ImportLine, now: number): boolean {
   if (line.status === undefined) return false; // a hand-written line: a past expiry is an error to report
   if (line.status === "superseded" || line.status === "expired" || line.status === "deleted") return true;
-  const ends = line.expires_at ? Date.parse(line.expires_at) : Number.NaN;
+  const ends = line.expires_at ? parseIsoTime(line.expires_at) : Number.NaN;
   return !Number.isNaN(ends) && ends <= now;
 }
 

@@ -3,6 +3,7 @@
 import { createHash } from "node:crypto";
 import { CoreError } from "../errors.js";
 import { contentWords } from "../retrieval/analyze.js";
+import { parseIsoTime } from "../timestamps.js";
 import type { MemoryKind, ScopeLevel } from "./record.js";
 import { MAX_TAGS, MAX_TAG_CHARS } from "./record.js";
 
@@ -52,14 +53,23 @@ export function normalizeTags(tags: string[] | undefined): string[] {
 const DURATION_RE = /^(\d+)\s*(m|h|d|w|y)$/i;
 // "never" is how an update clears an expiry (an update without one keeps the current expiry)
 const NEVER_RE = /^\s*never\s*$/i;
+/** written like an ISO date, so a parse failure is a day or hour out of range, not a wrong form */
+const ISO_SHAPE_RE = /^\d{4}-\d{2}-\d{2}(?:$|[Tt ]\d{2}:\d{2})/;
 const UNIT_MS: Record<string, number> = { m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000, y: 31_536_000_000 };
 
 /** `expires_at`: an ISO 8601 date/time, a duration from now such as "30d", "12h", "2w", or "never". */
 export function parseExpiry(value: string | undefined, now: number): number | null {
   if (value === undefined || value === "" || NEVER_RE.test(value)) return null;
   const d = DURATION_RE.exec(value.trim());
-  if (d) return now + Number(d[1]) * UNIT_MS[d[2]!.toLowerCase()]!;
-  const t = Date.parse(value);
+  if (d) {
+    // "0d" would be an expiry of now: the memory would be stored already expired
+    if (Number(d[1]) === 0) throw new CoreError("invalid_argument", `"expires_at" (${value}) is a duration of zero; give one of at least 1, like "1h" or "30d".`);
+    return now + Number(d[1]) * UNIT_MS[d[2]!.toLowerCase()]!;
+  }
+  const t = parseIsoTime(value);
+  if (Number.isNaN(t) && ISO_SHAPE_RE.test(value.trim())) {
+    throw new CoreError("invalid_argument", `"expires_at" (${value}) is not a date and time the calendar has: check the day of the month (1 to 28, 29, 30 or 31), the hour (0 to 23) and the minutes.`);
+  }
   if (Number.isNaN(t)) {
     throw new CoreError(
       "invalid_argument",

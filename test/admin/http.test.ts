@@ -265,6 +265,8 @@ describe("admin HTTP API: malformed requests", () => {
     await bad("MemoryAdmin/ListMemories", { cursor: "DROP TABLE" }, 400, "cursor");
     await bad("MemoryAdmin/ListPending", { cursor: "x1" }, 400, "cursor");
     await bad("MemoryAdmin/QueryAudit", { since: "yesterday" }, 400, "since");
+    // a day its month does not have (Date.parse alone reads it as 1 May)
+    await bad("MemoryAdmin/QueryAudit", { until: "2026-04-31T00:00:00Z" }, 400, "until");
     await bad("MemoryAdmin/QueryAudit", { cursor: "abc" }, 400, "cursor");
     await bad("MemoryAdmin/SearchMemories", { query: "" }, 400, "query");
     await bad("MemoryAdmin/SearchMemories", { query: "?? !!" }, 400);

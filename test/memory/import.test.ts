@@ -62,11 +62,13 @@ describe("memory import", () => {
       GOOD[2],
       { content: "a binary\u0000tail" },
       { content: "clean text", tags: ["ok", "n\u0000l"] },
+      // Date.parse alone read this as 1 March
+      { content: "impossible day", valid_from: "2023-02-29" },
     ]);
     const r = s.cli("import", p);
     expect(r.status).toBe(1);
-    expect(r.stdout).toContain("imported 3 memories from 13 lines");
-    expect(r.stdout).toContain("10 failed");
+    expect(r.stdout).toContain("imported 3 memories from 14 lines");
+    expect(r.stdout).toContain("11 failed");
     const err = r.stderr.trim().split("\n");
     expect(err).toEqual([
       expect.stringMatching(/^line 2: "\(line\)": not valid JSON/),
@@ -79,6 +81,7 @@ describe("memory import", () => {
       expect.stringMatching(/^line 11: "valid_from": must be an ISO 8601 date/),
       expect.stringMatching(/^line 13: "content": "content" holds a NUL character \(U\+0000\) at character 9; remove it/),
       expect.stringMatching(/^line 14: "tags": tag "n\\0l" holds a NUL character/),
+      expect.stringMatching(/^line 15: "valid_from": must be an ISO 8601 date or epoch milliseconds \(got "2023-02-29"\)/),
     ]);
     // The credential never reached the file.
     expect(s.rows<{ n: number }>(`SELECT count(*) AS n FROM memories WHERE content LIKE '%sk-live%'`)[0]!.n).toBe(0);

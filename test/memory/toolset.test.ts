@@ -159,7 +159,19 @@ describe("memory toolset over RAP", () => {
     expect(await newest()).toMatchObject({ version: 5, expiresAt: null });
     const typo = await call(r, "memory_update", { id: (await newest()).id, content: "x", expires_at: "someday" });
     expect(typo).toMatch(/^Error: "expires_at" must be an ISO 8601 date or time .* or "never"; got "someday"/);
+    // a day its month does not have was read as the next month's (30 February as 2 March), and "0d"
+    // stored the memory already expired
+    const feb30 = await call(r, "memory_update", { id: (await newest()).id, content: "x", expires_at: "2027-02-30" });
+    expect(feb30).toMatch(/^Error: "expires_at" \(2027-02-30\) is not a date and time the calendar has: check the day of the month/);
+    const hour = await call(r, "memory_remember", { content: "The release train leaves at noon", kind: "project", expires_at: "2027-01-31T24:30" });
+    expect(hour).toMatch(/^Error: "expires_at" \(2027-01-31T24:30\) is not a date and time the calendar has/);
+    const zero = await call(r, "memory_remember", { content: "The release train leaves at noon", kind: "project", expires_at: "0d" });
+    expect(zero).toMatch(/^Error: "expires_at" \(0d\) is a duration of zero; give one of at least 1/);
     expect(await newest()).toMatchObject({ version: 5, content: "The staging cluster stays frozen" });
+    expect(await call(r, "memory_list", {})).not.toContain("release train");
+    const leap = await call(r, "memory_remember", { content: "The release train leaves at noon", kind: "project", expires_at: "2028-02-29T12:00:00+01:00" });
+    const leapRecord = await r.ctx.service.history({ owner: "alice" }, idIn(leap));
+    expect(leapRecord.versions.at(-1)!.expiresAt).toBe(Date.UTC(2028, 1, 29, 11));
   });
 
   it("memory_list on a view of more than 10,000 memories says 10000+ and still pages", async () => {

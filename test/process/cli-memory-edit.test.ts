@@ -83,6 +83,8 @@ describe("memory add / memory correct", () => {
       [["--confidence", "1.5"], /option '--confidence <n>' argument '1\.5' is invalid\. expected a number from 0 to 1/],
       [["--expires-at", "yesterday"], /option '--expires-at <when>' argument 'yesterday' is invalid/],
       [["--expires-at", "2001-01-01"], /option '--expires-at <when>' argument '2001-01-01' is invalid\. expected an ISO 8601 date or time in the future/],
+      [["--expires-at", "2027-04-31"], /argument '2027-04-31' is invalid\. is not a date and time the calendar has: check the day of the month/],
+      [["--expires-at", "0h"], /argument '0h' is invalid\. is a duration of zero; give one of at least 1/],
     ];
     for (const [args, why] of refused) {
       const r = runCli(["memory", "add", "Lunch is at noon", ...args], env);

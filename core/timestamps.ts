@@ -1,0 +1,37 @@
+// ISO 8601 / RFC 3339 times as people and exports write them. Date.parse alone is not enough:
+// it rolls an impossible day into the next month ("2027-02-30" is 2 March) and takes many
+// non-ISO forms ("Feb 30 2027", "2/30/2027") with the same rollover, so an expiry typed with a
+// wrong day was stored as a different date without a word.
+
+const ISO_RE =
+  /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,]\d{1,9})?)?(?:[Zz]|[+-](\d{2}):?(\d{2}))?)?$/;
+
+function daysIn(year: number, month: number): number {
+  return new Date(Date.UTC(year, month, 0)).getUTCDate();
+}
+
+/**
+ * Epoch milliseconds of an ISO 8601 date ("2027-01-31", read as UTC midnight) or date-time
+ * ("2027-01-31T12:00:00Z", "…+02:00"; without an offset, local time, as Date.parse reads it);
+ * NaN for anything else, including a day the month does not have or an hour past 23.
+ */
+export function parseIsoTime(value: string): number {
+  const m = ISO_RE.exec(value.trim());
+  if (!m) return Number.NaN;
+  const [, y, mo, d, h, mi, s, oh, om] = m;
+  const year = Number(y);
+  const month = Number(mo);
+  if (month < 1 || month > 12) return Number.NaN;
+  const day = Number(d);
+  if (day < 1 || day > daysIn(year, month)) return Number.NaN;
+  if (h !== undefined && (Number(h) > 23 || Number(mi) > 59)) return Number.NaN;
+  if (s !== undefined && Number(s) > 59) return Number.NaN;
+  if (oh !== undefined && (Number(oh) > 23 || Number(om) > 59)) return Number.NaN;
+  // Date.parse wants "T" and a colon in the offset; the fields are checked above
+  const normal = value
+    .trim()
+    .replace(/^(\d{4}-\d{2}-\d{2}) /, "$1T")
+    .replace(/(:\d{2}),(\d)/, "$1.$2")
+    .replace(/([+-]\d{2})(\d{2})$/, "$1:$2");
+  return Date.parse(normal);
+}
