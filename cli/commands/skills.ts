@@ -75,6 +75,21 @@ const out = (s: string): void => {
   process.stdout.write(s.endsWith("\n") ? s : `${s}\n`);
 };
 
+/**
+ * The level an enable/disable applies at. An option that names a narrower place than the level
+ * is refused rather than dropped: `disable x --project DIR` used to disable x for the whole user.
+ */
+function toggleLevel(o: { scope?: string; project?: string; id?: string }): ToggleLevel {
+  if (o.scope !== undefined && !(TOGGLE_LEVELS as readonly string[]).includes(o.scope)) throw new Error(`--scope must be one of ${TOGGLE_LEVELS.join(", ")}`);
+  if (o.scope === undefined && o.id !== undefined) throw new Error("--id names a session or a thread: add --scope session or --scope thread");
+  const level = (o.scope ?? (o.project !== undefined ? "project" : "user")) as ToggleLevel;
+  if ((level === "session" || level === "thread") && !o.id) throw new Error(`--scope ${level} needs --id`);
+  if (level === "project" && !o.project) throw new Error("--scope project needs --project DIR");
+  if (level !== "project" && o.project !== undefined) throw new Error(`--project applies to --scope project; at ${level} scope leave it out`);
+  if ((level === "user" || level === "project") && o.id !== undefined) throw new Error(`--id applies to --scope session or thread; at ${level} scope leave it out`);
+  return level;
+}
+
 export function registerSkills(program: Command): void {
   const cmd = program
     .command("skills")
@@ -160,16 +175,13 @@ export function registerSkills(program: Command): void {
       cmd
         .command(`${verb} <name>`)
         .description(`${verb} a skill for a user (default), project, session or thread`)
-        .option("--scope <level>", `one of ${TOGGLE_LEVELS.join(", ")}`, "user")
+        .option("--scope <level>", `one of ${TOGGLE_LEVELS.join(", ")} (default: project with --project, else user)`)
         .option("--project <dir>", "the project (for --scope project)")
         .option("--id <id>", "the session or thread id (for --scope session/thread)")
         .option("--clear", "remove the setting at that scope instead"),
     ).action(
-      withSkills<Common & { scope: string; project?: string; id?: string; clear?: boolean }>(async (svc, actor, user, o, [name]) => {
-        if (!(TOGGLE_LEVELS as readonly string[]).includes(o.scope)) throw new Error(`--scope must be one of ${TOGGLE_LEVELS.join(", ")}`);
-        const level = o.scope as ToggleLevel;
-        if ((level === "session" || level === "thread") && !o.id) throw new Error(`--scope ${level} needs --id`);
-        if (level === "project" && !o.project) throw new Error("--scope project needs --project DIR");
+      withSkills<Common & { scope?: string; project?: string; id?: string; clear?: boolean }>(async (svc, actor, user, o, [name]) => {
+        const level = toggleLevel(o);
         const req: RequestScope = { user, project: o.project ? resolve(o.project) : null, session: o.id ?? "", thread: o.id ?? "", ancestors: [] };
         await svc.setEnabled(name!, req, level, o.clear ? null : value, actor);
         out(`${o.clear ? "Cleared the setting for" : value ? "Enabled" : "Disabled"} ${name!} at ${level} scope.`);

@@ -158,6 +158,30 @@ describe("skills CLI", () => {
     expect(skills(db, "list").stdout).toMatch(/^k8s-rollout \(pinned\) · v1 active/);
     expect(skills(db, "disable", "k8s-rollout", "--scope", "thread").stderr).toContain("--scope thread needs --id");
     expect(skills(db, "disable", "k8s-rollout", "--scope", "session", "--id", "s1").stdout).toBe("Disabled k8s-rollout at session scope.\n");
+    // --project alone means that project (it was dropped, and the skill disabled for the whole user)
+    const project = join(dir, "shop");
+    expect(skills(db, "disable", "k8s-rollout", "--project", project).stdout).toBe("Disabled k8s-rollout at project scope.\n");
+    const misplaced: [string[], string][] = [
+      [["--scope", "user", "--project", project], "--project applies to --scope project; at user scope leave it out"],
+      [["--scope", "thread", "--id", "t1", "--project", project], "--project applies to --scope project; at thread scope leave it out"],
+      [["--id", "t1"], "--id names a session or a thread: add --scope session or --scope thread"],
+      [["--scope", "project", "--project", project, "--id", "t1"], "--id applies to --scope session or thread; at project scope leave it out"],
+      [["--scope", "galaxy"], "--scope must be one of user, project, session, thread"],
+    ];
+    for (const [args, why] of misplaced) {
+      const r = skills(db, "disable", "k8s-rollout", ...args);
+      expect(r.status, args.join(" ")).toBe(1);
+      expect(r.stderr, args.join(" ")).toContain(why);
+    }
+    const toggles = new Database(db, { readonly: true });
+    try {
+      expect(toggles.prepare(`SELECT level, scope_key AS key, enabled FROM skill_toggles ORDER BY level`).all()).toEqual([
+        { level: "project", key: `project:${JSON.stringify(["alice", project])}`, enabled: 0 },
+        { level: "session", key: "session:s1", enabled: 0 },
+      ]);
+    } finally {
+      toggles.close();
+    }
     expect(skills(db, "grant", "k8s-rollout", "Bash", "Read").stdout).toBe("Granted k8s-rollout: Bash, Read.\n");
     const rej = skills(db, "reject", "k8s-rollout", "v2");
     expect(rej.status).toBe(0);
