@@ -16,6 +16,19 @@ import { registerSkills } from "./commands/skills.js";
 import { fileErrorText } from "./file-errors.js";
 import { forCommandLine } from "./tool-hints.js";
 
+// `infinity-memory memory list | head`: once the reader has gone, output has nowhere to go. The
+// command still finishes (what it wrote to the database is committed either way) and exits as it
+// would have, instead of dying on an unhandled EPIPE with a stack trace.
+// Any other failure (a full disk under `> file`) fails the command, unless a command server has
+// already given its stdout up (it listens too).
+process.stdout.on("error", (e: NodeJS.ErrnoException) => {
+  if (e.code !== "EPIPE" && process.stdout.listenerCount("error") === 1) {
+    process.stderr.write(`infinity-memory: cannot write the output: ${e.message}\n`);
+    process.exit(1);
+  }
+  process.stdout.write = (() => true) as typeof process.stdout.write;
+});
+
 const program = new Command();
 program
   .name("infinity-memory")

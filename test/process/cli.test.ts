@@ -1,8 +1,9 @@
 // The person's command line over a real database file.
 import { describe, expect, it } from "vitest";
-import { readFileSync } from "node:fs";
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync, openSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { runCli } from "../helpers/cli.js";
+import { CLI, runCli } from "../helpers/cli.js";
 import { openTestMemory, req, modelOrigin } from "../helpers/memory.js";
 import { tempDir } from "../helpers/tmp.js";
 import { openDatabase, schemaVersion } from "../../stores/sqlite/database.js";
@@ -148,5 +149,31 @@ describe("infinity-memory CLI", () => {
     const refused = runCli(["db", "upgrade", "--db", other, "--grant", "app"], env);
     expect(refused.status).toBe(1);
     expect(refused.stderr).toContain("--grant gives PostgreSQL roles row access; a SQLite file has no roles");
+  });
+
+  it("a reader that goes away (`| head`) ends the output quietly; a failing output file fails the command", async () => {
+    const home = tempDir();
+    const env = { ...process.env, INFINITY_MEMORY_HOME: home, INFINITY_MEMORY_USER: "alice" };
+    expect(runCli(["memory", "add", "The build cache lives on the NAS"], env).status).toBe(0);
+    // The read end is closed before the command writes anything, so every write meets EPIPE.
+    const run = (args: string[]) =>
+      new Promise<{ code: number | null; stderr: string }>((done) => {
+        const child = spawn(process.execPath, [CLI, ...args], { env, stdio: ["ignore", "pipe", "pipe"] });
+        child.stdout.destroy();
+        let stderr = "";
+        child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+        child.on("close", (code) => done({ code, stderr }));
+      });
+    for (const args of [["memory", "list", "--json"], ["memory", "search", "build", "cache"], ["memory", "export"]]) {
+      expect(await run(args), args.join(" ")).toEqual({ code: 0, stderr: "" });
+    }
+    // A write whose confirmation nobody reads is still stored, and the command still succeeds.
+    expect(await run(["memory", "add", "Nightly builds start at 02:00"])).toEqual({ code: 0, stderr: "" });
+    expect(runCli(["memory", "list"], env).stdout).toContain("Nightly builds start at 02:00");
+    if (existsSync("/dev/full")) {
+      const full = spawnSync(process.execPath, [CLI, "memory", "list"], { env, stdio: ["ignore", openSync("/dev/full", "w"), "pipe"], encoding: "utf8" });
+      expect(full.status).toBe(1);
+      expect(full.stderr).toBe("infinity-memory: cannot write the output: ENOSPC: no space left on device, write\n");
+    }
   });
 });
