@@ -41,7 +41,8 @@ export function loadConfig(home: string, env: NodeJS.ProcessEnv = process.env): 
   let raw: Record<string, unknown> = {};
   if (existsSync(file)) {
     try {
-      raw = JSON.parse(readFileSync(file, "utf8")) as Record<string, unknown>;
+      // a byte-order mark (Notepad, PowerShell) is not JSON but is no reason to refuse the file
+      raw = JSON.parse(readFileSync(file, "utf8").replace(/^\uFEFF/, "")) as Record<string, unknown>;
     } catch (e) {
       throw new Error(`${file} is not valid JSON: ${(e as Error).message}`);
     }

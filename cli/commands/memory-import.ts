@@ -202,9 +202,11 @@ export async function importMemories(
   try {
     const rl = createInterface({ input: createReadStream(path, { encoding: "utf8" }), crlfDelay: Infinity });
     let lineNo = 0;
-    for await (const raw of rl) {
+    for await (const read of rl) {
       lineNo++;
-      bytes += Buffer.byteLength(raw) + 1;
+      bytes += Buffer.byteLength(read) + 1;
+      // a byte-order mark, as Windows editors and PowerShell write one, is not part of the first line
+      const raw = lineNo === 1 ? read.replace(/^\uFEFF/, "") : read;
       if (raw.trim() === "") continue;
       summary.lines++;
       let parsed: unknown;

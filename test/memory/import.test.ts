@@ -45,6 +45,19 @@ const GOOD = [
 ];
 
 describe("memory import", () => {
+  it("reads a file saved with a byte-order mark and Windows line ends, and a config.json with a BOM", () => {
+    const s = setup();
+    // Notepad and Windows PowerShell save UTF-8 this way
+    writeFileSync(join(s.dir, "config.json"), `\uFEFF${JSON.stringify({ localUser: "alice", search: { defaultLimit: 5 } })}`);
+    const p = join(s.dir, "windows.jsonl");
+    writeFileSync(p, `\uFEFF${JSON.stringify(GOOD[0])}\r\n${JSON.stringify({ content: "The VPN gateway is vpn2.example.org" })}\r\n`);
+    const r = s.cli("import", p);
+    expect(r.stderr).toBe("");
+    expect(r.stdout).toContain("imported 2 memories from 2 lines");
+    expect(r.status).toBe(0);
+    expect(s.rows<{ content: string }>(`SELECT content FROM memories ORDER BY rowid`).map((x) => x.content)).toEqual([GOOD[0]!.content, "The VPN gateway is vpn2.example.org"]);
+  });
+
   it("imports the good lines, names line and field of each bad one, and exits 1", { timeout: 60_000 }, () => {
     const s = setup();
     const p = s.file("mixed.jsonl", [
