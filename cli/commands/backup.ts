@@ -2,8 +2,8 @@
 // copies pages while servers keep writing; forgotten content is not in a later copy because a
 // forget overwrites it in place (secure_delete) and removes its index entries.
 import type { Command } from "commander";
-import { existsSync, statSync } from "node:fs";
-import { resolve } from "node:path";
+import { existsSync, linkSync, rmSync, statSync } from "node:fs";
+import { basename, dirname, join, resolve } from "node:path";
 import Database from "better-sqlite3";
 import { backendKindOf, maskLocation } from "../../stores/backend.js";
 import { openDatabase, schemaVersion } from "../../stores/sqlite/database.js";
@@ -65,18 +65,40 @@ export function registerBackup(program: Command): void {
     .action(async (o: { out: string; db?: string }) => {
       const out = resolve(o.out);
       if (existsSync(out)) throw new Error(`${out} exists; choose a new file`);
+      if (!existsSync(dirname(out))) throw new Error(`cannot write ${out}: the folder ${dirname(out)} does not exist; create it first`);
       const from = sqliteFile(o.db);
       if (!existsSync(from)) throw missingDatabase(from);
-      const db = openDatabase(from);
+      // The copy is made under a temporary name and linked into place once it has passed its
+      // check: an interrupted or failed backup never leaves a file under the name given.
+      const partial = join(dirname(out), `.${basename(out)}.${process.pid}.partial`);
+      let r: VerifyReport;
       try {
-        // what a forget left in the full-text segments goes before the copy is taken
-        if (!ftsPurge(db).finish()) throw new Error("the full-text indexes still hold forgotten rows and another process kept the database busy; try the backup again");
-        await db.backup(out);
+        const db = openDatabase(from);
+        try {
+          // what a forget left in the full-text segments goes before the copy is taken
+          if (!ftsPurge(db).finish()) throw new Error("the full-text indexes still hold forgotten rows and another process kept the database busy; try the backup again");
+          await db.backup(partial);
+        } finally {
+          db.close();
+        }
+        // one self-contained file: the copy keeps the live file's WAL mode otherwise, and reading
+        // it (verify) leaves -wal and -shm files beside it
+        const copy = new Database(partial);
+        try {
+          copy.pragma("journal_mode = DELETE");
+        } finally {
+          copy.close();
+        }
+        r = { ...verifyFile(partial), file: out };
+        if (r.integrity !== "ok") throw new Error(`the copy of ${from} failed its integrity check (${r.integrity}); nothing was written to ${out}`);
+        try {
+          linkSync(partial, out); // unlike a rename, never replaces a file that appeared meanwhile
+        } catch (e) {
+          throw new Error((e as { code?: unknown }).code === "EEXIST" ? `${out} exists; choose a new file` : `cannot write ${out}: ${(e as Error).message}`);
+        }
       } finally {
-        db.close();
+        for (const f of [partial, `${partial}-wal`, `${partial}-shm`, `${partial}-journal`]) rmSync(f, { force: true });
       }
-      const r = verifyFile(out);
-      if (r.integrity !== "ok") throw new Error(`the copy at ${out} failed its integrity check: ${r.integrity}`);
       process.stdout.write(`backed up ${r.memories} memories (schema ${r.schema_version}) to ${out}\n`);
     });
 

@@ -1,7 +1,7 @@
 // backup / verify / restore with a server running, and forgotten text absent from later copies.
 import { describe, expect, it } from "vitest";
 import { spawn } from "node:child_process";
-import { readFileSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import Database from "better-sqlite3";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
@@ -47,6 +47,15 @@ describe("backup, verify, restore", () => {
       const v = JSON.parse(runCli(["verify", second], env).stdout) as { integrity: string; memories: number; forgotten: number };
       expect(v).toMatchObject({ integrity: "ok", memories: 2, forgotten: 1 });
       expect(runCli(["backup", "--out", second, "--db", db], env).stderr).toMatch(/exists/);
+      // each copy is one self-contained file (not WAL: reading it leaves nothing beside it), and
+      // no temporary file is left over
+      const copy = new Database(second, { readonly: true });
+      expect(copy.pragma("journal_mode", { simple: true })).toBe("delete");
+      copy.close();
+      expect(readdirSync(dir).filter((f) => f.includes("backup")).sort()).toEqual(["backup-1.db", "backup-2.db"]);
+      const nowhere = runCli(["backup", "--out", join(dir, "no", "such", "folder", "b.db"), "--db", db], env);
+      expect(nowhere.status).toBe(1);
+      expect(nowhere.stderr).toContain(`the folder ${join(dir, "no", "such", "folder")} does not exist; create it first`);
     } finally {
       await sink.close();
       child.kill("SIGINT");
