@@ -4,7 +4,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { homedir, userInfo } from "node:os";
 import { join, resolve } from "node:path";
 import { systemClock, type Clock } from "../core/clock.js";
-import { MemoryConfig } from "../core/config.js";
+import { MemoryConfig, unknownSettings } from "../core/config.js";
 import { MemoryService } from "../core/memory/service.js";
 import { backendKindOf, maskLocation, type Backend } from "../stores/backend.js";
 import { sqliteBackendOver, type SqliteBackend } from "../stores/sqlite/backend.js";
@@ -46,6 +46,13 @@ export function loadConfig(home: string, env: NodeJS.ProcessEnv = process.env): 
     } catch (e) {
       throw new Error(`${file} is not valid JSON: ${(e as Error).message}`);
     }
+  }
+  if (raw === null || typeof raw !== "object" || Array.isArray(raw)) {
+    throw new Error(`${file} must hold one JSON object of settings, like {"localUser": "ana"}; it holds ${raw === null ? "null" : Array.isArray(raw) ? "an array" : `a ${typeof raw}`}`);
+  }
+  const unknown = unknownSettings(raw)[0];
+  if (unknown) {
+    throw new Error(`${file}: "${unknown.path}" is not a setting (the settings there are ${unknown.known.join(", ")}); fix its name or remove it`);
   }
   const parsed = MemoryConfig.safeParse({ localUser: env.INFINITY_MEMORY_USER ?? osUser(), ...raw });
   if (!parsed.success) {

@@ -328,6 +328,37 @@ export const MemoryConfig = z.object({
 });
 export type MemoryConfig = z.infer<typeof MemoryConfig>;
 
+/** a setting's schema under its default/prefault/optional wrappers */
+function unwrapped(schema: z.ZodType): z.ZodType {
+  let s = schema;
+  for (;;) {
+    const def = s._zod.def as { type: string; innerType?: z.ZodType };
+    if (def.innerType === undefined || !["default", "prefault", "optional", "nullable", "readonly"].includes(def.type)) return s;
+    s = def.innerType;
+  }
+}
+
+export interface UnknownSetting {
+  /** dotted path, e.g. "search.defaultLimt" */
+  path: string;
+  /** the settings its section does have */
+  known: string[];
+}
+
+/**
+ * Settings in a config object that the schema has no place for. Parsing drops them silently, so
+ * a misspelt one ("serach") would leave the person believing a setting is in force that is not.
+ */
+export function unknownSettings(raw: unknown, schema: z.ZodType = MemoryConfig, path: string[] = []): UnknownSetting[] {
+  const s = unwrapped(schema);
+  if (!(s instanceof z.ZodObject) || s._zod.def.catchall !== undefined) return [];
+  if (raw === null || typeof raw !== "object" || Array.isArray(raw)) return [];
+  const shape = s.shape as Record<string, z.ZodType>;
+  return Object.entries(raw).flatMap(([key, value]) =>
+    Object.hasOwn(shape, key) ? unknownSettings(value, shape[key]!, [...path, key]) : [{ path: [...path, key].join("."), known: Object.keys(shape) }],
+  );
+}
+
 export function defaultConfig(overrides: z.input<typeof MemoryConfig> = {}): MemoryConfig {
   return MemoryConfig.parse(overrides);
 }

@@ -1,7 +1,7 @@
 // The person's command line over a real database file.
 import { describe, expect, it } from "vitest";
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, openSync, readFileSync } from "node:fs";
+import { existsSync, openSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { CLI, runCli } from "../helpers/cli.js";
 import { openTestMemory, req, modelOrigin } from "../helpers/memory.js";
@@ -175,5 +175,30 @@ describe("infinity-memory CLI", () => {
       expect(full.status).toBe(1);
       expect(full.stderr).toBe("infinity-memory: cannot write the output: ENOSPC: no space left on device, write\n");
     }
+  });
+
+  it("config.json: a misspelt setting or a file that is not one object stops the command, naming it", () => {
+    const home = tempDir();
+    const env = { INFINITY_MEMORY_HOME: home, INFINITY_MEMORY_USER: "alice" };
+    expect(runCli(["memory", "add", "The build cache lives on the NAS"], env).status).toBe(0);
+    const file = join(home, "config.json");
+    const refused: [string, string][] = [
+      // zod drops an unknown key: the search limit would silently stay at its default
+      [`{"serach": {"defaultLimit": 3}}`, `"serach" is not a setting (the settings there are localUser, write, search,`],
+      [`{"search": {"defaultLimt": 3}}`, `"search.defaultLimt" is not a setting (the settings there are defaultLimit, maxLimit, channels); fix its name or remove it`],
+      [`{"embedder": {"kind": "hashing", "hashing": {"dims": 64}}}`, `"embedder.hashing.dims" is not a setting (the settings there are dimensions)`],
+      [`[{"localUser": "ana"}]`, `must hold one JSON object of settings, like {"localUser": "ana"}; it holds an array`],
+      [`null`, `must hold one JSON object of settings, like {"localUser": "ana"}; it holds null`],
+    ];
+    for (const [text, why] of refused) {
+      writeFileSync(file, text);
+      const r = runCli(["memory", "list"], env);
+      expect(r.status, text).toBe(1);
+      expect(r.stderr, text).toContain(`${file}${why.startsWith("must") ? " " : ": "}${why}`);
+    }
+    writeFileSync(file, `{"search": {"defaultLimit": 3}, "prefix": {"budgetTokens": 800}}`);
+    const ok = runCli(["memory", "list"], env);
+    expect(ok.stderr).toBe("");
+    expect(ok.stdout).toMatch(/^1 of 1/);
   });
 });
