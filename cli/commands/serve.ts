@@ -48,6 +48,10 @@ interface ServeOptions {
   adminGrpcPort?: string;
 }
 
+/** how often a forget reads conversation threads that were unreadable, and how far apart */
+const FORGET_READ_ATTEMPTS = 3;
+const FORGET_READ_RETRY_MS = 100;
+
 export function registerServe(program: Command): void {
   program
     .command("serve")
@@ -135,7 +139,24 @@ async function serve(o: ServeOptions): Promise<void> {
   const sources = openSources(specs, own, ctx.location);
   const sessions = makeSessionSearch("db" in ctx ? (ctx as MemoryContext).db : stores.sessionIndex, sources.sources, ctx.clock, config.localUser);
   asSystemMethod(sessions, "refresh", identity);
-  if (sessions.configured) ctx.sessionForget.refresh = () => sessions.refresh(true);
+  if (sessions.configured) {
+    // A forget purges what is indexed, so a thread caught mid-write (the daemon rewrites its files
+    // in place) is read again a few times first: its newest messages may be the ones that said it.
+    ctx.sessionForget.refresh = async () => {
+      for (let attempt = 1; ; attempt++) {
+        const reports = await sessions.refresh(true);
+        if (attempt === FORGET_READ_ATTEMPTS || reports.every((r) => r.skipped.length === 0)) return;
+        await new Promise((r) => setTimeout(r, FORGET_READ_RETRY_MS));
+      }
+    };
+  }
+  const toldSkipped = new Set<string>();
+  sessions.onSkipped = (source, skipped) => {
+    // once per thread and reason: a damaged file would otherwise be logged at every refresh
+    const fresh = skipped.filter((t) => !toldSkipped.has(`${t.threadId}\u0000${t.reason}`));
+    for (const t of fresh) toldSkipped.add(`${t.threadId}\u0000${t.reason}`);
+    if (fresh.length > 0) logger.warn({ source, skipped: fresh }, "conversation threads that could not be read were left out of the session index (tried again at the next refresh)");
+  };
   const roots = stores.roots;
   const known = new Map<string, string>();
   const recordRoot = (root: string, user: string, project: string | null) => {

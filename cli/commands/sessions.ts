@@ -1,7 +1,7 @@
 // `infinity-memory sessions index|search`: the session index from the command line.
 import type { Command } from "commander";
 import cliProgress from "cli-progress";
-import { SessionIndexer } from "../../core/sessions/indexer.js";
+import { SessionIndexer, type IndexReport } from "../../core/sessions/indexer.js";
 import { SqliteSessionIndex } from "../../stores/sqlite/session-index.js";
 import { openMemory } from "../context.js";
 import { defaultInfinityHome, makeSessionSearch, openSources } from "../sessions.js";
@@ -16,6 +16,11 @@ interface SourceOpts {
 function specsOf(o: SourceOpts): string[] {
   if (o.from && o.from.length > 0) return o.from;
   return [`infinity-home:${o.infinityHome ?? defaultInfinityHome()}`];
+}
+
+/** stderr: the threads an index run left out, and that the rest was indexed and searched */
+function warnSkipped(skipped: IndexReport["skipped"]): void {
+  for (const t of skipped) process.stderr.write(`infinity-memory: left out thread ${t.threadId}, which could not be read (${t.reason}); the other conversations are indexed, and it is tried again next time\n`);
 }
 
 export function registerSessions(program: Command): void {
@@ -49,8 +54,11 @@ export function registerSessions(program: Command): void {
           else
             process.stdout.write(
               `${src.location}: ${report.threads} threads, ${report.threadsChanged} changed, ${report.messagesAdded} messages added` +
-                `${report.reset ? `, ${report.reset} re-indexed from the start` : ""}\n`,
+                `${report.reset ? `, ${report.reset} re-indexed from the start` : ""}` +
+                `${report.skipped.length ? `, ${report.skipped.length} could not be read` : ""}\n`,
             );
+          warnSkipped(report.skipped);
+          if (report.skipped.length > 0) process.exitCode = 1;
         }
       } finally {
         opened.close();
@@ -73,6 +81,7 @@ export function registerSessions(program: Command): void {
       const opened = openSources(specsOf(o), ctx.db, ctx.dbPath);
       try {
         const search = makeSessionSearch(ctx.db, opened.sources, ctx.clock, ctx.config.localUser);
+        search.onSkipped = (_source, skipped) => warnSkipped(skipped);
         const matches = await search.search(o.user ?? ctx.config.localUser, { query: q.join(" "), limit: Number(o.limit), window: Number(o.window) });
         for (const m of matches) {
           if (o.json) {

@@ -5,6 +5,7 @@
 import type { Clock } from "../clock.js";
 import type { ConversationReader, InfinityMessage } from "../../stores/traits.js";
 import type { IndexedMessage, SessionIndexStore } from "../../stores/traits.js";
+import { isInfinityStoreError } from "../../stores/infinity/errors.js";
 import { messageText } from "../../stores/infinity/messages.js";
 
 export interface SessionSource {
@@ -22,6 +23,8 @@ export interface IndexReport {
   threadsChanged: number;
   messagesAdded: number;
   reset: number;
+  /** threads that could not be read this run (left as they were indexed; tried again next run) */
+  skipped: { threadId: string; reason: string }[];
 }
 
 function roleOf(m: InfinityMessage): string {
@@ -59,41 +62,49 @@ export class SessionIndexer {
   async run(src: SessionSource, onProgress?: (done: number, total: number) => void): Promise<IndexReport> {
     const sourceId = await this.index.sourceId(src.kind, src.location);
     const threads = await src.reader.listThreads();
-    const report: IndexReport = { threads: threads.length, threadsChanged: 0, messagesAdded: 0, reset: 0 };
+    const report: IndexReport = { threads: threads.length, threadsChanged: 0, messagesAdded: 0, reset: 0, skipped: [] };
     let done = 0;
     for (const threadId of threads) {
       done++;
-      const count = await src.reader.messageCount(threadId);
-      const state = await this.index.threadState(sourceId, threadId);
-      let from = state?.indexedCount ?? 0;
-      if (state && state.indexedCount > 0) {
-        const last = await src.reader.loadMessagesWithIds(threadId, state.indexedCount - 1, state.indexedCount);
-        if (count < state.indexedCount || last[0]?.[1] !== state.fingerprint) {
-          await this.index.resetThread(sourceId, threadId);
-          report.reset++;
-          from = 0;
-        }
+      try {
+        await this.thread(src, sourceId, threadId, report);
+      } catch (e) {
+        // One unreadable thread (a file the daemon is rewriting in place, a damaged one) must not
+        // stop every other conversation from being indexed and searched.
+        if (!isInfinityStoreError(e) || (e.code !== "corrupt" && e.code !== "io")) throw e;
+        report.skipped.push({ threadId, reason: e.message });
       }
-      if (from >= count && state) {
-        onProgress?.(done, threads.length);
-        continue;
-      }
-      const root = await src.reader.getRootThreadId(threadId);
-      const user = (await src.userOf(root)) ?? this.localUser;
-      const cwd = await src.cwdOf(root);
-      const msgs = await src.reader.loadMessagesWithIds(threadId, from, count);
-      const items = msgs.map(([m, id], i) => indexable(m, from + i, id));
-      report.messagesAdded += await this.index.append(
-        sourceId,
-        { threadId, rootThreadId: root, user, cwd },
-        items,
-        count,
-        msgs.at(-1)?.[1] ?? state?.fingerprint ?? null,
-        this.clock.now(),
-      );
-      report.threadsChanged++;
       onProgress?.(done, threads.length);
     }
     return report;
+  }
+
+  private async thread(src: SessionSource, sourceId: number, threadId: string, report: IndexReport): Promise<void> {
+    const count = await src.reader.messageCount(threadId);
+    const state = await this.index.threadState(sourceId, threadId);
+    let from = state?.indexedCount ?? 0;
+    if (state && state.indexedCount > 0) {
+      const last = await src.reader.loadMessagesWithIds(threadId, state.indexedCount - 1, state.indexedCount);
+      if (count < state.indexedCount || last[0]?.[1] !== state.fingerprint) {
+        await this.index.resetThread(sourceId, threadId);
+        report.reset++;
+        from = 0;
+      }
+    }
+    if (from >= count && state) return;
+    const root = await src.reader.getRootThreadId(threadId);
+    const user = (await src.userOf(root)) ?? this.localUser;
+    const cwd = await src.cwdOf(root);
+    const msgs = await src.reader.loadMessagesWithIds(threadId, from, count);
+    const items = msgs.map(([m, id], i) => indexable(m, from + i, id));
+    report.messagesAdded += await this.index.append(
+      sourceId,
+      { threadId, rootThreadId: root, user, cwd },
+      items,
+      count,
+      msgs.at(-1)?.[1] ?? state?.fingerprint ?? null,
+      this.clock.now(),
+    );
+    report.threadsChanged++;
   }
 }

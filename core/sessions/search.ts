@@ -39,6 +39,8 @@ export function snippet(text: string, query: string): string {
 export class SessionSearch {
   private lastRefresh = -Infinity;
   private refreshing: Promise<IndexReport[]> | null = null;
+  /** told about threads a refresh could not read (they stay as indexed before; searching goes on) */
+  onSkipped: ((location: string, skipped: IndexReport["skipped"]) => void) | null = null;
 
   constructor(
     private readonly index: SessionIndexStore,
@@ -59,7 +61,11 @@ export class SessionSearch {
     this.refreshing = (async () => {
       try {
         const out: IndexReport[] = [];
-        for (const s of this.sources) out.push(await this.indexer.run(s));
+        for (const s of this.sources) {
+          const report = await this.indexer.run(s);
+          if (report.skipped.length > 0) this.onSkipped?.(s.location, report.skipped);
+          out.push(report);
+        }
         return out;
       } finally {
         this.lastRefresh = this.clock.now();

@@ -2,8 +2,8 @@
 // where a database should be, an export into a folder that is not there, `export | head`, and
 // INFINITY_MEMORY_DB honoured by every command that takes --db.
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { CLI, runCli } from "../helpers/cli.js";
 import { tempDir } from "../helpers/tmp.js";
@@ -127,6 +127,24 @@ describe("CLI and the files it is given", () => {
     const kind = runCli(["sessions", "index", "--from", "sqllite:x.db"], env);
     expect(kind.status).toBe(1);
     expect(kind.stderr).toBe(`infinity-memory: session source sqllite:x.db: unknown kind "sqllite"; use infinity-home:DIR (the daemon's files) or sqlite:FILE\n`);
+  });
+
+  it("a damaged thread file in the daemon's home is named and left out; the other conversations are indexed and searched", () => {
+    const dir = tempDir("imem-files-");
+    const env = { INFINITY_MEMORY_HOME: dir, INFINITY_MEMORY_USER: "alice" };
+    const home = join(dir, "infinity");
+    cpSync(resolve("test/fixtures/infinity-home"), home, { recursive: true });
+    const damaged = join(home, "threads", "0f6b3c9a-1d7e-4f25-8b4a-6e9c2d1f7a35.json");
+    writeFileSync(damaged, "{broken");
+    const why = `infinity-memory: left out thread 0f6b3c9a-1d7e-4f25-8b4a-6e9c2d1f7a35, which could not be read (${damaged}: `;
+    const index = runCli(["sessions", "index", "--infinity-home", home], env);
+    expect(index.status).toBe(1);
+    expect(index.stdout).toMatch(/: 4 threads, 3 changed, \d+ messages added, 1 could not be read\n$/);
+    expect(index.stderr).toContain(why);
+    const search = runCli(["sessions", "search", "--infinity-home", home, "wind", "speed"], env);
+    expect(search.status).toBe(0);
+    expect(search.stdout).toContain("Also show wind speed in mph");
+    expect(search.stderr).toContain(why);
   });
 
   it("points a person at commands, not at the model's tools", () => {

@@ -1,7 +1,7 @@
 // Session search over the daemon's own files and over an Infinity-shaped SQLite store:
 // incremental and idempotent indexing, per-user scope, windows, read mode, and the forget cascade.
 import { describe, expect, it } from "vitest";
-import { cpSync } from "node:fs";
+import { cpSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { makeSessionSearch, openSources } from "../../cli/sessions.js";
 import { SessionIndexer } from "../../core/sessions/indexer.js";
@@ -42,6 +42,31 @@ describe("session search over the daemon's files", () => {
     await expect(s.read("bob", { threadId: ALICE_SESSION, ord: 0, window: 0 })).rejects.toMatchObject({ code: "not_found" });
     const bob = await s.search("bob", { query: "the", limit: 50, window: 0 }).catch(() => []);
     expect(bob.every((h) => h.hit.rootThreadId !== ALICE_SESSION)).toBe(true);
+    src.close();
+    m.close();
+  });
+
+  it("a thread file caught half-written is left out of that run, the rest indexed and searched; the next run indexes it", async () => {
+    const dir = tempDir();
+    const home = join(dir, "home");
+    cpSync(HOME, home, { recursive: true });
+    const file = join(home, "threads", "0f6b3c9a-1d7e-4f25-8b4a-6e9c2d1f7a35.json");
+    const whole = readFileSync(file, "utf8");
+    // the daemon rewrites thread files in place: a read can see the first half of one
+    writeFileSync(file, whole.slice(0, Math.floor(whole.length / 2)));
+    const m = openTestMemory(dir);
+    const src = openSources([`infinity-home:${home}`], m.db, m.dbPath);
+    const s = makeSessionSearch(m.db, src.sources, m.clock, "local");
+    const told: string[] = [];
+    s.onSkipped = (location, skipped) => told.push(...skipped.map((t) => `${location} ${t.threadId} ${t.reason}`));
+    // before, the one unreadable file failed every search (and the session purge of every forget)
+    expect((await s.search("alice", { query: "wind speed mph imperial", limit: 1, window: 0 }))[0]?.hit.rootThreadId).toBe(ALICE_SESSION);
+    expect(await s.search("local", { query: "staging logs deploy", limit: 5, window: 0 })).toEqual([]);
+    expect(told).toEqual([expect.stringMatching(new RegExp(`^${home} 0f6b3c9a-1d7e-4f25-8b4a-6e9c2d1f7a35 ${file}: `))]);
+    writeFileSync(file, whole);
+    m.clock.advance(5000);
+    expect((await s.search("local", { query: "staging logs deploy", limit: 5, window: 0 }))[0]?.hit.rootThreadId).toBe("0f6b3c9a-1d7e-4f25-8b4a-6e9c2d1f7a35");
+    expect(told).toHaveLength(1);
     src.close();
     m.close();
   });
