@@ -106,6 +106,22 @@ function expiryOf(given: string | undefined, previous: MemoryRecord | null, now:
   return previous?.expiresAt != null && previous.expiresAt > now ? previous.expiresAt : null;
 }
 
+/**
+ * An update that would store a copy of the current version: same text, and every field it gives
+ * equal to what the memory has. Saved, it would only lengthen the history (and, from the model,
+ * lower a person's statement to model_inferred).
+ */
+function changesNothing(current: MemoryRecord, input: UpdateInput): boolean {
+  if (input.content.replace(/\r\n?/g, "\n").trim() !== current.content) return false;
+  if (input.kind !== undefined && input.kind !== current.kind) return false;
+  if (input.tags !== undefined && normalizeTags(input.tags).sort().join("\u0000") !== [...current.tags].sort().join("\u0000")) return false;
+  if (input.confidence !== undefined && input.confidence !== current.confidence) return false;
+  const expiry = input.expiresAt?.trim();
+  if (expiry && !(/^never$/i.test(expiry) && current.expiresAt === null)) return false;
+  if (input.userStated && current.trust !== "user_stated") return false;
+  return true;
+}
+
 /** Derived artifacts outside the memory store that must forget with it (e.g. the session index). */
 export interface ForgetHook {
   /** `contents`: the forgotten texts and ids of one user's records, to find copies elsewhere */
@@ -332,12 +348,24 @@ export class MemoryService {
   }
 
   async update(req: RequestScope, input: UpdateInput, origin: Origin): Promise<RememberResult> {
+    // A replayed invocation returns what it wrote the first time (by then the memory it corrected
+    // is a past version, which would be refused below).
+    if (origin.toolCallId && origin.threadId) {
+      const prior = await this.store.findByToolCall(origin.threadId, origin.toolCallId);
+      if (prior) return { status: "replayed", record: prior, conflicts: [], flagged: prior.flags.length > 0, notes: [] };
+    }
     const current = await this.getVisible({ thread: req }, input.id);
     if (current.status !== "active" && current.status !== "pending") {
       const newest = (await this.store.lineage(current.lineageId)).filter((r) => r.status === "active" || r.status === "pending").at(-1);
       throw new CoreError(
         "conflict",
         `memory ${current.id} is ${current.status}${newest ? `; its current version is ${newest.id}, update that one` : ""}.`,
+      );
+    }
+    if (changesNothing(current, input)) {
+      throw new CoreError(
+        "invalid_argument",
+        `memory ${current.id} already says exactly this, with the same kind, tags, confidence and expiry; nothing was changed (no new version). Give the corrected text or a field to change.`,
       );
     }
     return this.remember(

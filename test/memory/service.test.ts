@@ -44,6 +44,37 @@ describe("MemoryService write policy", () => {
     m.close();
   });
 
+  it("an update that changes nothing is refused and stores no version; a replayed update returns its first result", async () => {
+    const m = openTestMemory(tempDir());
+    const a = await m.service.remember(req(), { content: "Staging is at staging.example.org", tags: ["infra", "staging"], expiresAt: "30d", userStated: true }, modelOrigin("root-1", "tc-1"));
+    const same = [
+      { id: a.record.id, content: "Staging is at staging.example.org" },
+      { id: a.record.id, content: "  Staging is at staging.example.org\n", kind: a.record.kind, tags: ["Staging", "infra"], confidence: a.record.confidence, expiresAt: "" },
+    ];
+    for (const input of same) {
+      await expect(m.service.update(req(), input, modelOrigin("root-1", `tc-same-${same.indexOf(input)}`))).rejects.toMatchObject({
+        code: "invalid_argument",
+        message: expect.stringMatching(/already says exactly this, with the same kind, tags, confidence and expiry; nothing was changed/),
+      });
+    }
+    // from the model, a copy would also have lowered the person's statement to model_inferred
+    expect((await m.service.history({ owner: "alice" }, a.record.id)).versions.map((v) => [v.version, v.trust])).toEqual([[1, "user_stated"]]);
+    // each field that differs is a change
+    const changes = [{ content: "Staging is at staging2.example.org" }, { kind: "project" as const }, { tags: ["infra"] }, { confidence: 0.5 }, { expiresAt: "never" }];
+    let id = a.record.id;
+    for (const [i, change] of changes.entries()) {
+      const current = (await m.service.history({ owner: "alice" }, id)).versions.at(-1)!;
+      const r = await m.service.update(req(), { id, content: current.content, ...change }, modelOrigin("root-1", `tc-change-${i}`));
+      expect(r.record.version, JSON.stringify(change)).toBe(i + 2);
+      id = r.record.id;
+    }
+    // the daemon sending the same call again gets what it got the first time, not a conflict
+    const again = await m.service.update(req(), { id: a.record.id, content: "Staging is at staging2.example.org" }, modelOrigin("root-1", "tc-change-0"));
+    expect(again).toMatchObject({ status: "replayed", record: { version: 2 } });
+    expect((await m.service.history({ owner: "alice" }, id)).versions).toHaveLength(6);
+    m.close();
+  });
+
   it("replaying the same tool call writes once", async () => {
     const m = openTestMemory(tempDir());
     const a = await m.service.remember(req(), { content: "Staging is at staging.example.org" }, modelOrigin("root-1", "tc-x"));

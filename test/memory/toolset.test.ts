@@ -157,6 +157,8 @@ describe("memory toolset over RAP", () => {
     expect(await newest()).toMatchObject({ version: 4, expiresAt: T0 + 14 * day });
     await call(r, "memory_update", { id: (await newest()).id, content: "The staging cluster stays frozen", expires_at: "never" });
     expect(await newest()).toMatchObject({ version: 5, expiresAt: null });
+    const copy = await call(r, "memory_update", { id: (await newest()).id, content: "The staging cluster stays frozen", expires_at: "never" });
+    expect(copy).toMatch(/^Error: memory mem_\w+ already says exactly this, with the same kind, tags, confidence and expiry; nothing was changed \(no new version\)/);
     const typo = await call(r, "memory_update", { id: (await newest()).id, content: "x", expires_at: "someday" });
     expect(typo).toMatch(/^Error: "expires_at" must be an ISO 8601 date or time .* or "never"; got "someday"/);
     // a day its month does not have was read as the next month's (30 February as 2 March), and "0d"
