@@ -1,9 +1,12 @@
-// `infinity-memory toolset enable|disable|inherit --toolset memory --thread T`: per-thread
+// `infinity-memory toolset enable|disable|inherit --toolset memory|skills --thread T`: per-thread
 // switches. Children inherit the nearest explicit setting; a running server sees changes at once.
 import type { Command } from "commander";
+import { MEMORY_TOOLSET } from "../../toolsets/memory/tools.js";
+import { SKILLS_TOOLSET } from "../../toolsets/skills/tools.js";
 import { openAnyMemory } from "../context.js";
 
-const TOOLSETS = ["memory"];
+// both servers check their switch before every call
+const TOOLSETS = [MEMORY_TOOLSET, SKILLS_TOOLSET];
 
 export function registerToolset(program: Command): void {
   const cmd = program.command("toolset").description("enable or disable a toolset for one thread (children inherit)");
@@ -15,11 +18,13 @@ export function registerToolset(program: Command): void {
     cmd
       .command(verb)
       .description(help)
-      .requiredOption("--toolset <name>", "toolset name")
+      .requiredOption("--toolset <name>", `toolset name (${TOOLSETS.join(" or ")})`)
       .requiredOption("--thread <id>", "thread id")
       .option("--db <path|url>", "SQLite file or postgres:// URL")
       .action(async (o: { toolset: string; thread: string; db?: string }) => {
         if (!TOOLSETS.includes(o.toolset)) throw new Error(`unknown toolset "${o.toolset}"; known: ${TOOLSETS.join(", ")}`);
+        // a blank id names no thread: the setting would be stored and apply nowhere
+        if (o.thread.trim() === "") throw new Error("--thread needs a thread id (the session's root thread id for the whole session)");
         const ctx = await openAnyMemory({ location: o.db });
         try {
           await ctx.backend.toggles.set(o.toolset, o.thread, value, {

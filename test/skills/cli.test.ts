@@ -6,6 +6,7 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import Database from "better-sqlite3";
 import { generatedManifests } from "../../cli/manifests.js";
+import { postJson, startCallbackSink } from "../helpers/callback-sink.js";
 import { CLI, runCli, spawnCommandServer } from "../helpers/cli.js";
 import { tempDir } from "../helpers/tmp.js";
 
@@ -197,6 +198,27 @@ describe("skills CLI", () => {
       const m = (await (await fetch(`http://127.0.0.1:${s.port}/.well-known/rap-toolset`)).json()) as { name: string; tools: { name: string }[] };
       expect(m.name).toBe("skills");
       expect(m.tools.map((t) => t.name)).toContain("skill_rollback");
+      // the per-thread switch reaches the skills server too (the CLI knew only "memory")
+      const sink = await startCallbackSink();
+      const search = async (id: string, group: string) => {
+        await postJson(`http://127.0.0.1:${s.port}/invoke`, { operation: "skill_search", arguments: { query: "rollout" }, id, call_id: null, callback_url: sink.url, group_id: group, thread_ancestors: null });
+        return (await sink.next((b) => b.id === id)).text as string;
+      };
+      try {
+        const env = { INFINITY_MEMORY_HOME: dir };
+        const db = ["--db", join(dir, "m.db")];
+        expect(runCli(["toolset", "disable", "--toolset", "skills", "--thread", "root-s", ...db], env).stdout).toBe("skills: disabled for thread root-s\n");
+        expect(await search("q1", "root-s")).toBe("Error: the skills toolset is disabled for this thread");
+        expect(await search("q2", "root-other")).not.toMatch(/^Error/);
+        expect(runCli(["toolset", "inherit", "--toolset", "skills", "--thread", "root-s", ...db], env).status).toBe(0);
+        expect(await search("q3", "root-s")).not.toMatch(/^Error/);
+        const blank = runCli(["toolset", "disable", "--toolset", "skills", "--thread", " ", ...db], env);
+        expect(blank.status).toBe(1);
+        expect(blank.stderr).toContain("--thread needs a thread id");
+        expect(runCli(["toolset", "disable", "--toolset", "skill", "--thread", "t", ...db], env).stderr).toContain('unknown toolset "skill"; known: memory, skills');
+      } finally {
+        await sink.close();
+      }
     } finally {
       process.kill(-s.child.pid!, "SIGINT");
       expect(await s.exited).toBe(0);
