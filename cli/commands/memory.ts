@@ -6,7 +6,7 @@ import { createInterface } from "node:readline/promises";
 import { resolve } from "node:path";
 import { MEMORY_KINDS, MEMORY_STATUSES, SCOPE_LEVELS, type MemoryRecord } from "../../core/memory/record.js";
 import type { Origin, Viewer } from "../../core/memory/service.js";
-import { recordBlock, recordList, totalText } from "../../toolsets/memory/render.js";
+import { filterText, recordBlock, recordList, totalText } from "../../toolsets/memory/render.js";
 import { writeLines } from "../line-output.js";
 import { openAnyMemory, openMemory, type AnyMemoryContext, type MemoryContext } from "../context.js";
 import { recreateWordIndex, wordIndexDrift } from "../../stores/sqlite/memory-fts.js";
@@ -179,7 +179,10 @@ export function registerMemory(program: Command): void {
           return;
         }
         if (page.items.length === 0) {
-          process.stdout.write(o.cursor ? "no more memories\n" : "no memories here yet (add one with `memory add TEXT`, or import a file with `memory import FILE`)\n");
+          const narrowed = filterText({ kinds: o.kind, scopes: o.scope, statuses: o.status });
+          process.stdout.write(
+            o.cursor ? "no more memories\n" : narrowed ? `no memories with ${narrowed}\n` : "no memories here yet (add one with `memory add TEXT`, or import a file with `memory import FILE`)\n",
+          );
           return;
         }
         process.stdout.write(`${page.items.length} of ${totalText(page)}\n${recordList(page.items, ctx.clock.now())}\n`);

@@ -234,6 +234,9 @@ describe("memory toolset over RAP", () => {
     expect(await call(r, "memory_review", { action: "reject", ids: ["mem_nope"] })).toMatch(/^Error: no memory with id "mem_nope"/);
     // null arguments (the model gave none) are an empty object
     expect(await call(r, "memory_list", null)).toBe("No memories yet.");
+    // a filter that matches nothing is not an empty store
+    await call(r, "memory_remember", { content: "Deploys happen on Tuesdays", kind: "fact" });
+    expect(await call(r, "memory_list", { kinds: ["preference", "lesson"], status: ["expired"] })).toBe("No memories with kind preference or lesson, status expired.");
   });
 
   it("forget by id leaves nothing findable; forget by query asks the person first", async () => {

@@ -44,6 +44,7 @@ describe("infinity-memory CLI", () => {
     expect(noYes.stderr).toMatch(/nothing forgotten/);
     const forget = runCli(["memory", "forget", "--query", "locker quokkaberry", "--yes"], env);
     expect(forget.stdout).toMatch(/forgot 1 memory/);
+    expect(runCli(["memory", "list", "--kind", "preference"], env).stdout).toBe("no memories with kind preference\n");
 
     const out = join(home, "export.jsonl");
     expect(runCli(["memory", "export", "--out", out], env).status).toBe(0);

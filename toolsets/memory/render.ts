@@ -57,3 +57,16 @@ export function totalText(page: { total: number; totalCapped: boolean }): string
 export function recordList(rs: MemoryRecord[], now: number): string {
   return rs.map((r, i) => recordBlock(r, now, i + 1)).join("\n");
 }
+
+/**
+ * What a list filter is narrowed to, for the empty answer: "no memories yet" after a filter
+ * would tell the reader the store is empty when only the filter matched nothing.
+ */
+export function filterText(f: { kinds?: readonly string[] | undefined; scopes?: readonly string[] | undefined; statuses?: readonly string[] | undefined }): string | null {
+  const parts = [
+    f.kinds?.length ? `kind ${f.kinds.join(" or ")}` : null,
+    f.scopes?.length ? `scope ${f.scopes.join(" or ")}` : null,
+    f.statuses?.length ? `status ${f.statuses.join(" or ")}` : null,
+  ].filter((p): p is string => p !== null);
+  return parts.length > 0 ? parts.join(", ") : null;
+}

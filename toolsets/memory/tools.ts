@@ -11,7 +11,7 @@ import type { SessionMatch, SessionSearch } from "../../core/sessions/search.js"
 import type { ToggleStore } from "../../stores/traits.js";
 import type { RapInvocation } from "../rap/wire.js";
 import { defineTool, type ToolContext, type Toolset } from "../rap/registry.js";
-import { age, recordBlock, recordList, totalText } from "./render.js";
+import { age, filterText, recordBlock, recordList, totalText } from "./render.js";
 
 export const MEMORY_TOOLSET = "memory";
 
@@ -348,7 +348,10 @@ export function memoryToolset(deps: MemoryToolsetDeps): Toolset {
           { thread: req },
           { kinds: a.kinds, scopes: a.scopes, statuses: a.status, limit: a.limit, cursor: a.cursor, order: a.order },
         );
-        if (page.items.length === 0) return { text: a.cursor ? "No more memories." : "No memories yet." };
+        if (page.items.length === 0) {
+          const narrowed = filterText({ kinds: a.kinds, scopes: a.scopes, statuses: a.status });
+          return { text: a.cursor ? "No more memories." : narrowed ? `No memories with ${narrowed}.` : "No memories yet." };
+        }
         const lines = [`${page.items.length} of ${totalText(page)} memories:`, recordList(page.items, clock.now())];
         if (page.nextCursor) lines.push(`More: call memory_list with cursor "${page.nextCursor}".`);
         return { text: lines.join("\n") };
