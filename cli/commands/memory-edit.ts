@@ -53,8 +53,20 @@ interface Person {
   project: string | null;
 }
 
+/**
+ * The text a person gave: the words, or with a lone "-" whatever comes on standard input
+ * (`pbpaste | infinity-memory memory add -`); "-" itself was stored as a memory.
+ */
+async function givenText(words: string[]): Promise<string> {
+  if (words.length !== 1 || words[0] !== "-") return words.join(" ");
+  if (process.stdin.isTTY) throw new Error('"-" reads the text from standard input; pipe it in (echo "…" | infinity-memory memory add -), or give the text as words');
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString("utf8");
+}
+
 export async function addMemory(ctx: AnyMemoryContext, person: Person, words: string[], o: AddOptions): Promise<void> {
-  const content = words.join(" ");
+  const content = await givenText(words);
   const kind = o.kind ?? "note";
   let level = o.scope ?? defaultLevelFor(kind);
   const notes: string[] = [];
@@ -83,7 +95,7 @@ export async function correctMemory(ctx: AnyMemoryContext, person: Person, id: s
     requestScopeOwning(current.scope),
     {
       id: current.id,
-      content: words.length > 0 ? words.join(" ") : current.content,
+      content: words.length > 0 ? await givenText(words) : current.content,
       kind: o.kind,
       tags: o.tags,
       confidence: o.confidence,

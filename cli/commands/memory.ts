@@ -102,7 +102,7 @@ export function registerMemory(program: Command): void {
     return v;
   };
 
-  common(memory.command("add").argument("<text...>").description("remember something you state yourself (trust user_stated)"))
+  common(memory.command("add").argument("<text...>", "what to remember, or - to read it from standard input").description("remember something you state yourself (trust user_stated)"))
     .option("--kind <kind>", `${MEMORY_KINDS.join(", ")} (default note)`, kindOption)
     .option("--scope <level>", "user or project (default: project for project, lesson and procedure with --project, else user)", (v: string) => {
       if (v !== "user" && v !== "project") throw new InvalidArgumentError("expected user or project (session and thread memories are written by a thread)");
@@ -118,7 +118,7 @@ export function registerMemory(program: Command): void {
       }, { create: true }),
     );
 
-  common(memory.command("correct").alias("update").argument("<id>").argument("[text...]").description("store a corrected version of a memory (the old one is kept as a past version)"))
+  common(memory.command("correct").alias("update").argument("<id>").argument("[text...]", "the corrected text, or - to read it from standard input").description("store a corrected version of a memory (the old one is kept as a past version)"))
     .option("--kind <kind>", "a new kind", kindOption)
     .option("--tags <tags>", 'comma-separated labels in place of the current ones ("" clears them)', tagsOption)
     .option("--confidence <n>", "how sure, 0..1", numberBetween(0, 1))

@@ -97,6 +97,24 @@ describe("memory add / memory correct", () => {
     expect(rows(env).map((r) => r.content).sort()).toEqual(["Deploys go through staging", "Releases are tagged from main"]);
   });
 
+  it('"-" reads the text from standard input (it was stored as the memory "-")', () => {
+    const home = tempDir();
+    const env = { INFINITY_MEMORY_HOME: home, INFINITY_MEMORY_USER: "alice" };
+    const add = runCli(["memory", "add", "-", "--kind", "fact", "--json"], env, "The printer on floor 3\r\nneeds A4 paper\n");
+    expect(add.status, add.stderr).toBe(0);
+    const id = (JSON.parse(add.stdout) as { id: string }).id;
+    expect(rows(env).map((r) => r.content)).toEqual(["The printer on floor 3\nneeds A4 paper"]);
+    const fixed = runCli(["memory", "correct", id, "-"], env, "The printer on floor 3 needs A3 paper");
+    expect(fixed.status, fixed.stderr).toBe(0);
+    expect(rows(env).find((r) => r.version === 2)?.content).toBe("The printer on floor 3 needs A3 paper");
+    const empty = runCli(["memory", "add", "-"], env, "");
+    expect(empty.status).toBe(1);
+    expect(empty.stderr).toMatch(/"content" is empty/);
+    // a dash among other words is just a word
+    expect(runCli(["memory", "add", "Lunch", "-", "noon"], env).status).toBe(0);
+    expect(rows(env).map((r) => r.content)).toContain("Lunch - noon");
+  });
+
   it("corrects a memory into a new version, keeping its expiry unless told, and names what to fix", () => {
     const home = tempDir();
     const env = { INFINITY_MEMORY_HOME: home, INFINITY_MEMORY_USER: "alice" };
