@@ -22,7 +22,9 @@ kind sort thing things something anything everything anyone someone anybody some
 
 const CJK_RE = /[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]/u;
 const CJK_RUN_RE = /[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+/gu;
-const WORD_RE = /[\p{L}\p{N}][\p{L}\p{N}'’_-]*/gu;
+// A combining mark (\p{M}: Devanagari and Thai vowel signs, Arabic harakat) belongs to its word, as
+// in the word indexes' tokenizer (stores/sqlite/word-tokenizer.ts).
+const WORD_RE = /[\p{L}\p{N}][\p{L}\p{M}\p{N}'’_-]*/gu;
 
 export function hasCjk(text: string): boolean {
   return CJK_RE.test(text);

@@ -8,6 +8,7 @@
 import { CONTEXT_TERM_MAX_DF } from "../../core/retrieval/channels.js";
 import type { Db } from "./database.js";
 import { plainWordToken } from "./porter-token.js";
+import { WORD_TOKENIZE_OPTION } from "./word-tokenizer.js";
 
 /**
  * Postings the word channel may score per query (~0.7 µs each on the reference machine). 3,000
@@ -78,7 +79,7 @@ export class FtsPlanner {
   constructor(db: Db) {
     // A scratch FTS table with the same tokenizer turns query words into the index's own tokens
     // (porter stems), so their frequencies can be read from the vocabulary.
-    db.exec(`CREATE VIRTUAL TABLE IF NOT EXISTS temp.q_tokens USING fts5(x, tokenize = 'porter unicode61 remove_diacritics 2');
+    db.exec(`CREATE VIRTUAL TABLE IF NOT EXISTS temp.q_tokens USING fts5(x, ${WORD_TOKENIZE_OPTION});
       CREATE VIRTUAL TABLE IF NOT EXISTS temp.q_tokens_v USING fts5vocab(temp, q_tokens, 'instance');
       CREATE VIRTUAL TABLE IF NOT EXISTS temp.memory_fts_v USING fts5vocab(main, memory_fts, 'row');`);
     this.insertTok = db.prepare(`INSERT INTO temp.q_tokens (rowid, x) VALUES (?, ?)`);

@@ -9,6 +9,7 @@
 import { cjkBigrams } from "../../core/retrieval/analyze.js";
 import { dateWords } from "../../core/retrieval/dates.js";
 import type { Db } from "./database.js";
+import { WORD_TOKENIZE_OPTION } from "./word-tokenizer.js";
 
 /** memories on each side that join a memory's context */
 export const CONTEXT_NEIGHBOURS = 2;
@@ -204,7 +205,7 @@ export function wordIndexDrift(db: Db): number {
 export const WORD_INDEX_DDL = `
 CREATE VIRTUAL TABLE memory_fts USING fts5(
   content, tags, cjk, context, vis_key,
-  tokenize = 'porter unicode61 remove_diacritics 2',
+  ${WORD_TOKENIZE_OPTION},
   content = '', contentless_delete = 1
 );
 INSERT INTO memory_fts (memory_fts, rank) VALUES ('secure-delete', 1);`;

@@ -1,5 +1,6 @@
 // Numbered, transactional schema migrations. Append only: a released step is never edited;
 // a change is a new step. `PRAGMA user_version` holds the schema version.
+import { cjkBigrams } from "../../core/retrieval/analyze.js";
 import { projectKey } from "../../core/skills/scope.js";
 import { rebuildWordIndex } from "./memory-fts.js";
 import type { Db } from "./database.js";
@@ -779,5 +780,52 @@ INSERT INTO memory_tri (memory_tri, rank) VALUES ('secure-delete', 1);
 INSERT INTO memory_tri (rowid, content) SELECT rowid, content FROM memories WHERE status <> 'deleted' AND content <> '' ORDER BY rowid;
 DELETE FROM fts_purge WHERE tbl = 'memory_tri';
 `,
+  },
+  {
+    version: 20,
+    name: "word indexes keep combining marks inside words",
+    sql: `
+-- unicode61's default categories made a combining mark a separator: a Devanagari, Bengali, Tamil,
+-- Thai or vowelled Arabic word was indexed as loose letters and could not be found as a word.
+-- The three word indexes get the M* category (stores/sqlite/word-tokenizer.ts) and are rebuilt:
+-- memories from the memories table (up), past conversations from the indexed messages (up, which
+-- computes their CJK bigrams), skills from the search table's own copy. Fresh tables carry no
+-- tombstones, so nothing is left to merge.
+DROP TABLE memory_fts;
+CREATE VIRTUAL TABLE memory_fts USING fts5(
+  content, tags, cjk, context, vis_key,
+  tokenize = "porter unicode61 remove_diacritics 2 categories 'L* N* Co M*'",
+  content = '', contentless_delete = 1
+);
+INSERT INTO memory_fts (memory_fts, rank) VALUES ('secure-delete', 1);
+DROP TABLE session_fts;
+CREATE VIRTUAL TABLE session_fts USING fts5(
+  text, cjk, vis_key,
+  tokenize = "porter unicode61 remove_diacritics 2 categories 'L* N* Co M*'",
+  content = '', contentless_delete = 1
+);
+INSERT INTO session_fts (session_fts, rank) VALUES ('secure-delete', 1);
+CREATE VIRTUAL TABLE skill_fts_marks USING fts5(
+  name, description,
+  tokenize = "porter unicode61 remove_diacritics 2 categories 'L* N* Co M*'"
+);
+INSERT INTO skill_fts_marks (rowid, name, description) SELECT rowid, name, description FROM skill_fts;
+DROP TABLE skill_fts;
+ALTER TABLE skill_fts_marks RENAME TO skill_fts;
+DELETE FROM fts_purge WHERE tbl IN ('memory_fts', 'session_fts');
+`,
+    up: (db) => {
+      rebuildWordIndex(db);
+      const insert = db.prepare(`INSERT INTO session_fts (rowid, text, cjk, vis_key) VALUES (?, ?, ?, ?)`);
+      // in pages: a statement cannot run while another's rows are being read, and all at once
+      // would hold every indexed message in memory
+      const page = db.prepare(`SELECT rowid, text, vis_key FROM session_messages WHERE rowid > ? ORDER BY rowid LIMIT 1000`);
+      for (let after = 0; ; ) {
+        const rows = page.all(after) as { rowid: number; text: string; vis_key: string }[];
+        if (rows.length === 0) break;
+        for (const m of rows) insert.run(m.rowid, m.text, cjkBigrams(m.text).join(" "), m.vis_key);
+        after = rows.at(-1)!.rowid;
+      }
+    },
   },
 ];

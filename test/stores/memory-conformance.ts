@@ -401,6 +401,21 @@ export function memoryConformance(name: string, make: () => Promise<MemoryUnderT
       expect(analyzeQuery("the plan b").terms).toEqual(["plan"]);
     });
 
+    it("a word written with combining marks (Devanagari, vowelled Arabic) is one searchable word", async () => {
+      const s = await fresh();
+      const hindi = mem("नमस्ते दुनिया, मेरा नाम राहुल है");
+      const arabic = mem("مَرْحَبًا بِكُمْ في المكتب الجديد");
+      const other = mem("A plain note about the weekly meeting");
+      for (const r of [hindi, arabic, other]) await s.insert(r, audit(r.id));
+      const vis = keysOf(scopeOf("alice"));
+      // the vowel signs split the word into loose letters, which a query leaves out as noise: "नमस्ते"
+      // was refused as having no searchable words
+      expect(analyzeQuery("नमस्ते").terms).toEqual(["नमस्ते"]);
+      expect((await s.search(q("नमस्ते", vis))).map((h) => h.record.id)).toEqual([hindi.id]);
+      expect((await s.search(q("मेरा नाम", vis))).map((h) => h.record.id)).toEqual([hindi.id]);
+      expect((await s.search(q("مَرْحَبًا", vis))).map((h) => h.record.id)).toEqual([arabic.id]);
+    });
+
     if (stemming) {
       it("the word channel stems: 'running' finds 'runs'", async () => {
         const s = await fresh();

@@ -59,6 +59,8 @@ describe("schema migrations", () => {
       if (cols === 4) old.prepare(`INSERT INTO memory_fts (rowid, content, tags, cjk, vis_key) VALUES (?, ?, '', '', ?)`).run(info.lastInsertRowid, "The legacy billing cron runs at 3am UTC", visibilityKey(scope));
       // from version 9 the word index has a context column
       if (cols === 5) old.prepare(`INSERT INTO memory_fts (rowid, content, tags, cjk, context, vis_key) VALUES (?, ?, '', '', '', ?)`).run(info.lastInsertRowid, "The legacy billing cron runs at 3am UTC", visibilityKey(scope));
+      // from version 19 nothing rebuilds the trigram index: its row as the store writes it
+      if (v >= 19) old.prepare(`INSERT INTO memory_tri (rowid, content) VALUES (?, ?)`).run(info.lastInsertRowid, "The legacy billing cron runs at 3am UTC");
       old.close();
 
       const m = openTestMemory(dir);
@@ -67,7 +69,7 @@ describe("schema migrations", () => {
       const hits = await m.service.search({ thread: req() }, { query: "billing cron" });
       expect(hits.map((h) => h.record.id)).toEqual(["mem_old1"]);
       expect(hits[0]!.record.sources[0]).toMatchObject({ threadId: "root-1", toolCallId: "tc-old" });
-      // a partial word, through the trigram index version 19 rebuilt from the memories
+      // a partial word, through the trigram index (version 19 rebuilt it from the memories)
       expect((await m.service.search({ thread: req() }, { query: "legac" })).map((h) => h.record.id)).toEqual(["mem_old1"]);
       // the word index rewritten by version 14 knows the memory's kind: a kind filter finds it (the
       // row written by hand above into a version-14 file has no kind token: nothing rewrote it)
@@ -112,8 +114,45 @@ describe("schema migrations", () => {
     const byId = (id: string) => (m.db.prepare(`SELECT rowid FROM memories WHERE id = ?`).get(id) as { rowid: number }).rowid;
     expect(rowids).toEqual([byId("mem_v1"), byId("mem_v2")]);
     expect(rowids).not.toContain(Number(gone));
-    expect((m.db.prepare(`SELECT tbl FROM fts_purge ORDER BY tbl`).all() as { tbl: string }[]).map((r) => r.tbl)).toEqual(["memory_fts"]);
+    // (version 20 then rebuilt the word index too, which drops its mark)
+    expect((m.db.prepare(`SELECT tbl FROM fts_purge ORDER BY tbl`).all() as { tbl: string }[]).map((r) => r.tbl)).toEqual([]);
     expect((await m.service.search({ thread: req() }, { query: "ubernet" })).map((h) => h.record.id)).toEqual(["mem_v2"]);
+    m.close();
+  });
+
+  it("20 rebuilds the three word indexes with combining marks inside words, from memories, indexed messages and the skill index", async () => {
+    const dir = tempDir();
+    const path = join(dir, "memory.db");
+    const old = openDatabase(path, { targetVersion: 19 });
+    const key = visibilityKey({ level: "user", user: "alice", project: null, session: null, thread: null });
+    const said = "नमस्ते दुनिया, मेरा नाम राहुल है";
+    const info = old
+      .prepare(`INSERT INTO memories (id, lineage_id, vis_key, level, user_id, kind, content, trust, confidence, status, version, created_at, updated_at, content_hash)
+        VALUES ('mem_hi', 'mem_hi', ?, 'user', 'alice', 'fact', ?, 'user_stated', 0.9, 'active', 1, 1, 1, 'h')`)
+      .run(key, said);
+    old.prepare(`INSERT INTO memory_fts (rowid, content, tags, cjk, context, vis_key) VALUES (?, ?, '', '', '', ?)`).run(info.lastInsertRowid, said, key);
+    const src = old.prepare(`INSERT INTO session_sources (kind, location) VALUES ('sqlite', '/x.db')`).run().lastInsertRowid;
+    const msg = old
+      .prepare(`INSERT INTO session_messages (source_id, thread_id, root_thread_id, ord, message_id, role, text, vis_key, at) VALUES (?, 't1', 't1', 0, 'm1', 'user', ?, 'u:alice', 1)`)
+      .run(src, `याद रखो: ${said}`).lastInsertRowid;
+    old.prepare(`INSERT INTO session_fts (rowid, text, cjk, vis_key) VALUES (?, ?, '', 'u:alice')`).run(msg, `याद रखो: ${said}`);
+    old.prepare(`INSERT INTO skill_fts (rowid, name, description) VALUES (7, 'greet-hindi', 'नमस्ते से अभिवादन करें')`).run();
+    old.prepare(`INSERT INTO fts_purge (tbl, gen) VALUES ('session_fts', 2)`).run();
+    old.close();
+
+    const m = openTestMemory(dir);
+    const terms = (table: string) => {
+      m.db.exec(`CREATE VIRTUAL TABLE IF NOT EXISTS temp.v_${table} USING fts5vocab(main, ${table}, 'row')`);
+      return (m.db.prepare(`SELECT term FROM temp.v_${table}`).all() as { term: string }[]).map((r) => r.term);
+    };
+    // whole words, where version 19's tables held "नमस" and "त"
+    for (const table of ["memory_fts", "session_fts", "skill_fts"]) {
+      expect(terms(table), table).toContain("नमस्ते");
+      expect(terms(table), table).not.toContain("नमस");
+    }
+    expect(m.db.prepare(`SELECT rowid FROM skill_fts WHERE skill_fts MATCH 'अभिवादन'`).all()).toEqual([{ rowid: 7 }]);
+    expect((m.db.prepare(`SELECT tbl FROM fts_purge`).all() as { tbl: string }[]).map((r) => r.tbl)).toEqual([]);
+    expect((await m.service.search({ thread: req() }, { query: "नमस्ते" })).map((h) => h.record.id)).toEqual(["mem_hi"]);
     m.close();
   });
 
