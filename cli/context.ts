@@ -54,7 +54,8 @@ export function loadConfig(home: string, env: NodeJS.ProcessEnv = process.env): 
   if (unknown) {
     throw new Error(`${file}: "${unknown.path}" is not a setting (the settings there are ${unknown.known.join(", ")}); fix its name or remove it`);
   }
-  const parsed = MemoryConfig.safeParse({ localUser: env.INFINITY_MEMORY_USER ?? osUser(), ...raw });
+  // an empty INFINITY_MEMORY_USER is an unset one (it was reported as a config.json error)
+  const parsed = MemoryConfig.safeParse({ localUser: env.INFINITY_MEMORY_USER?.trim() || osUser(), ...raw });
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     throw new Error(`${file}: "${issue?.path.join(".")}" ${issue?.message}`);

@@ -1,6 +1,6 @@
-// Parsers for numeric command-line options. commander hands option values over as strings; a
-// value that is not a number (or is out of range) stops the command with commander's own
-// "option '--limit <n>' argument 'abc' is invalid" line instead of reaching a query as NaN.
+// Parsers for numeric command-line options and user ids. commander hands option values over as
+// strings; a value that is not a number (or is out of range) stops the command with commander's
+// own "option '--limit <n>' argument 'abc' is invalid" line instead of reaching a query as NaN.
 import { InvalidArgumentError } from "commander";
 
 /** A whole number in [min, max] (max unbounded when omitted). */
@@ -34,3 +34,10 @@ export function numberBetween(min: number, max: number): (v: string) => number {
 
 /** A TCP port; 0 lets the system pick a free one. */
 export const port = wholeNumber(0, 65_535);
+
+/** `--user`: a user id, without surrounding spaces; a blank one stored memories for nobody. */
+export function userId(v: string): string {
+  const id = v.trim();
+  if (id === "" || id.includes("\u0000")) throw new InvalidArgumentError("expected a user id (not blank), e.g. --user alice");
+  return id;
+}

@@ -13,7 +13,7 @@ import { recreateWordIndex, wordIndexDrift } from "../../stores/sqlite/memory-ft
 import { addMemory, correctMemory, expiryOption, tagsOption, type AddOptions, type CorrectOptions } from "./memory-edit.js";
 import { importMemories } from "./memory-import.js";
 import { reindexVectors } from "./memory-vectors.js";
-import { numberAtLeast, numberBetween, wholeNumber } from "../options.js";
+import { numberAtLeast, numberBetween, userId, wholeNumber } from "../options.js";
 
 interface Common {
   db?: string;
@@ -80,7 +80,7 @@ function jsonRecord(r: MemoryRecord): Record<string, unknown> {
 function common(c: Command): Command {
   return c
     .option("--db <path|url>", "SQLite file or postgres:// URL")
-    .option("--user <id>", "whose memories (default: the configured local user)")
+    .option("--user <id>", "whose memories (default: the configured local user)", userId)
     .option("--project <dir>", "narrow to one project (plus user-scope memories)");
 }
 

@@ -23,7 +23,7 @@ import { rapJson, serverEntry, commandEntry } from "../rap-json.js";
 import { defaultInfinityHome, makeSessionSearch, openSources } from "../sessions.js";
 import { DEFAULT_ADMIN_GRPC_PORT, DEFAULT_UI_PORT, startAdmin } from "../../admin/api/start.js";
 import { warmSafetyScan } from "../../core/safety/index.js";
-import { port } from "../options.js";
+import { port, userId } from "../options.js";
 import { listenProblem } from "../listen-errors.js";
 import { setLogger as setGrpcLogger } from "@grpc/grpc-js";
 import { format } from "node:util";
@@ -66,7 +66,7 @@ export function registerServe(program: Command): void {
       "--sessions-from <source...>",
       "conversations for session_search: infinity-home:DIR (the daemon's files) or sqlite:FILE; default: the daemon home ($INFINITY_HOME or ~/.infinity) when it exists",
     )
-    .option("--user <id>", "user id for invocations that carry none")
+    .option("--user <id>", "user id for invocations that carry none", userId)
     .option("--grpc <address>", "also serve the ContextHook gRPC service (for a patched daemon) on HOST:PORT or unix:/path.sock")
     .option("--ui", "also serve the review page and its HTTP API on 127.0.0.1 (prints the page URL with the access token)")
     .option("--ui-port <port>", `port of the review page (default ${DEFAULT_UI_PORT}; 0 picks a free one)`, port)

@@ -5,7 +5,7 @@ import { SessionIndexer, type IndexReport } from "../../core/sessions/indexer.js
 import { SqliteSessionIndex } from "../../stores/sqlite/session-index.js";
 import { openMemory } from "../context.js";
 import { defaultInfinityHome, makeSessionSearch, openSources } from "../sessions.js";
-import { wholeNumber } from "../options.js";
+import { userId, wholeNumber } from "../options.js";
 
 interface SourceOpts {
   db?: string;
@@ -72,7 +72,7 @@ export function registerSessions(program: Command): void {
     .option("--infinity-home <dir>", "the daemon's state directory (default $INFINITY_HOME or ~/.infinity)")
     .option("--from <source...>", "infinity-home:DIR or sqlite:FILE")
     .option("--db <path>", "database file")
-    .option("--user <id>", "whose sessions (default the local user)")
+    .option("--user <id>", "whose sessions (default the local user)", userId)
     .option("--limit <n>", "matches", wholeNumber(1), 10)
     .option("--window <n>", "messages around each match (at most 10)", wholeNumber(0), 1)
     .option("--json", "JSON lines")

@@ -8,6 +8,7 @@ import type { SkillService } from "../../core/skills/service.js";
 import { TOGGLE_LEVELS, type ToggleLevel } from "../../core/skills/version.js";
 import { versionLine, viewText } from "../../toolsets/skills/render.js";
 import { openAnyMemory } from "../context.js";
+import { userId } from "../options.js";
 import { exportSkills, importSkills } from "../skill-import.js";
 import { openSkills } from "../skills-context.js";
 import { EvolutionService } from "../../core/learning/evolution.js";
@@ -94,7 +95,7 @@ export function registerSkills(program: Command): void {
   const cmd = program
     .command("skills")
     .description("the skill catalog: list, show, diff, approve, reject, rollback, pin, enable, grant, import, export, evolve, curate, requests, accept, decline, thumb");
-  const common = (c: Command) => c.option("--db <path|url>", "SQLite file or postgres:// URL").option("--user <id>", "act as this user (default: the configured local user)");
+  const common = (c: Command) => c.option("--db <path|url>", "SQLite file or postgres:// URL").option("--user <id>", "act as this user (default: the configured local user)", userId);
 
   common(cmd.command("list").description("every skill with its published version and pending candidates").option("--json", "JSON output")).action(
     withSkills<Common & { json?: boolean }>(async (svc, _a, _u, o) => {

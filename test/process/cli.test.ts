@@ -202,4 +202,22 @@ describe("infinity-memory CLI", () => {
     expect(ok.stderr).toBe("");
     expect(ok.stdout).toMatch(/^1 of 1/);
   });
+
+  it("a blank --user is refused before anything is stored; an empty INFINITY_MEMORY_USER counts as unset", () => {
+    const home = tempDir();
+    const env = { INFINITY_MEMORY_HOME: home, INFINITY_MEMORY_USER: "alice" };
+    expect(runCli(["memory", "add", "The build cache lives on the NAS"], env).status).toBe(0);
+    for (const args of [["memory", "add", "--user", " ", "Stored for nobody"], ["memory", "list", "--user", ""], ["skills", "list", "--user", "  "], ["sessions", "search", "--user", "", "cache"]]) {
+      const r = runCli(args, env);
+      expect(r.status, args.join(" ")).toBe(1);
+      expect(r.stderr, args.join(" ")).toContain("option '--user <id>' argument");
+      expect(r.stderr, args.join(" ")).toContain("is invalid. expected a user id (not blank), e.g. --user alice");
+    }
+    // surrounding spaces are a typo, not another person
+    expect(runCli(["memory", "list", "--user", " alice "], env).stdout).toMatch(/^1 of 1/);
+    const unset = runCli(["memory", "list"], { INFINITY_MEMORY_HOME: home, INFINITY_MEMORY_USER: "" });
+    expect(unset.stderr).toBe("");
+    expect(unset.status).toBe(0);
+    expect(runCli(["memory", "list", "--json", "--status", "active,pending,superseded,expired"], { ...env, INFINITY_MEMORY_USER: "alice" }).stdout.trim().split("\n")).toHaveLength(1);
+  });
 });
