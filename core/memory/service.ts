@@ -334,6 +334,7 @@ export class MemoryService {
       throw new CoreError("invalid_argument", `"query" has no searchable words; describe what to look for, e.g. "editor preferences".`);
     }
     const limit = Math.min(wholeLimit(input.limit) ?? this.config.search.defaultLimit, this.config.search.maxLimit);
+    if (input.includeHistory) await this.expireUnswept();
     return this.store.search({
       visibility: this.visibility(viewer, input.scopes),
       query,
@@ -425,6 +426,7 @@ export class MemoryService {
   }
 
   async list(viewer: Viewer, input: ListInput): Promise<ListPage> {
+    if (input.statuses?.includes("expired")) await this.expireUnswept();
     return this.store.list({
       visibility: this.visibility(viewer, input.scopes),
       kinds: input.kinds,
@@ -470,5 +472,14 @@ export class MemoryService {
 
   async expireDue(actor: string): Promise<number> {
     return this.store.expireDue(this.clock.now(), actor);
+  }
+
+  /**
+   * Before a read that asks for expired memories: the ones past their expiry that no sweep has
+   * reached yet (serve sweeps on a timer, the command line never did) become expired first. They
+   * were in neither view: filtered out of the current memories, and not yet marked expired.
+   */
+  private async expireUnswept(): Promise<void> {
+    await this.store.expireDue(this.clock.now(), "system");
   }
 }

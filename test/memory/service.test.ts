@@ -75,6 +75,19 @@ describe("MemoryService write policy", () => {
     m.close();
   });
 
+  it("a read asking for expired memories finds one past its expiry that no sweep has reached yet", async () => {
+    const m = openTestMemory(tempDir());
+    const r = await m.service.remember(req(), { content: "The office is closed for the holiday week", expiresAt: "1h" }, modelOrigin());
+    m.clock.advance(2 * 3_600_000);
+    // no expireDue ran (the command line has no sweep timer): it was in neither view
+    expect((await m.service.list({ owner: "alice" }, {})).items).toEqual([]);
+    expect((await m.service.list({ owner: "alice" }, { statuses: ["expired"] })).items.map((x) => [x.id, x.status])).toEqual([[r.record.id, "expired"]]);
+    const history = await m.service.search({ thread: req() }, { query: "office holiday", includeHistory: true });
+    expect(history.map((h) => [h.record.id, h.record.status])).toEqual([[r.record.id, "expired"]]);
+    expect(await m.service.search({ thread: req() }, { query: "office holiday" })).toEqual([]);
+    m.close();
+  });
+
   it("replaying the same tool call writes once", async () => {
     const m = openTestMemory(tempDir());
     const a = await m.service.remember(req(), { content: "Staging is at staging.example.org" }, modelOrigin("root-1", "tc-x"));
