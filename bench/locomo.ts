@@ -10,6 +10,7 @@ import { defaultConfig } from "../core/config.js";
 import type { RequestScope } from "../core/memory/scope.js";
 import { MemoryService } from "../core/memory/service.js";
 import pg from "pg";
+import { z } from "zod";
 import { openDatabase } from "../stores/sqlite/database.js";
 import { SqliteMemoryStore } from "../stores/sqlite/memory-store.js";
 import { PgMemoryStore } from "../stores/postgres/memory-store.js";
@@ -39,6 +40,33 @@ interface Conversation {
   sample_id: string;
   conversation: Record<string, unknown>;
   qa: QA[];
+}
+
+// The parts of a LoCoMo file the benchmark reads (other fields are left alone), so a wrong file
+// is named with what is missing instead of failing somewhere inside the run.
+const LocomoFile = z
+  .array(
+    z.looseObject({
+      sample_id: z.string(),
+      conversation: z.record(z.string(), z.unknown()),
+      qa: z.array(z.looseObject({ question: z.string(), evidence: z.array(z.string()).optional(), category: z.number() })),
+    }),
+  )
+  .min(1);
+
+function readLocomo(file: string): Conversation[] {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(file, "utf8"));
+  } catch (e) {
+    throw new Error(`${file}: ${(e as { code?: unknown }).code === "ENOENT" ? "no such file" : `not readable as JSON (${(e as Error).message})`}`);
+  }
+  const parsed = LocomoFile.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new Error(`${file} is not a LoCoMo file (a JSON array of conversations with sample_id, conversation and qa): ${issue.path.length ? `at ${issue.path.join(".")}: ` : ""}${issue.message}`);
+  }
+  return parsed.data as Conversation[];
 }
 
 export const CATEGORY_NAMES: Record<number, string> = {
@@ -158,7 +186,7 @@ const round1 = (x: number) => Math.round(x * 10) / 10;
 
 export async function runLocomo(opts: LocomoOptions): Promise<LocomoResult> {
   const split = opts.split ?? "all";
-  const convs = splitConversations(JSON.parse(readFileSync(opts.data, "utf8")) as Conversation[], split, opts.conversations);
+  const convs = splitConversations(readLocomo(opts.data), split, opts.conversations);
   if (convs.length === 0) throw new Error(`no conversations in split "${split}"${opts.conversations ? ` with ids ${opts.conversations.join(",")}` : ""}`);
   if (opts.pgUrl && opts.prefixBudget !== undefined) throw new Error("--prefix-budget runs on SQLite only; leave out the PostgreSQL URL");
   const stores = opts.pgUrl ? await postgresStores(opts.pgUrl) : sqliteStores();

@@ -1,6 +1,6 @@
 // `bench locomo --questions-out FILE`: one JSON line per scored question for failure analysis, run
 // as a real CLI process over a small made-up conversation in LoCoMo's format.
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { runCli } from "../helpers/cli.js";
@@ -35,5 +35,22 @@ describe("bench locomo --questions-out", () => {
     expect(r.stderr).toMatch(/--questions-out: cannot write ".*missing-dir\/q\.jsonl"/);
     expect(r.stdout).toBe("");
     expect(existsSync(bad)).toBe(false);
+  });
+
+  it("names a file that is not LoCoMo's shape, and where", () => {
+    const dir = tempDir();
+    const cases: [string, RegExp][] = [
+      ['{"conversations": []}', /is not a LoCoMo file \(a JSON array of conversations with sample_id, conversation and qa\): Invalid input: expected array, received object/],
+      ['[{"sample_id": "x", "conversation": {}, "qa": [{"question": "q", "category": "one"}]}]', /is not a LoCoMo file .*: at 0\.qa\.0\.category: Invalid input: expected number, received string/],
+      ["not json", /: not readable as JSON \(/],
+    ];
+    for (const [i, [text, why]] of cases.entries()) {
+      const file = join(dir, `bad-${i}.json`);
+      writeFileSync(file, text);
+      const r = runCli(["bench", "locomo", "--data", file, "--json"], {});
+      expect(r.status, text).toBe(1);
+      expect(r.stderr, text).toMatch(why);
+      expect(r.stdout, text).toBe("");
+    }
   });
 });
