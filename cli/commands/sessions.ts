@@ -4,6 +4,7 @@ import cliProgress from "cli-progress";
 import { SessionIndexer, type IndexReport } from "../../core/sessions/indexer.js";
 import { SqliteSessionIndex } from "../../stores/sqlite/session-index.js";
 import { openMemory } from "../context.js";
+import { windowLines } from "../../toolsets/memory/render.js";
 import { defaultInfinityHome, makeSessionSearch, openSources } from "../sessions.js";
 import { userId, wholeNumber } from "../options.js";
 
@@ -84,10 +85,16 @@ export function registerSessions(program: Command): void {
         search.onSkipped = (_source, skipped) => warnSkipped(skipped);
         const matches = await search.search(o.user ?? ctx.config.localUser, { query: q.join(" "), limit: Number(o.limit), window: Number(o.window) });
         for (const m of matches) {
+          // --window: the messages around the match (it was computed and never shown)
+          const around = m.window.length > 1 ? m.window : [];
           if (o.json) {
-            process.stdout.write(`${JSON.stringify({ session_id: m.hit.rootThreadId, thread_id: m.hit.threadId, message_index: m.hit.ord, message_id: m.hit.messageId, role: m.hit.role, text: m.hit.text })}\n`);
+            const window = around.map((w) => ({ message_index: w.ord, message_id: w.messageId, role: w.role, text: w.text }));
+            process.stdout.write(
+              `${JSON.stringify({ session_id: m.hit.rootThreadId, thread_id: m.hit.threadId, message_index: m.hit.ord, message_id: m.hit.messageId, role: m.hit.role, text: m.hit.text, ...(window.length ? { window } : {}) })}\n`,
+            );
           } else {
             process.stdout.write(`session ${m.hit.rootThreadId} thread ${m.hit.threadId} #${m.hit.ord} (${m.hit.role}): ${m.snippet}\n`);
+            if (around.length > 0) process.stdout.write(`${windowLines({ hit: m.hit, window: around }, "  ").join("\n")}\n`);
           }
         }
         if (!o.json && matches.length === 0) process.stdout.write("no matches\n");

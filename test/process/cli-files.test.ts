@@ -147,6 +147,23 @@ describe("CLI and the files it is given", () => {
     expect(search.stderr).toContain(why);
   });
 
+  it("sessions search shows the --window messages around each match, in text and JSON", () => {
+    const dir = tempDir("imem-files-");
+    const env = { INFINITY_MEMORY_HOME: dir, INFINITY_MEMORY_USER: "alice" };
+    const from = ["--infinity-home", resolve("test/fixtures/infinity-home")];
+    const text = runCli(["sessions", "search", ...from, "--limit", "1", "--window", "1", "wind", "speed", "mph", "imperial"], env);
+    expect(text.stdout.split("\n").slice(1)).toEqual([
+      "    #9 assistant: Done: `--units imperial` now prints Fahrenheit; metric stays the default. Tests were added by the sub-thread and pass.",
+      "  > #10 user: Also show wind speed in mph when imperial is selected.",
+      "    #11 assistant: Wind speed now follows --units: km/h for metric, mph for imperial.",
+      "",
+    ]);
+    expect(runCli(["sessions", "search", ...from, "--limit", "1", "--window", "0", "wind", "speed", "mph", "imperial"], env).stdout.trim().split("\n")).toHaveLength(1);
+    const json = JSON.parse(runCli(["sessions", "search", ...from, "--limit", "1", "--json", "wind", "speed", "mph", "imperial"], env).stdout) as { message_index: number; window: { message_index: number; role: string }[] };
+    expect(json.message_index).toBe(10);
+    expect(json.window.map((w) => [w.message_index, w.role])).toEqual([[9, "assistant"], [10, "user"], [11, "assistant"]]);
+  });
+
   it("points a person at commands, not at the model's tools", () => {
     const dir = tempDir("imem-files-");
     const env = { INFINITY_MEMORY_HOME: dir, INFINITY_MEMORY_USER: "alice" };

@@ -70,3 +70,13 @@ export function filterText(f: { kinds?: readonly string[] | undefined; scopes?: 
   ].filter((p): p is string => p !== null);
   return parts.length > 0 ? parts.join(", ") : null;
 }
+
+function clip(text: string, n: number): string {
+  const t = text.replace(/\s+/g, " ").trim();
+  return t.length > n ? `${t.slice(0, n - 1)}…` : t;
+}
+
+/** The messages around a session match, one line each, the match marked with ">". */
+export function windowLines(m: { hit: { ord: number }; window: { ord: number; role: string; text: string }[] }, indent: string): string[] {
+  return m.window.map((w) => `${indent}${w.ord === m.hit.ord ? ">" : " "} #${w.ord} ${w.role}: ${clip(w.text, 240)}`);
+}

@@ -11,7 +11,7 @@ import type { SessionMatch, SessionSearch } from "../../core/sessions/search.js"
 import type { ToggleStore } from "../../stores/traits.js";
 import type { RapInvocation } from "../rap/wire.js";
 import { defineTool, type ToolContext, type Toolset } from "../rap/registry.js";
-import { age, filterText, recordBlock, recordList, totalText } from "./render.js";
+import { age, filterText, recordBlock, recordList, totalText, windowLines } from "./render.js";
 
 export const MEMORY_TOOLSET = "memory";
 
@@ -113,21 +113,13 @@ export const taskFeedbackInput = z.strictObject({
     .describe("rate this earlier episode (ep_…); default: the task this call belongs to, or the one before it when the user is reacting to it"),
 });
 
-function clip(text: string, n: number): string {
-  const t = text.replace(/\s+/g, " ").trim();
-  return t.length > n ? `${t.slice(0, n - 1)}…` : t;
-}
-
 function sessionMatchText(m: SessionMatch, n?: number): string {
   const h = m.hit;
   const head =
     `${n !== undefined ? `${n}. ` : ""}session ${h.rootThreadId} · thread ${h.threadId} · message #${h.ord} (id ${h.messageId}) · ` +
     `${h.role} · indexed ${new Date(h.at).toISOString().slice(0, 16).replace("T", " ")}`;
   const lines = [head, `   ${m.snippet}`];
-  if (m.window.length > 1) {
-    lines.push("   conversation:");
-    for (const w of m.window) lines.push(`   ${w.ord === h.ord ? ">" : " "} #${w.ord} ${w.role}: ${clip(w.text, 240)}`);
-  }
+  if (m.window.length > 1) lines.push("   conversation:", ...windowLines(m, "   "));
   return lines.join("\n");
 }
 
