@@ -34,6 +34,9 @@ program
   .name("infinity-memory")
   .description("Core memory for the Infinity agent runtime, served as RAP toolsets")
   .version("0.1.0")
+  // the program's own options only before a command: otherwise its --version swallowed
+  // `skills show NAME --version v3` and printed the build's version
+  .enablePositionalOptions()
   .showHelpAfterError();
 
 registerServe(program);

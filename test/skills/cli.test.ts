@@ -155,6 +155,10 @@ describe("skills CLI", () => {
     expect(diff).toContain("+2. `kubectl rollout status deployment/<name> --timeout=10m`");
     expect(skills(db, "approve", "k8s-rollout", "v2").stdout).toBe("Published k8s-rollout v2 (v1 retired).\n");
     expect(skills(db, "rollback", "k8s-rollout").stdout).toBe("Rolled k8s-rollout back to v1 (v2 retired).\n");
+    // a command's own --version (the program's printed the build's version instead)
+    const v2 = skills(db, "show", "k8s-rollout", "--version", "v2");
+    expect(v2.stdout).toMatch(/^Skill k8s-rollout v2 \(retired\)/);
+    expect(v2.stdout).toContain("--timeout=10m");
     expect(skills(db, "pin", "k8s-rollout").stdout).toBe("Pinned k8s-rollout.\n");
     expect(skills(db, "list").stdout).toMatch(/^k8s-rollout \(pinned\) · v1 active/);
     expect(skills(db, "disable", "k8s-rollout", "--scope", "thread").stderr).toContain("--scope thread needs --id");
