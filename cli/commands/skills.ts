@@ -119,7 +119,8 @@ export function registerSkills(program: Command): void {
       const files = await svc.files(v);
       if (o.file) {
         const f = files.find((x) => x.path === o.file);
-        if (!f) throw new Error(`v${v.seq} has no file ${o.file}`);
+        // as skill_view says it: the files there are, and SKILL.md itself is the show without --file
+        if (!f) throw new Error(`v${v.seq} of "${name!}" has no file "${o.file}"; files: ${files.map((x) => x.path).join(", ") || "none"} (SKILL.md itself is what show prints without --file)`);
         return out(f.content);
       }
       out(viewText(v, files, skill.publishedVersionId));

@@ -41,6 +41,8 @@ describe("skills CLI", () => {
     const show = skills(db, "show", "pdf-forms");
     expect(show.stdout).toContain("Granted tools: Bash(python:*), Read, Write");
     expect(show.stdout).toContain("- scripts/fill.py");
+    expect(skills(db, "show", "pdf-forms", "--file", "scripts/fill.py").stdout.length).toBeGreaterThan(0);
+    expect(skills(db, "show", "pdf-forms", "--file", "SKILL.md").stderr).toContain('has no file "SKILL.md"; files: assets/sample-data.json, references/fields.md, scripts/fill.py (SKILL.md itself is what show prints without --file)');
     expect(show.stdout).toMatch(/v1 probationary ← published .* by import/);
     const d = new Database(db, { readonly: true });
     const grants = d.prepare(`SELECT DISTINCT granted_by FROM skill_grants`).all();
