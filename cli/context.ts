@@ -135,6 +135,17 @@ function withService<B extends Backend>(backend: B, config: MemoryConfig, clock:
   return { service, sessionForget };
 }
 
+/**
+ * INFINITY_MEMORY_SYNC: "full" fsyncs every commit, unset or "normal" is the default. Anything
+ * else was read as "normal", so a "FULL" or a typo left a person believing every commit was synced.
+ */
+export function syncMode(env: NodeJS.ProcessEnv): "full" | "normal" {
+  const v = env.INFINITY_MEMORY_SYNC?.trim().toLowerCase();
+  if (v === undefined || v === "" || v === "normal") return "normal";
+  if (v === "full") return "full";
+  throw new Error(`INFINITY_MEMORY_SYNC must be "full" (fsync every commit) or "normal" (the default); got "${env.INFINITY_MEMORY_SYNC}"`);
+}
+
 export function openMemory(opts: OpenOpts & { dbPath?: string; channels?: Partial<RetrievalChannels> } = {}): MemoryContext {
   const env = opts.env ?? process.env;
   const dbPath = databaseLocation(opts.dbPath, env);
@@ -143,7 +154,7 @@ export function openMemory(opts: OpenOpts & { dbPath?: string; channels?: Partia
   const config = opts.config ?? loadConfig(dataHome(env), env);
   const clock = opts.clock ?? systemClock;
   const db = openDatabase(dbPath, {
-    synchronous: env.INFINITY_MEMORY_SYNC === "full" ? "full" : "normal",
+    synchronous: syncMode(env),
     onMigration: opts.onMigration ?? printMigration,
   });
   // [vector channel] optional embedder from config.embedder ("none" by default)

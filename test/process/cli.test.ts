@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, openSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { openMemory } from "../../cli/context.js";
 import { CLI, runCli } from "../helpers/cli.js";
 import { openTestMemory, req, modelOrigin } from "../helpers/memory.js";
 import { tempDir } from "../helpers/tmp.js";
@@ -219,5 +220,20 @@ describe("infinity-memory CLI", () => {
     expect(unset.stderr).toBe("");
     expect(unset.status).toBe(0);
     expect(runCli(["memory", "list", "--json", "--status", "active,pending,superseded,expired"], { ...env, INFINITY_MEMORY_USER: "alice" }).stdout.trim().split("\n")).toHaveLength(1);
+  });
+
+  it("INFINITY_MEMORY_SYNC: full in any case syncs every commit; another value is refused, not read as normal", () => {
+    const home = tempDir();
+    const open = (value: string | undefined) => openMemory({ dbPath: join(home, "m.db"), env: { INFINITY_MEMORY_HOME: home, INFINITY_MEMORY_USER: "alice", ...(value === undefined ? {} : { INFINITY_MEMORY_SYNC: value }) } });
+    // PRAGMA synchronous: 1 NORMAL, 2 FULL
+    for (const [value, level] of [[undefined, 1], ["normal", 1], ["full", 2], [" FULL ", 2]] as const) {
+      const ctx = open(value);
+      expect(ctx.db.pragma("synchronous", { simple: true }), String(value)).toBe(level);
+      ctx.close();
+    }
+    expect(() => open("fsync")).toThrow('INFINITY_MEMORY_SYNC must be "full" (fsync every commit) or "normal" (the default); got "fsync"');
+    const r = runCli(["memory", "add", "The build cache lives on the NAS"], { INFINITY_MEMORY_HOME: home, INFINITY_MEMORY_USER: "alice", INFINITY_MEMORY_SYNC: "ful" });
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain('INFINITY_MEMORY_SYNC must be "full"');
   });
 });
