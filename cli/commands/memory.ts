@@ -141,7 +141,11 @@ export function registerMemory(program: Command): void {
         const query = (q ?? []).join(" ");
         const hits = await ctx.service.search(viewer, { query, kinds: o.kind, scopes: o.scope, limit: Number(o.limit), includeHistory: o.history });
         if (o.json) for (const h of hits) process.stdout.write(`${JSON.stringify({ score: h.score, ...jsonRecord(h.record) })}\n`);
-        else process.stdout.write(hits.length ? `${recordList(hits.map((h) => h.record), ctx.clock.now())}\n` : `no memories match "${query}"\n`);
+        else if (hits.length) process.stdout.write(`${recordList(hits.map((h) => h.record), ctx.clock.now())}\n`);
+        else {
+          const narrowed = filterText({ kinds: o.kind, scopes: o.scope });
+          process.stdout.write(`no memories match "${query}"${narrowed ? ` with ${narrowed}` : ""}\n`);
+        }
       }),
     );
 

@@ -237,6 +237,8 @@ describe("memory toolset over RAP", () => {
     // a filter that matches nothing is not an empty store
     await call(r, "memory_remember", { content: "Deploys happen on Tuesdays", kind: "fact" });
     expect(await call(r, "memory_list", { kinds: ["preference", "lesson"], status: ["expired"] })).toBe("No memories with kind preference or lesson, status expired.");
+    expect(await call(r, "memory_search", { query: "deploys tuesdays", kinds: ["preference"], scopes: ["project"] })).toBe('No memories match "deploys tuesdays" with kind preference, scope project.');
+    expect(await call(r, "memory_search", { query: "deploys tuesdays" })).toMatch(/^1 memor/);
   });
 
   it("forget by id leaves nothing findable; forget by query asks the person first", async () => {

@@ -46,6 +46,7 @@ describe("infinity-memory CLI", () => {
     const forget = runCli(["memory", "forget", "--query", "locker quokkaberry", "--yes"], env);
     expect(forget.stdout).toMatch(/forgot 1 memory/);
     expect(runCli(["memory", "list", "--kind", "preference"], env).stdout).toBe("no memories with kind preference\n");
+    expect(runCli(["memory", "search", "--kind", "preference", "cat"], env).stdout).toBe('no memories match "cat" with kind preference\n');
 
     const out = join(home, "export.jsonl");
     expect(runCli(["memory", "export", "--out", out], env).status).toBe(0);

@@ -236,7 +236,10 @@ export function memoryToolset(deps: MemoryToolsetDeps): Toolset {
           { thread: req },
           { query: a.query, kinds: a.kinds, scopes: a.scopes, limit: a.limit, includeHistory: a.include_history },
         );
-        if (hits.length === 0) return { text: `No memories match "${a.query}".` };
+        if (hits.length === 0) {
+          const narrowed = filterText({ kinds: a.kinds, scopes: a.scopes });
+          return { text: `No memories match "${a.query}"${narrowed ? ` with ${narrowed}` : ""}.` };
+        }
         const now = clock.now();
         return {
           text:
