@@ -215,6 +215,8 @@ export function registerMemory(program: Command): void {
     .action(
       withMemory<Common & { query?: string; yes?: boolean }>(async (ctx, viewer, o, ids) => {
         let targets = ids ?? [];
+        // as memory_forget: the ids were dropped for the query's matches without a word
+        if (o.query !== undefined && targets.length > 0) throw new Error("give memory ids or --query, not both");
         if (o.query) {
           const matches = await ctx.service.findForForget(viewer, o.query);
           if (matches.length === 0) {

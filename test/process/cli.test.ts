@@ -43,6 +43,9 @@ describe("infinity-memory CLI", () => {
     const noYes = runCli(["memory", "forget", "--query", "locker quokkaberry"], env);
     expect(noYes.status).toBe(1);
     expect(noYes.stderr).toMatch(/nothing forgotten/);
+    const both = runCli(["memory", "forget", kept.record.id, "--query", "locker quokkaberry", "--yes"], env);
+    expect(both.status).toBe(1);
+    expect(both.stderr).toBe("infinity-memory: give memory ids or --query, not both\n");
     const forget = runCli(["memory", "forget", "--query", "locker quokkaberry", "--yes"], env);
     expect(forget.stdout).toMatch(/forgot 1 memory/);
     expect(runCli(["memory", "list", "--kind", "preference"], env).stdout).toBe("no memories with kind preference\n");
