@@ -244,6 +244,12 @@ export function registerMemory(program: Command): void {
     .action(
       withMemory<Common & { confirm?: string; reject?: string }>(async (ctx, viewer, o) => {
         const split = (s: string) => s.split(",").map((x) => x.trim()).filter(Boolean);
+        for (const [flag, v] of [["--confirm", o.confirm], ["--reject", o.reject]] as const) {
+          if (v !== undefined && split(v).length === 0) throw new Error(`${flag} needs memory ids (comma-separated); \`memory review\` lists the pending ones`);
+        }
+        // one id in both would be confirmed and then forgotten
+        const twice = o.confirm && o.reject ? split(o.confirm).find((id) => split(o.reject!).includes(id)) : undefined;
+        if (twice) throw new Error(`${twice} is in both --confirm and --reject; give it in one of them`);
         if (o.confirm) {
           const done = await ctx.service.confirm(viewer, split(o.confirm), CLI_ORIGIN);
           process.stdout.write(`confirmed ${done.map((r) => r.id).join(", ")}\n`);

@@ -57,6 +57,13 @@ describe("memory add / memory correct", () => {
     expect(odd.stdout).toContain("needs a person's confirmation (`infinity-memory memory review --confirm ID`)");
     expect(runCli(["memory", "review"], env).stdout).toContain("x.example");
     expect(runCli(["memory", "search", "summarizing", "link"], env).stdout).toMatch(/no memories match/);
+    // one id to confirm and to reject would be confirmed, then forgotten; an empty list is no list
+    const pendingId = /mem_\w+/.exec(odd.stdout)![0];
+    const both = runCli(["memory", "review", "--confirm", pendingId, "--reject", `${pendingId},mem_other`], env);
+    expect(both.status).toBe(1);
+    expect(both.stderr).toBe(`infinity-memory: ${pendingId} is in both --confirm and --reject; give it in one of them\n`);
+    expect(runCli(["memory", "review", "--reject", " , "], env).stderr).toContain("--reject needs memory ids (comma-separated)");
+    expect(runCli(["memory", "review"], env).stdout).toContain("x.example");
   });
 
   it("places project memories only in a named project, and refuses bad input storing nothing", () => {
