@@ -9,6 +9,7 @@ import { startRapServer } from "../../toolsets/rap/server.js";
 import { startContextHookServer } from "../../context-hook/grpc/server.js";
 import { memoryPrefixBuilder, warmStore } from "../../context-hook/provider-proxy/builder.js";
 import { memoryToolset } from "../../toolsets/memory/tools.js";
+import type { MemoryConfig } from "../../core/config.js";
 import { EvolutionService } from "../../core/learning/evolution.js";
 import { startEvolution } from "../../core/learning/evolution-start.js";
 import { startLearning } from "../../core/learning/start.js";
@@ -87,12 +88,19 @@ async function serve(o: ServeOptions): Promise<void> {
   checkToolset(o.toolset);
   const embedded = isEmbedded(process.env);
   const home = dataHome();
-  const config = loadConfig(home);
-  if (o.user) config.localUser = o.user;
   const logFile = o.log ?? (embedded ? join(process.cwd(), `infinity-${o.toolset}.log`) : join(home, `${o.toolset}-server.log`));
   // Logs go to a file in both modes: the daemon discards a command server's stderr, and a person
   // running `npm start` wants the banner, not JSON lines.
   const logger = fileLogger(logFile);
+  let config: MemoryConfig;
+  try {
+    config = loadConfig(home);
+  } catch (e) {
+    // under the daemon stderr goes nowhere: the log is the one place that says why we stopped
+    logger.fatal({ err: e }, "config.json is not valid; not starting");
+    throw e;
+  }
+  if (o.user) config.localUser = o.user;
   // Node's warnings (e.g. a semantic worker that fell back to the store's thread) would go to the
   // discarded stderr: the log file gets them.
   process.on("warning", (w) => logger.warn({ warning: w.name, detail: w.message }, "node warning"));

@@ -3,6 +3,7 @@
 // each model call's preamble. The daemon reads exactly one stdout line from us: the socket path.
 import { join, resolve } from "node:path";
 import type { Logger } from "pino";
+import type { MemoryConfig } from "../../core/config.js";
 import { dataHome, loadConfig, openAnyMemory, type AnyMemoryContext } from "../../cli/context.js";
 import { openInfinityHome } from "../../stores/infinity-files/home.js";
 import { fileLogger, installCrashGuards, installShutdown } from "../../toolsets/rap/command-server.js";
@@ -29,9 +30,16 @@ export interface ProviderProxyOptions {
 
 export async function runProviderProxy(o: ProviderProxyOptions): Promise<void> {
   const home = dataHome();
-  const config = loadConfig(home);
   const logger = fileLogger(o.logFile ?? join(home, "provider-proxy.log"));
   installCrashGuards(logger);
+  let config: MemoryConfig;
+  try {
+    config = loadConfig(home);
+  } catch (e) {
+    // the daemon keeps a provider's stderr to itself: the log says why the proxy did not start
+    logger.fatal({ err: e }, "config.json is not valid; not starting");
+    throw e;
+  }
   const deadlineMs = o.deadlineMs ?? config.prefix.deadlineMs;
   const budgetTokens = o.budgetTokens ?? config.prefix.budgetTokens;
 

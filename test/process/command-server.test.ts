@@ -1,6 +1,7 @@
 // The memory server as the daemon runs it: a real child process per session, `sh -c`,
 // RAP_EMBEDDED=1, cwd {project}/.infinity, stdout closed after the port line, SIGINT on idle.
 import { describe, expect, it } from "vitest";
+import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { CLI, spawnCommandServer } from "../helpers/cli.js";
@@ -91,5 +92,33 @@ describe("command-server mode", () => {
     } finally {
       await sink.close();
     }
+  });
+
+  it("a config.json it cannot use stops it with the reason in its log (the daemon discards its stderr)", () => {
+    const dir = tempDir();
+    const cwd = join(dir, "proj", ".infinity");
+    mkdirSync(cwd, { recursive: true });
+    writeFileSync(join(dir, "config.json"), JSON.stringify({ search: { defaultLimt: 5 } }));
+    const r = spawnSync("sh", ["-c", `exec "${process.execPath}" "${CLI}" serve --toolset memory`], {
+      cwd,
+      env: { ...process.env, INFINITY_MEMORY_HOME: dir, RAP_EMBEDDED: "1" },
+      stdio: ["ignore", "pipe", "ignore"],
+      encoding: "utf8",
+      timeout: 20_000,
+    });
+    expect(r.status).toBe(1);
+    expect(r.stdout).toBe("");
+    const log = readFileSync(join(cwd, "infinity-memory.log"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as { level: number; msg: string; err?: { message: string } });
+    expect(log.at(-1)).toMatchObject({ level: 60, msg: "config.json is not valid; not starting", err: { message: expect.stringContaining('"search.defaultLimt" is not a setting') } });
+    // the provider proxy, whose stderr the daemon keeps to itself, the same
+    const proxy = spawnSync(process.execPath, [CLI, "provider-proxy", "--upstream", process.execPath], {
+      env: { ...process.env, INFINITY_MEMORY_HOME: dir },
+      stdio: ["ignore", "pipe", "pipe"],
+      encoding: "utf8",
+      timeout: 20_000,
+    });
+    expect(proxy.status).toBe(1);
+    const proxyLog = readFileSync(join(dir, "provider-proxy.log"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as { msg: string });
+    expect(proxyLog.at(-1)).toMatchObject({ msg: "config.json is not valid; not starting" });
   });
 });
