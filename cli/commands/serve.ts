@@ -85,7 +85,6 @@ export function checkToolset(name: string): void {
 }
 
 async function serve(o: ServeOptions): Promise<void> {
-  checkToolset(o.toolset);
   const embedded = isEmbedded(process.env);
   const home = dataHome();
   const logFile = o.log ?? (embedded ? join(process.cwd(), `infinity-${o.toolset}.log`) : join(home, `${o.toolset}-server.log`));
@@ -93,6 +92,12 @@ async function serve(o: ServeOptions): Promise<void> {
   // running `npm start` wants the banner, not JSON lines.
   const logger = fileLogger(logFile);
   let config: MemoryConfig;
+  try {
+    checkToolset(o.toolset);
+  } catch (e) {
+    logger.fatal({ err: e }, "unknown toolset; not starting");
+    throw e;
+  }
   try {
     config = loadConfig(home);
   } catch (e) {
