@@ -9,6 +9,7 @@ import { ROUTES } from "./contract.js";
 import { firstNul } from "../../core/nul.js";
 import { ApiError, fromZod } from "./errors.js";
 import type { AdminHandlers } from "./service.js";
+import { safeParseWire } from "../../toolsets/rap/safe-parse.js";
 
 export interface Route {
   service: "MemoryAdmin" | "SkillAdmin";
@@ -40,7 +41,7 @@ export function routesOf(handlers: AdminHandlers): Map<string, Route> {
 
 /** Validate `body` (parsed JSON) against the route's contract schema, call it, answer proto JSON. */
 export async function callJson(route: Route, body: unknown): Promise<JsonValue> {
-  const parsed = route.request.safeParse(body);
+  const parsed = safeParseWire(route.request, body);
   if (!parsed.success) throw fromZod(parsed.error, `${route.method} request`);
   const nul = firstNul(body);
   if (nul !== null) {

@@ -13,6 +13,7 @@ import { applyPrefix, type PrefixOutcome, type PrefixStepDeps } from "./prefix-s
 import { chunkErrorLine, errorLine, ProviderRequest, type InvokeModelRequest } from "./protocol.js";
 import { ResponseObserver } from "./response-observer.js";
 import { traceEventOf, type PrefixSummary } from "./trace.js";
+import { safeParseWire } from "../../toolsets/rap/safe-parse.js";
 
 export interface ExchangeDeps {
   /** the upstream's socket, and why it is gone once it is */
@@ -42,7 +43,8 @@ function parseRequest(line: Buffer): Parsed {
   } catch {
     return { kind: "other" };
   }
-  const req = ProviderRequest.safeParse(value);
+  // a request zod cannot even compare is relayed untouched like any other it does not know
+  const req = safeParseWire(ProviderRequest, value);
   if (!req.success) return { kind: "other" };
   return req.data === "ListModels" ? { kind: "list" } : { kind: "invoke", request: req.data, text };
 }

@@ -258,6 +258,8 @@ describe("admin HTTP API: malformed requests", () => {
     await bad("MemoryAdmin/ForgetMemory", { ids: "all" }, 400, "ids");
     await bad("MemoryAdmin/ForgetMemory", { ids: [] }, 400, "ids");
     await bad("MemoryAdmin/ForgetMemory", { ids: [42] }, 400, "ids.0");
+    // zod's length check compared this object and threw: a 500 before
+    await bad("MemoryAdmin/ForgetMemory", { ids: { length: { valueOf: 1, toString: 1 } } }, 400, "ids");
     const unknown = await bad("MemoryAdmin/ForgetMemory", { ids: [s.ids.tabs], everything: true }, 400, "everything");
     expect(unknown.body.error).toMatch(/unknown field "everything"/);
     await bad("MemoryAdmin/ListMemories", { kinds: ["secret"] }, 400, "kinds.0");

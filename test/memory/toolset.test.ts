@@ -232,6 +232,11 @@ describe("memory toolset over RAP", () => {
     expect(await call(r, "memory_list", { cursor: "not-a-cursor" })).toBe(`Error: "cursor" is not one a list returned; pass the cursor from the previous page, or leave it out for the first page`);
     expect(await call(r, "memory_list", { status: ["deleted"] })).toMatch(/^Error: .*status/);
     expect(await call(r, "memory_review", { action: "reject", ids: ["mem_nope"] })).toMatch(/^Error: no memory with id "mem_nope"/);
+    // an object a comparison cannot convert, where zod's length check compares: it threw out of
+    // zod ("memory_forget failed: Cannot convert object to primitive value")
+    const hostile = { length: { valueOf: 1, toString: 1 } };
+    expect(await call(r, "memory_forget", { ids: hostile })).toBe('Error: invalid arguments for memory_forget: "ids" must be an array (got an object). Fix the arguments and call memory_forget again.');
+    expect(await call(r, "memory_review", { action: "confirm", ids: hostile })).toMatch(/^Error: invalid arguments for memory_review: "ids" must be an array \(got an object\)/);
     // null arguments (the model gave none) are an empty object
     expect(await call(r, "memory_list", null)).toBe("No memories yet.");
     // a filter that matches nothing is not an empty store

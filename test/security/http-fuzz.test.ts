@@ -21,6 +21,7 @@ import { openMemory, type MemoryContext } from "../../cli/context.js";
 import { startRapServer, type RapServer } from "../../toolsets/rap/server.js";
 import { memoryToolset } from "../../toolsets/memory/tools.js";
 import type { Toolset } from "../../toolsets/rap/registry.js";
+import { safeParseWire } from "../../toolsets/rap/safe-parse.js";
 import { CLI, spawnCommandServer } from "../helpers/cli.js";
 import { T0, modelOrigin, req } from "../helpers/memory.js";
 
@@ -230,7 +231,7 @@ function reqArb(c: FuzzCtx): fc.Arbitrary<() => Raw> {
     let args: unknown = e.args === undefined ? null : (JSON.parse(JSON.stringify(e.args) ?? "null") as unknown);
     const tool = c.toolset.tools.find((t) => t.name === e.op);
     // Valid by chance: break it (every input schema is strict, so an unknown key is refused).
-    if (tool && tool.input.safeParse(args ?? {}).success) args = { ...(args && typeof args === "object" && !Array.isArray(args) ? args : {}), __fuzz_extra__: 1 };
+    if (tool && safeParseWire(tool.input, args ?? {}).success) args = { ...(args && typeof args === "object" && !Array.isArray(args) ? args : {}), __fuzz_extra__: 1 };
     const env: Record<string, unknown> = { operation: e.op, arguments: args, id, call_id: null, callback_url: c.callbackUrl, group_id: e.group, thread_ancestors: e.ancestors };
     if (e.user !== undefined) env.user_id = e.user;
     const headers: Record<string, string> = e.contentType ? { "content-type": e.contentType } : {};

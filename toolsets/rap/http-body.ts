@@ -4,6 +4,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { z } from "zod";
 import { describeIssues } from "./arg-errors.js";
+import { safeParseWire } from "./safe-parse.js";
 
 export class HttpError extends Error {
   constructor(
@@ -63,7 +64,7 @@ export function parseJson<S extends z.ZodType>(raw: string, schema: S, what: str
   } catch (e) {
     throw new HttpError(400, `invalid JSON in ${what}: ${e instanceof Error ? e.message : String(e)}`);
   }
-  const r = schema.safeParse(value);
+  const r = safeParseWire(schema, value);
   if (!r.success) throw new HttpError(400, `invalid ${what}: ${describeIssues(schema, value, r.error.issues, "the body")}`);
   return r.data;
 }

@@ -5,6 +5,7 @@ import { z } from "zod";
 import type { Logger } from "pino";
 import { CoreError, isCoreError } from "../../core/errors.js";
 import { invalidArgumentsText, nulArgumentText } from "./arg-errors.js";
+import { safeParseWire } from "./safe-parse.js";
 import type { DisplaySegment, RapInvocation, ToolDef, ToolsetManifest } from "./wire.js";
 
 export interface ToolOutput {
@@ -128,7 +129,7 @@ export async function dispatch(ts: Toolset, ctx: ToolContext): Promise<ToolOutpu
     }
     // The runtime sends `null` when the model gave no arguments.
     const raw = inv.arguments ?? {};
-    const parsed = tool.input.safeParse(raw);
+    const parsed = safeParseWire(tool.input, raw);
     if (!parsed.success) return { text: invalidArgumentsText(tool.name, tool.input, raw, parsed.error.issues) };
     const nul = nulArgumentText(tool.name, raw);
     if (nul !== null) return { text: nul };
