@@ -372,7 +372,8 @@ async function fuzz(port: number, c: FuzzCtx, total: number, sink: Awaited<Retur
           sink.results.delete(id);
         }
       }),
-      { numRuns: Math.ceil(total / BATCH), endOnFailure: true },
+      // INFINITY_MEMORY_FUZZ_SEED replays a failing run (fast-check prints its seed)
+      { numRuns: Math.ceil(total / BATCH), endOnFailure: true, ...(process.env.INFINITY_MEMORY_FUZZ_SEED ? { seed: Number(process.env.INFINITY_MEMORY_FUZZ_SEED) } : {}) },
     );
   } finally {
     agent.destroy();
