@@ -99,26 +99,22 @@ describe("command-server mode", () => {
     const cwd = join(dir, "proj", ".infinity");
     mkdirSync(cwd, { recursive: true });
     writeFileSync(join(dir, "config.json"), JSON.stringify({ search: { defaultLimt: 5 } }));
-    const r = spawnSync("sh", ["-c", `exec "${process.execPath}" "${CLI}" serve --toolset memory`], {
-      cwd,
-      env: { ...process.env, INFINITY_MEMORY_HOME: dir, RAP_EMBEDDED: "1" },
-      stdio: ["ignore", "pipe", "ignore"],
-      encoding: "utf8",
-      timeout: 20_000,
-    });
+    // started as the daemon starts a command server: sh -c, RAP_EMBEDDED=1, stderr discarded
+    const serveAsDaemon = (toolset: string) =>
+      spawnSync("sh", ["-c", `exec "${process.execPath}" "${CLI}" serve --toolset ${toolset}`], {
+        cwd,
+        env: { ...process.env, INFINITY_MEMORY_HOME: dir, RAP_EMBEDDED: "1" },
+        stdio: ["ignore", "pipe", "ignore"],
+        encoding: "utf8",
+        timeout: 20_000,
+      });
+    const r = serveAsDaemon("memory");
     expect(r.status).toBe(1);
     expect(r.stdout).toBe("");
     const log = readFileSync(join(cwd, "infinity-memory.log"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as { level: number; msg: string; err?: { message: string } });
     expect(log.at(-1)).toMatchObject({ level: 60, msg: "config.json is not valid; not starting", err: { message: expect.stringContaining('"search.defaultLimt" is not a setting') } });
     // a misspelt toolset in rap.json, the same (its log is named after what was asked for)
-    const typo = spawnSync("sh", ["-c", `exec "${process.execPath}" "${CLI}" serve --toolset memroy`], {
-      cwd,
-      env: { ...process.env, INFINITY_MEMORY_HOME: dir, RAP_EMBEDDED: "1" },
-      stdio: ["ignore", "pipe", "ignore"],
-      encoding: "utf8",
-      timeout: 20_000,
-    });
-    expect(typo.status).toBe(1);
+    expect(serveAsDaemon("memroy").status).toBe(1);
     expect(readFileSync(join(cwd, "infinity-memroy.log"), "utf8")).toContain('unknown toolset \\"memroy\\"; this version serves: memory, skills');
     // the provider proxy, whose stderr the daemon keeps to itself, the same
     const proxy = spawnSync(process.execPath, [CLI, "provider-proxy", "--upstream", process.execPath], {

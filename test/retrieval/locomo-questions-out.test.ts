@@ -41,7 +41,7 @@ describe("bench locomo --questions-out", () => {
     const dir = tempDir();
     const cases: [string, RegExp][] = [
       ['{"conversations": []}', /is not a LoCoMo file \(a JSON array of conversations with sample_id, conversation and qa\): Invalid input: expected array, received object/],
-      ['[{"sample_id": "x", "conversation": {}, "qa": [{"question": "q", "category": "one"}]}]', /is not a LoCoMo file .*: at 0\.qa\.0\.category: Invalid input: expected number, received string/],
+      [JSON.stringify([{ sample_id: "x", conversation: {}, qa: [{ question: "q", category: "one" }] }]), /is not a LoCoMo file .*: at 0\.qa\.0\.category: Invalid input: expected number, received string/],
       ["not json", /: not readable as JSON \(/],
     ];
     for (const [i, [text, why]] of cases.entries()) {
