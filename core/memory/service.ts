@@ -334,7 +334,9 @@ export class MemoryService {
       throw new CoreError("invalid_argument", `"query" has no searchable words; describe what to look for, e.g. "editor preferences".`);
     }
     const limit = Math.min(wholeLimit(input.limit) ?? this.config.search.defaultLimit, this.config.search.maxLimit);
-    if (input.includeHistory) await this.expireUnswept();
+    // Asked for expired memories: the ones past their expiry that no sweep reached yet (serve
+    // sweeps on a timer, the command line never did) become expired first; they were in neither view.
+    if (input.includeHistory) await this.expireDue("system");
     return this.store.search({
       visibility: this.visibility(viewer, input.scopes),
       query,
@@ -426,7 +428,8 @@ export class MemoryService {
   }
 
   async list(viewer: Viewer, input: ListInput): Promise<ListPage> {
-    if (input.statuses?.includes("expired")) await this.expireUnswept();
+    // as in search: an unswept expired memory is expired before a list that asks for expired ones
+    if (input.statuses?.includes("expired")) await this.expireDue("system");
     return this.store.list({
       visibility: this.visibility(viewer, input.scopes),
       kinds: input.kinds,
@@ -474,12 +477,4 @@ export class MemoryService {
     return this.store.expireDue(this.clock.now(), actor);
   }
 
-  /**
-   * Before a read that asks for expired memories: the ones past their expiry that no sweep has
-   * reached yet (serve sweeps on a timer, the command line never did) become expired first. They
-   * were in neither view: filtered out of the current memories, and not yet marked expired.
-   */
-  private async expireUnswept(): Promise<void> {
-    await this.store.expireDue(this.clock.now(), "system");
-  }
 }
