@@ -4,6 +4,7 @@
 import { InvalidArgumentError, type Command } from "commander";
 import { createInterface } from "node:readline/promises";
 import { resolve } from "node:path";
+import { projectDir } from "../../stores/infinity-files/project-dir.js";
 import { MEMORY_KINDS, MEMORY_STATUSES, SCOPE_LEVELS, type MemoryRecord } from "../../core/memory/record.js";
 import type { Origin, Viewer } from "../../core/memory/service.js";
 import { filterText, recordBlock, recordList, totalText } from "../../toolsets/memory/render.js";
@@ -31,7 +32,7 @@ function withMemory<T extends Common>(fn: (ctx: AnyMemoryContext, viewer: Viewer
     const positional = args.filter((a) => Array.isArray(a) || typeof a === "string").map((a) => (Array.isArray(a) ? a : [a as string]));
     const ctx = await openAnyMemory({ location: o.db, existing: opts.create !== true });
     try {
-      const viewer: Viewer = { owner: o.user ?? ctx.config.localUser, project: o.project ? resolve(o.project) : null };
+      const viewer: Viewer = { owner: o.user ?? ctx.config.localUser, project: o.project ? projectDir(o.project) : null };
       await fn(ctx, viewer, o, ...positional);
     } finally {
       await ctx.close();

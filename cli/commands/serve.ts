@@ -3,6 +3,7 @@
 import type { Command } from "commander";
 import { existsSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
+import { projectDir } from "../../stores/infinity-files/project-dir.js";
 import { SessionsReader } from "../../stores/infinity-files/sessions.js";
 import { announcePort, fileLogger, installShutdown, isEmbedded } from "../../toolsets/rap/command-server.js";
 import { startRapServer } from "../../toolsets/rap/server.js";
@@ -141,7 +142,7 @@ async function serve(o: ServeOptions): Promise<void> {
   const cwd = process.cwd();
   const commandProject = basename(cwd) === ".infinity" ? dirname(cwd) : cwd;
   const sessionsFile = o.infinityHome ? new SessionsReader(resolve(o.infinityHome)) : null;
-  const fixedProject = o.project ? resolve(o.project) : null;
+  const fixedProject = o.project ? projectDir(o.project) : null;
   const projectOf = (session: string): string | null => {
     if (embedded) return commandProject;
     return sessionsFile?.cwdOf(session) ?? fixedProject;

@@ -3,6 +3,7 @@
 import type { Command } from "commander";
 import cliProgress from "cli-progress";
 import { resolve } from "node:path";
+import { projectDir } from "../../stores/infinity-files/project-dir.js";
 import type { RequestScope } from "../../core/memory/scope.js";
 import type { SkillService } from "../../core/skills/service.js";
 import { TOGGLE_LEVELS, type ToggleLevel } from "../../core/skills/version.js";
@@ -184,7 +185,7 @@ export function registerSkills(program: Command): void {
     ).action(
       withSkills<Common & { scope?: string; project?: string; id?: string; clear?: boolean }>(async (svc, actor, user, o, [name]) => {
         const level = toggleLevel(o);
-        const req: RequestScope = { user, project: o.project ? resolve(o.project) : null, session: o.id ?? "", thread: o.id ?? "", ancestors: [] };
+        const req: RequestScope = { user, project: o.project ? projectDir(o.project) : null, session: o.id ?? "", thread: o.id ?? "", ancestors: [] };
         await svc.setEnabled(name!, req, level, o.clear ? null : value, actor);
         out(`${o.clear ? "Cleared the setting for" : value ? "Enabled" : "Disabled"} ${name!} at ${level} scope.`);
       }),

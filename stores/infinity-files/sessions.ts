@@ -4,6 +4,7 @@
 import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
+import { projectDir } from "./project-dir.js";
 
 /** `session_store.rs::SessionEntry`; `cwd` is null for sessions from the older list form */
 export const SessionEntry = z.looseObject({
@@ -59,8 +60,10 @@ export class SessionsReader {
     return { ...this.load() };
   }
 
+  /** the session's working directory, links resolved as a command server in it would see it */
   cwdOf(sessionId: string): string | null {
-    return this.load()[sessionId]?.cwd ?? null;
+    const cwd = this.load()[sessionId]?.cwd ?? null;
+    return cwd === null ? null : projectDir(cwd);
   }
 
   isShutDown(sessionId: string): boolean {

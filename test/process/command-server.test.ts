@@ -2,9 +2,9 @@
 // RAP_EMBEDDED=1, cwd {project}/.infinity, stdout closed after the port line, SIGINT on idle.
 import { describe, expect, it } from "vitest";
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { CLI, spawnCommandServer } from "../helpers/cli.js";
+import { CLI, runCli, spawnCommandServer } from "../helpers/cli.js";
 import { postJson, startCallbackSink } from "../helpers/callback-sink.js";
 import { tempDir } from "../helpers/tmp.js";
 
@@ -59,6 +59,36 @@ describe("command-server mode", () => {
     } finally {
       await sink.close();
     }
+  });
+
+  it("a project named through a symbolic link on the command line is the project its command server serves", async () => {
+    const dir = tempDir();
+    const project = join(dir, "work", "proj");
+    mkdirSync(join(project, ".infinity"), { recursive: true });
+    const link = join(dir, "proj-link");
+    symlinkSync(project, link);
+    const db = join(dir, "memory.db");
+    const env = { INFINITY_MEMORY_USER: "dana", INFINITY_MEMORY_DB: db };
+    // the person adds a lesson from a shell whose path goes through the link (as `--project .` does there)
+    const added = runCli(["memory", "add", "Run the migrations before the seed script", "--kind", "lesson", "--project", `${link}/`], env);
+    expect(added.status, added.stderr).toBe(0);
+    const sink = await startCallbackSink();
+    // the daemon starts the server in {cwd}/.infinity; its cwd is the real directory
+    const s = await spawnCommandServer(`exec ${process.execPath} ${CLI} serve --toolset memory --db ${db}`, join(link, ".infinity"), { INFINITY_MEMORY_USER: "dana" });
+    try {
+      await postJson(`http://127.0.0.1:${s.port}/invoke`, invocation("memory_list", { kinds: ["lesson"] }, "tu-l", sink.url));
+      expect((await sink.next((b) => b.id === "tu-l")).text).toContain("Run the migrations before the seed script");
+      await postJson(`http://127.0.0.1:${s.port}/invoke`, invocation("memory_remember", { content: "Staging deploys need the VPN", kind: "project" }, "tu-r", sink.url));
+      expect((await sink.next((b) => b.id === "tu-r")).text).toMatch(/project scope/);
+    } finally {
+      process.kill(-s.child.pid!, "SIGINT");
+      await s.exited;
+      await sink.close();
+    }
+    // and what the server stored is found from the link, too
+    const listed = runCli(["memory", "list", "--project", link, "--kind", "project", "--json"], env);
+    expect(listed.status, listed.stderr).toBe(0);
+    expect(listed.stdout).toContain("Staging deploys need the VPN");
   });
 
   it("with the semantic channel switched on in config.json, searches through its worker thread and still exits 0 on SIGINT", async () => {

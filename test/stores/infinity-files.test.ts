@@ -1,6 +1,6 @@
 // The read-only adapter over the daemon's ~/.infinity layout, against fixture homes in the
 // current and the older thread-file format.
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -291,6 +291,18 @@ describe("sessions.json", () => {
     const r = new SessionsReader(home);
     expect(r.sessions()).toEqual({ "old-1": { cwd: null, shut_down: false, idle: false, archived: false } });
     expect(r.cwdOf("old-1")).toBeNull();
+  });
+
+  it("gives a session's cwd with symbolic links resolved, as the command server's own cwd reads", () => {
+    const home = mkdtempSync(join(tmpdir(), "imem-sess-"));
+    temps.push(home);
+    mkdirSync(join(home, "real", "proj"), { recursive: true });
+    symlinkSync(join(home, "real"), join(home, "linked"));
+    writeFileSync(join(home, "sessions.json"), JSON.stringify({ sessions: { a: { cwd: join(home, "linked", "proj") }, gone: { cwd: "/no/such/dir/" } } }));
+    const r = new SessionsReader(home);
+    expect(r.cwdOf("a")).toBe(realpathSync(join(home, "real", "proj")));
+    // a directory that no longer exists stays as recorded (made absolute, trailing slash dropped)
+    expect(r.cwdOf("gone")).toBe("/no/such/dir");
   });
 
   it("follows changes and keeps the last good copy through a partial write", () => {
