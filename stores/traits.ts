@@ -428,6 +428,14 @@ export interface SkillAuditEntry {
   detail: Record<string, unknown>;
 }
 
+export interface SkillSearchQuery {
+  match: string;
+  minEta: number;
+  probationaryMinEta?: number;
+  excludeSkillIds: string[];
+  limit: number;
+}
+
 export interface SkillStore {
   skillByName(name: string): Promise<Skill | null>;
   skillById(id: string): Promise<Skill | null>;
@@ -464,8 +472,12 @@ export interface SkillStore {
     eta: (passes: number, trials: number) => number,
     audit: SkillAuditEntry,
   ): Promise<SkillVersion>;
-  /** published, unflagged versions with η > minEta whose name/description match; never `excludeSkillIds` */
-  search(q: { match: string; minEta: number; excludeSkillIds: string[]; limit: number }): Promise<SkillSearchHit[]>;
+  /**
+   * Published, unflagged, retrievable versions (active, or probationary with η ≥
+   * `probationaryMinEta`, default 0) with η > minEta whose name/description match; never
+   * `excludeSkillIds`. Every filter applies before the limit.
+   */
+  search(q: SkillSearchQuery): Promise<SkillSearchHit[]>;
   auditOf(name: string, limit: number): Promise<(SkillAuditEntry & { seq: number })[]>;
 }
 

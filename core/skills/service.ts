@@ -319,10 +319,13 @@ export class SkillService {
     const hits = await this.store.search({
       match: q.terms.map(quoteFts).join(" OR "),
       minEta: c.retrievalMinEta,
+      // Only active versions, and probationary ones at probationaryMinEta or above, are
+      // retrievable: filtered by the store, before its limit (a few weaker ones ranking first
+      // must not leave the rest unseen); the check here keeps a store's mistake from showing.
+      probationaryMinEta: c.probationaryMinEta,
       excludeSkillIds: [...(await this.disabledFor(req))],
       limit: n,
     });
-    // Only active versions, and probationary ones at probationaryMinEta or above, are retrievable.
     return hits
       .filter((h) => retrievable(h.version, c))
       .map((h) => ({ ...h, score: coverage(q.terms, `${h.skill.name.replace(/-/g, " ")} ${h.version.description}`) }));

@@ -5,7 +5,7 @@
 import type { Pool } from "pg";
 import type { SkillFile } from "../../core/skills/skill-md.js";
 import type { NewSkillVersion, Skill, SkillGrant, SkillSearchHit, SkillStatus, SkillToggle, SkillVersion } from "../../core/skills/version.js";
-import { StoreError, type SkillAuditEntry, type SkillStore } from "../traits.js";
+import { StoreError, type SkillAuditEntry, type SkillSearchQuery, type SkillStore } from "../traits.js";
 import { containsPattern, inTx, num, numOrNull, parseJson, POSTGRES_FLAVOR, type PgFlavor, type Queryable } from "./rows.js";
 
 interface SkillRow {
@@ -347,12 +347,12 @@ export class PgSkillStore implements SkillStore {
     return (await this.version(versionId))!;
   }
 
-  async search(q: { match: string; minEta: number; excludeSkillIds: string[]; limit: number }): Promise<SkillSearchHit[]> {
+  async search(q: SkillSearchQuery): Promise<SkillSearchHit[]> {
     const terms = matchTerms(q.match);
     if (terms.length === 0) return [];
     if (this.f.dsql) return this.searchByScan(terms, q);
     // Any term matches (the service's OR expression); each term goes through the parser alone.
-    const tsq = terms.map((_, i) => `plainto_tsquery('${TS_CONFIG}', $${i + 4}::text)`).join(" || ");
+    const tsq = terms.map((_, i) => `plainto_tsquery('${TS_CONFIG}', $${i + 5}::text)`).join(" || ");
     const r = await this.pool.query<VersionRow & { s_rowid: string; s_id: string; s_name: string; s_pub: string; s_pinned: number; s_created: string; s_updated: string; rank: number }>(
       `WITH q AS (SELECT ${tsq} AS query)
        SELECT s.rowid AS s_rowid, s.id AS s_id, s.name AS s_name, s.published_version_id AS s_pub, s.pinned AS s_pinned,
@@ -362,8 +362,9 @@ export class PgSkillStore implements SkillStore {
          JOIN skills s ON s.id = ss.skill_id
          JOIN skill_versions v ON v.id = s.published_version_id
         WHERE ss.doc @@ q.query AND v.eta > $1 AND v.flags = '[]' AND NOT (s.id = ANY($2::text[]))
+          AND (v.status = 'active' OR (v.status = 'probationary' AND v.eta >= $4))
         ORDER BY rank DESC, s.name COLLATE "C" LIMIT $3`,
-      [q.minEta, q.excludeSkillIds, q.limit, ...terms],
+      [q.minEta, q.excludeSkillIds, q.limit, q.probationaryMinEta ?? 0, ...terms],
     );
     return r.rows.map((x) => ({
       skill: { id: x.s_id, name: x.s_name, publishedVersionId: x.s_pub, pinned: x.s_pinned === 1, createdAt: num(x.s_created), updatedAt: num(x.s_updated) },
@@ -376,15 +377,16 @@ export class PgSkillStore implements SkillStore {
    * DSQL has no text search: published rows whose name or description contains a term (no
    * stemming), ranked by terms matched, name matches weighing 3 as in the word index.
    */
-  private async searchByScan(terms: string[], q: { minEta: number; excludeSkillIds: string[]; limit: number }): Promise<SkillSearchHit[]> {
+  private async searchByScan(terms: string[], q: SkillSearchQuery): Promise<SkillSearchHit[]> {
     const patterns = terms.map((t) => containsPattern(t.toLowerCase()));
     const r = await this.pool.query<VersionRow & { s_id: string; s_name: string; s_pub: string; s_pinned: number; s_created: string; s_updated: string }>(
       `SELECT s.id AS s_id, s.name AS s_name, s.published_version_id AS s_pub, s.pinned AS s_pinned,
               s.created_at AS s_created, s.updated_at AS s_updated, v.*, s.name AS name
          FROM skills s JOIN skill_versions v ON v.id = s.published_version_id
         WHERE (lower(replace(s.name, '-', ' ')) LIKE ANY($3::text[]) OR lower(v.description) LIKE ANY($3::text[]))
-          AND v.eta > $1 AND v.flags = '[]' AND NOT (s.id = ANY($2::text[]))`,
-      [q.minEta, q.excludeSkillIds, patterns],
+          AND v.eta > $1 AND v.flags = '[]' AND NOT (s.id = ANY($2::text[]))
+          AND (v.status = 'active' OR (v.status = 'probationary' AND v.eta >= $4))`,
+      [q.minEta, q.excludeSkillIds, patterns, q.probationaryMinEta ?? 0],
     );
     const scored = r.rows.map((x) => {
       const name = x.s_name.replace(/-/g, " ").toLowerCase();

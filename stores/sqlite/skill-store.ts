@@ -11,7 +11,7 @@ import type {
   SkillToggle,
   SkillVersion,
 } from "../../core/skills/version.js";
-import { StoreError, type SkillAuditEntry, type SkillStore } from "../traits.js";
+import { StoreError, type SkillAuditEntry, type SkillSearchQuery, type SkillStore } from "../traits.js";
 import type { Db } from "./database.js";
 
 interface SkillRow {
@@ -152,6 +152,7 @@ export class SqliteSkillStore implements SkillStore {
            JOIN skills s ON s.rowid = top.rowid
            JOIN skill_versions v ON v.id = s.published_version_id
           WHERE v.eta > @min_eta AND v.flags = '[]' AND s.id NOT IN (SELECT value FROM json_each(@exclude))
+            AND (v.status = 'active' OR (v.status = 'probationary' AND v.eta >= @prob_min_eta))
           ORDER BY rank LIMIT @limit`,
       ),
       countMatches: p(`SELECT COUNT(*) AS n FROM (SELECT 1 FROM skill_fts WHERE skill_fts MATCH ? LIMIT ?)`),
@@ -163,6 +164,7 @@ export class SqliteSkillStore implements SkillStore {
            JOIN skill_versions v ON v.id = s.published_version_id
           WHERE skill_fts MATCH @match AND v.eta > @min_eta AND v.flags = '[]'
             AND s.id NOT IN (SELECT value FROM json_each(@exclude))
+            AND (v.status = 'active' OR (v.status = 'probationary' AND v.eta >= @prob_min_eta))
           ORDER BY rank LIMIT @limit`,
       ),
       audit: p(`INSERT INTO audit_log (at, actor, action, target_kind, target_id, detail) VALUES (?, ?, ?, ?, ?, ?)`),
@@ -347,9 +349,9 @@ export class SqliteSkillStore implements SkillStore {
     return (await this.version(versionId))!;
   }
 
-  async search(q: { match: string; minEta: number; excludeSkillIds: string[]; limit: number }): Promise<SkillSearchHit[]> {
+  async search(q: SkillSearchQuery): Promise<SkillSearchHit[]> {
     const candidates = q.limit * 8;
-    const params = { match: q.match, min_eta: q.minEta, exclude: JSON.stringify(q.excludeSkillIds), limit: q.limit };
+    const params = { match: q.match, min_eta: q.minEta, prob_min_eta: q.probationaryMinEta ?? 0, exclude: JSON.stringify(q.excludeSkillIds), limit: q.limit };
     type Row = VersionRow & { s_rowid: number; s_id: string; s_name: string; s_pub: string; s_pinned: number; s_created: number; s_updated: number; rank: number };
     let rows = this.st.search.all({ ...params, candidates }) as Row[];
     if (rows.length < q.limit) {

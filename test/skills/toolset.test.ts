@@ -162,6 +162,18 @@ describe("skills toolset over RAP", () => {
     expect(await call(r, "skill_search", { query: "staging deploy" })).toMatch(/^No enabled skill/);
   });
 
+  it("skills held back by their η do not crowd a retrievable one out of the results", async () => {
+    for (let i = 1; i <= 6; i++) {
+      await call(r, "skill_propose", { skill_md: skillMd(`deploy-${i}`, `Deploy service number ${i} to the cluster.`, "1. Build.\n2. Push.") });
+      await callAnswering(r, "skill_publish", { name: `deploy-${i}` }, [0]);
+    }
+    // one failed trial each: η 1/3, under probationaryMinEta (0.5) but over retrievalMinEta (0.25)
+    for (let i = 1; i <= 5; i++) await call(r, "skill_feedback", { name: `deploy-${i}`, outcome: "fail" });
+    const found = await call(r, "skill_search", { query: "deploy service", limit: 5 });
+    expect(found).toContain("deploy-6 (v1");
+    for (let i = 1; i <= 5; i++) expect(found).not.toContain(`deploy-${i} (`);
+  });
+
   it("malformed SKILL.md gets a line-numbered error and changes nothing; secrets and injections are refused", async () => {
     const bad = "---\nname: broken-one\ndescription: ok\nallowed-tools: [Read\n---\n\nBody\n";
     expect(await call(r, "skill_propose", { skill_md: bad })).toMatch(/^Error: SKILL\.md line 4: invalid YAML: .*; nothing was stored$/);

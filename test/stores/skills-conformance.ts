@@ -129,6 +129,18 @@ export function skillsConformance(name: string, factory: CatalogFactory): void {
       expect(await s.skills.search({ match: `"nothing"`, minEta: 0, excludeSkillIds: [], limit: 5 })).toEqual([]);
     });
 
+    it("search filters by status and the probationary η floor before its limit", async () => {
+      const s = await c.fresh();
+      for (let i = 1; i <= 4; i++) {
+        const weak = i < 4;
+        await s.skills.insertVersion(newVersion(`deploy-${i}`, `deploy service ${i}`, `h${i}`, { eta: weak ? 0.4 : 0.6 }), { skillId: `s${i}`, versionId: `v${i}` }, audit("propose", `deploy-${i}`));
+        await s.skills.movePointer(`s${i}`, { expectedFrom: null, to: `v${i}`, toStatus: "probationary", fromStatus: "retired", kind: "publish" }, audit("publish", `deploy-${i}`));
+      }
+      const q = { match: `"deploy"`, minEta: 0.25, excludeSkillIds: [], limit: 2 };
+      expect((await s.skills.search({ ...q, probationaryMinEta: 0.5 })).map((h) => h.skill.name)).toEqual(["deploy-4"]);
+      expect(await s.skills.search({ ...q, limit: 4 })).toHaveLength(4);
+    });
+
     it("a project setting keyed as the service keys it (a user's view of a path) round-trips, with its audit row", async () => {
       const s = await c.fresh();
       await s.skills.insertVersion(newVersion("deploy-check", "check", "h1"), { skillId: "s1", versionId: "v1" }, audit("propose", "deploy-check"));
