@@ -7,7 +7,7 @@ import { fileURLToPath } from "node:url";
 import type { Logger } from "pino";
 import { systemClock, type Clock } from "../../core/clock.js";
 import type { MemoryConfig } from "../../core/config.js";
-import type { EvolutionService } from "../../core/learning/evolution.js";
+import { settleFiledRequests, type EvolutionService } from "../../core/learning/evolution.js";
 import { MemoryService } from "../../core/memory/service.js";
 import { SkillService } from "../../core/skills/service.js";
 import type { Backend } from "../../stores/backend.js";
@@ -106,6 +106,7 @@ export async function startAdmin(o: StartAdminOptions): Promise<AdminServers> {
       return m;
     })();
   const skills = o.skills ?? new SkillService(o.backend.skills, clock, o.config);
+  skills.onDecided(settleFiledRequests(o.backend.evolution, clock));
   const evolution = o.evolution ?? evolutionOver(o.backend, skills, o.config, clock);
   const queries = o.queries ?? queriesFor(o.backend);
   const handlers = createAdminService({ backend: o.backend, memory, skills, evolution, queries, config: o.config, clock, localUser: o.config.localUser, refreshMessages: o.refreshMessages });

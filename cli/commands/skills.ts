@@ -246,11 +246,11 @@ export function registerSkills(program: Command): void {
 
   common(cmd.command("requests").description("what the learning loop and the curator ask you to decide, with eval reports").option("--all", "also decided ones").option("--json", "JSON output")).action(
     withEvolution<Common & { all?: boolean; json?: boolean }>(async (evo, _a, o) => {
-      const rows = await evo.requests(o.all ? undefined : "pending");
+      const rows = await evo.requests(o.all ? "all" : "pending");
       const withReports = [];
       for (const r of rows) withReports.push({ request: r, report: r.reportId !== null ? await evo.report(r.reportId) : null });
       if (o.json) return out(JSON.stringify(withReports, null, 2));
-      if (rows.length === 0) return out("No pending requests.");
+      if (rows.length === 0) return out(o.all ? "No requests yet." : "No pending requests.");
       for (const x of withReports) out(requestText(x.request, x.report));
     }),
   );

@@ -12,7 +12,7 @@ import { newId } from "../ids.js";
 import type { Llm } from "../llm/types.js";
 import { contentWords } from "../retrieval/analyze.js";
 import { diffVersions } from "../skills/diff.js";
-import type { SkillService } from "../skills/service.js";
+import type { SkillDecisionHook, SkillService } from "../skills/service.js";
 import type { SkillDocument } from "../skills/skill-md.js";
 import type { SkillVersion } from "../skills/version.js";
 import type { EvolutionStore, LearningStore, SkillRequest, StoredEvalReport, StoredPolicy } from "../../stores/traits.js";
@@ -20,6 +20,28 @@ import { driftEta, thumbEta } from "./lifecycle.js";
 import { inducePolicies, type EpisodeRecord } from "./policy.js";
 import { evaluate, outcomeTable, type EvalReport, type ReplayTask } from "./replay.js";
 import { llmDraft, procedureOf, skillNameOf, templateDraft, verifyDraft } from "./skill-draft.js";
+
+const settlers = new WeakMap<EvolutionStore, SkillDecisionHook>();
+
+/**
+ * Closes the pending publish requests filed for a version a person decided on by another way
+ * (`skills approve/reject`, skill_publish, the admin API by name): left pending, they stayed in
+ * every review list and failed when accepted. One hook per store, so registering twice is once.
+ */
+export function settleFiledRequests(store: EvolutionStore, clock: Clock): SkillDecisionHook {
+  let hook = settlers.get(store);
+  if (!hook) {
+    hook = async (d) => {
+      for (const r of await store.requests({ status: "pending", limit: 1000 })) {
+        if (r.kind !== "publish" || r.versionId !== d.versionId) continue;
+        if (!(await store.decide(r.id, d.decision, d.actor, clock.now()))) continue;
+        await store.audit({ at: clock.now(), actor: d.actor, action: "evolve", targetKind: "skill", targetId: r.skillName, detail: { request: r.id, kind: r.kind, decision: d.decision, reason: d.reason ?? null } });
+      }
+    };
+    settlers.set(store, hook);
+  }
+  return hook;
+}
 
 export interface EvolutionDeps {
   store: EvolutionStore;
@@ -63,6 +85,7 @@ export class EvolutionService {
 
   constructor(private readonly deps: EvolutionDeps) {
     this.cfg = deps.config.evolution;
+    deps.skills.onDecided(settleFiledRequests(deps.store, deps.clock));
   }
 
   get store(): EvolutionStore {
@@ -306,8 +329,9 @@ export class EvolutionService {
     return { ...base, ...(await this.submit(doc, p, g)) };
   }
 
-  async requests(status: SkillRequest["status"] | undefined = "pending"): Promise<SkillRequest[]> {
-    return this.deps.store.requests(status ? { status } : {});
+  /** Requests with this status, newest first; "all" for every status. */
+  async requests(status: SkillRequest["status"] | "all" = "pending"): Promise<SkillRequest[]> {
+    return this.deps.store.requests(status === "all" ? {} : { status });
   }
 
   async report(id: number): Promise<StoredEvalReport | null> {
@@ -348,8 +372,10 @@ export class EvolutionService {
     } else if (r.kind === "merge" && r.otherSkill) {
       await skills.retire(r.otherSkill, actor, `merged into ${r.skillName}`);
     }
-    await store.decide(id, "approved", actor, clock.now());
-    await store.audit({ at: clock.now(), actor, action: "evolve", targetKind: "skill", targetId: r.skillName, detail: { request: id, kind: r.kind, decision: "approved" } });
+    // (a publish has already closed it, through settleFiledRequests)
+    if (await store.decide(id, "approved", actor, clock.now())) {
+      await store.audit({ at: clock.now(), actor, action: "evolve", targetKind: "skill", targetId: r.skillName, detail: { request: id, kind: r.kind, decision: "approved" } });
+    }
     return (await store.request(id))!;
   }
 
@@ -360,8 +386,9 @@ export class EvolutionService {
       const v = (await skills.history(r.skillName)).versions.find((x) => x.id === r.versionId);
       if (v?.status === "candidate") await skills.reject(r.skillName, v.id, actor, reason);
     }
-    await store.decide(id, "rejected", actor, clock.now());
-    await store.audit({ at: clock.now(), actor, action: "evolve", targetKind: "skill", targetId: r.skillName, detail: { request: id, kind: r.kind, decision: "rejected", reason: reason ?? null } });
+    if (await store.decide(id, "rejected", actor, clock.now())) {
+      await store.audit({ at: clock.now(), actor, action: "evolve", targetKind: "skill", targetId: r.skillName, detail: { request: id, kind: r.kind, decision: "rejected", reason: reason ?? null } });
+    }
     return (await store.request(id))!;
   }
 

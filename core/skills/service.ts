@@ -44,12 +44,33 @@ function quoteFts(term: string): string {
   return `"${term.replace(/"/g, '""')}"`;
 }
 
+/** A person's decision on one version: published ("approved") or rejected. */
+export interface SkillDecision {
+  skillName: string;
+  versionId: string;
+  decision: "approved" | "rejected";
+  actor: string;
+  reason?: string;
+}
+export type SkillDecisionHook = (d: SkillDecision) => Promise<void>;
+
 export class SkillService {
+  private readonly decisionHooks = new Set<SkillDecisionHook>();
+
   constructor(
     private readonly store: SkillStore,
     private readonly clock: Clock,
     private readonly config: MemoryConfig,
   ) {}
+
+  /** Told of every publish and reject a person decides (the learning loop closes what it filed for that version). */
+  onDecided(hook: SkillDecisionHook): void {
+    this.decisionHooks.add(hook);
+  }
+
+  private async decided(d: SkillDecision): Promise<void> {
+    for (const hook of this.decisionHooks) await hook(d);
+  }
 
   private audit(action: SkillAuditAction, name: string, actor: string, detail: Record<string, unknown>): SkillAuditEntry {
     return { at: this.clock.now(), actor, action, targetKind: "skill", targetId: name, detail };
@@ -207,6 +228,7 @@ export class SkillService {
       fromStatus: "retired",
       kind: "publish",
     }, this.audit("publish", move.skill.name, actor, { from: move.from?.id ?? null, to: move.to.id, seq: move.to.seq }));
+    await this.decided({ skillName: move.skill.name, versionId: move.to.id, decision: "approved", actor });
   }
 
   private async moveOrConflict(skillId: string, m: Parameters<SkillStore["movePointer"]>[1], audit: SkillAuditEntry): Promise<void> {
@@ -223,7 +245,11 @@ export class SkillService {
     const v = ref === undefined ? (await this.store.versionsOf(skill.id)).filter((x) => x.status === "candidate").at(-1) : await this.version(skill, ref);
     if (!v) throw new CoreError("not_found", `"${name}" has no candidate to reject`);
     if (v.id === skill.publishedVersionId) throw new CoreError("conflict", `v${v.seq} is published; roll back first`);
+    // A version that was in use, or one already decided, is not a candidate: marking it rejected
+    // would not withdraw anything, and rollback would skip a version the person never reviewed.
+    if (v.status !== "candidate") throw new CoreError("conflict", `v${v.seq} of "${name}" is ${v.status}, not a candidate; only candidates can be rejected`);
     await this.store.setStatus(v.id, "rejected", this.audit("reject", name, actor, { version: v.id, seq: v.seq, reason: reason ?? null }));
+    await this.decided({ skillName: skill.name, versionId: v.id, decision: "rejected", actor, ...(reason !== undefined ? { reason } : {}) });
     return { ...v, status: "rejected" };
   }
 
@@ -240,10 +266,11 @@ export class SkillService {
     if (to !== undefined) {
       target = await this.version(skill, to);
       if (target.publishedAt === null) throw new CoreError("conflict", `v${target.seq} was never published; use skill_publish for a candidate`);
+      if (target.status === "rejected") throw new CoreError("conflict", `v${target.seq} was rejected; roll back to another version`);
       if (target.id === current.id) throw new CoreError("conflict", `v${target.seq} is already the published version`);
     } else {
       const below = current.liveOrder ?? Infinity;
-      const earlier = (await this.store.versionsOf(skill.id)).filter((v) => v.liveOrder !== null && v.liveOrder < below && v.flags.length === 0);
+      const earlier = (await this.store.versionsOf(skill.id)).filter((v) => v.liveOrder !== null && v.liveOrder < below && v.flags.length === 0 && v.status !== "rejected");
       target = earlier.sort((a, b) => (b.liveOrder ?? 0) - (a.liveOrder ?? 0))[0];
       if (!target) throw new CoreError("conflict", `"${name}" has no earlier published version to roll back to`);
     }

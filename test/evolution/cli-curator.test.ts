@@ -37,6 +37,40 @@ describe("evolution from the command line", () => {
   });
 });
 
+describe("deciding a filed candidate another way", () => {
+  async function filed(dir: string): Promise<{ id: string; name: string }> {
+    const w = openChoreWorld(dir);
+    const r = rng(7);
+    for (let i = 0; i < 12; i++) await w.runTask(task(i), r, { skills: false });
+    await w.worker.drain();
+    w.close();
+    expect(cli(dir, "evolve").status).toBe(0);
+    const list = cli(dir, "requests").stdout;
+    return { id: /^(srq\S+)/m.exec(list)![1]!, name: /publish (\S+?) v1 · pending/.exec(list)![1]! };
+  }
+
+  it("skills reject NAME closes the learning loop's request for that version; --all lists it decided", async () => {
+    const dir = tempDir("evo-cli-");
+    const { id, name } = await filed(dir);
+    expect(cli(dir, "reject", name).stdout).toBe(`Rejected ${name} v1.\n`);
+    expect(cli(dir, "requests").stdout).toBe("No pending requests.\n");
+    const all = JSON.parse(cli(dir, "requests", "--all", "--json").stdout) as { request: { id: string; status: string; decidedBy: string } }[];
+    expect(all.map((x) => [x.request.id, x.request.status, x.request.decidedBy])).toEqual([[id, "rejected", "cli:alice"]]);
+    // deciding it again is refused, through either door
+    expect(cli(dir, "accept", id).stderr).toMatch(/already rejected/);
+    expect(cli(dir, "reject", name, "v1").stderr).toMatch(/v1 of ".*" is rejected, not a candidate/);
+  });
+
+  it("skills approve NAME closes it as approved", async () => {
+    const dir = tempDir("evo-cli-");
+    const { id, name } = await filed(dir);
+    expect(cli(dir, "grant", name, "bump_version", "update_changelog", "run_tests", "git_commit", "git_tag").status).toBe(0);
+    expect(cli(dir, "approve", name).stdout).toMatch(/^Published .* v1\./);
+    expect(cli(dir, "requests").stdout).toBe("No pending requests.\n");
+    expect(cli(dir, "requests", "--all").stdout).toMatch(new RegExp(`^${id} · publish ${name} v1 · approved`));
+  });
+});
+
 describe("the curator", () => {
   it("proposes retiring stale skills and merging duplicates; pinned skills untouched; approval retires, never deletes", async () => {
     const w = openChoreWorld(tempDir("evo-cur-"));

@@ -49,6 +49,26 @@ describe("skill service", () => {
     ctx.close();
   });
 
+  it("only candidates can be rejected, and a rollback never lands on a rejected version", async () => {
+    const { ctx, clock, svc } = open();
+    for (const b of ["one", "two"]) await svc.propose(doc(b), person);
+    for (const v of ["v1", "v2"]) {
+      clock.advance(1000);
+      await svc.publish(await svc.preparePublish("log-triage", v), "cli:alice");
+    }
+    // v1 was in use (now retired under v2): rejecting it would not withdraw anything
+    await expect(svc.reject("log-triage", "v1", "cli:alice")).rejects.toThrow(/v1 of "log-triage" is retired, not a candidate/);
+    await svc.propose(doc("three"), person);
+    await svc.reject("log-triage", "v3", "cli:alice", "wrong steps");
+    await expect(svc.reject("log-triage", "v3", "cli:alice")).rejects.toThrow(/v3 of "log-triage" is rejected, not a candidate/);
+    // a database from before the check may hold a rejected version that was once published
+    const v1 = (await svc.history("log-triage")).versions[0]!;
+    await ctx.backend.skills.setStatus(v1.id, "rejected", { at: clock.now(), actor: "cli:alice", action: "reject", targetKind: "skill", targetId: "log-triage", detail: {} });
+    await expect(svc.prepareRollback("log-triage")).rejects.toThrow(/no earlier published version/);
+    await expect(svc.prepareRollback("log-triage", "v1")).rejects.toThrow(/v1 was rejected/);
+    ctx.close();
+  });
+
   it("publishing against a stale view fails with a conflict and moves nothing", async () => {
     const { ctx, svc } = open();
     await svc.propose(doc("one"), person);

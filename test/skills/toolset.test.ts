@@ -162,6 +162,19 @@ describe("skills toolset over RAP", () => {
     expect(await call(r, "skill_search", { query: "staging deploy" })).toMatch(/^No enabled skill/);
   });
 
+  it("Reject on a request to publish an earlier version leaves that version as it was", async () => {
+    await call(r, "skill_propose", { skill_md: DEPLOY_V1 });
+    await callAnswering(r, "skill_publish", { name: "staging-deploy" }, [0]);
+    await call(r, "skill_propose", { skill_md: DEPLOY_V2 });
+    await callAnswering(r, "skill_publish", { name: "staging-deploy" }, [0]);
+    const no = await callAnswering(r, "skill_publish", { name: "staging-deploy", version: "v1" }, [1]);
+    expect(no.text).toBe("The person rejected staging-deploy v1; it will not be published.");
+    const statuses = (await r.skills.service.history("staging-deploy")).versions.map((v) => `${v.seq}:${v.status}`);
+    expect(statuses).toEqual(["1:retired", "2:probationary"]);
+    // still there to roll back to
+    expect((await r.skills.service.prepareRollback("staging-deploy")).to.seq).toBe(1);
+  });
+
   it("skills held back by their η do not crowd a retrievable one out of the results", async () => {
     for (let i = 1; i <= 6; i++) {
       await call(r, "skill_propose", { skill_md: skillMd(`deploy-${i}`, `Deploy service number ${i} to the cluster.`, "1. Build.\n2. Push.") });

@@ -225,7 +225,8 @@ export function skillsToolset(deps: SkillsToolsetDeps): Toolset {
           await service.publish(move, personActor(req));
           return { text: `The person approved: ${a.name} v${move.to.seq} is published (probationary; η ${move.to.eta.toFixed(2)}).` };
         }
-        await service.reject(a.name, move.to.id, personActor(req), "rejected through user_choice");
+        // a candidate is marked rejected; an earlier version asked for again just stays where it is
+        if (move.to.status === "candidate") await service.reject(a.name, move.to.id, personActor(req), "rejected through user_choice");
         return { text: `The person rejected ${a.name} v${move.to.seq}; it will not be published.` };
       },
     }),
