@@ -245,9 +245,8 @@ export class SkillService {
     const v = ref === undefined ? (await this.store.versionsOf(skill.id)).filter((x) => x.status === "candidate").at(-1) : await this.version(skill, ref);
     if (!v) throw new CoreError("not_found", `"${name}" has no candidate to reject`);
     if (v.id === skill.publishedVersionId) throw new CoreError("conflict", `v${v.seq} is published; roll back first`);
-    // A version that was in use, or one already decided, is not a candidate: marking it rejected
-    // would not withdraw anything, and rollback would skip a version the person never reviewed.
-    if (v.status !== "candidate") throw new CoreError("conflict", `v${v.seq} of "${name}" is ${v.status}, not a candidate; only candidates can be rejected`);
+    // A candidate or a retired version (which rollback then never returns to); deciding twice is refused.
+    if (v.status === "rejected") throw new CoreError("conflict", `v${v.seq} of "${name}" is already rejected`);
     await this.store.setStatus(v.id, "rejected", this.audit("reject", name, actor, { version: v.id, seq: v.seq, reason: reason ?? null }));
     await this.decided({ skillName: skill.name, versionId: v.id, decision: "rejected", actor, ...(reason !== undefined ? { reason } : {}) });
     return { ...v, status: "rejected" };

@@ -58,7 +58,7 @@ describe("deciding a filed candidate another way", () => {
     expect(all.map((x) => [x.request.id, x.request.status, x.request.decidedBy])).toEqual([[id, "rejected", "cli:alice"]]);
     // deciding it again is refused, through either door
     expect(cli(dir, "accept", id).stderr).toMatch(/already rejected/);
-    expect(cli(dir, "reject", name, "v1").stderr).toMatch(/v1 of ".*" is rejected, not a candidate/);
+    expect(cli(dir, "reject", name, "v1").stderr).toMatch(/v1 of ".*" is already rejected/);
   });
 
   it("skills approve NAME closes it as approved", async () => {

@@ -49,23 +49,22 @@ describe("skill service", () => {
     ctx.close();
   });
 
-  it("only candidates can be rejected, and a rollback never lands on a rejected version", async () => {
+  it("a rejected version, candidate or retired, is never published again, rollback included", async () => {
     const { ctx, clock, svc } = open();
-    for (const b of ["one", "two"]) await svc.propose(doc(b), person);
-    for (const v of ["v1", "v2"]) {
+    for (const b of ["one", "two", "three"]) await svc.propose(doc(b), person);
+    for (const v of ["v1", "v2", "v3"]) {
       clock.advance(1000);
       await svc.publish(await svc.preparePublish("log-triage", v), "cli:alice");
     }
-    // v1 was in use (now retired under v2): rejecting it would not withdraw anything
-    await expect(svc.reject("log-triage", "v1", "cli:alice")).rejects.toThrow(/v1 of "log-triage" is retired, not a candidate/);
-    await svc.propose(doc("three"), person);
-    await svc.reject("log-triage", "v3", "cli:alice", "wrong steps");
-    await expect(svc.reject("log-triage", "v3", "cli:alice")).rejects.toThrow(/v3 of "log-triage" is rejected, not a candidate/);
-    // a database from before the check may hold a rejected version that was once published
-    const v1 = (await svc.history("log-triage")).versions[0]!;
-    await ctx.backend.skills.setStatus(v1.id, "rejected", { at: clock.now(), actor: "cli:alice", action: "reject", targetKind: "skill", targetId: "log-triage", detail: {} });
-    await expect(svc.prepareRollback("log-triage")).rejects.toThrow(/no earlier published version/);
-    await expect(svc.prepareRollback("log-triage", "v1")).rejects.toThrow(/v1 was rejected/);
+    // v2 was in use and turned out wrong: rejected, the default rollback skips it
+    await svc.reject("log-triage", "v2", "cli:alice", "wrong steps");
+    await expect(svc.reject("log-triage", "v2", "cli:alice")).rejects.toThrow(/v2 of "log-triage" is already rejected/);
+    await expect(svc.prepareRollback("log-triage", "v2")).rejects.toThrow(/v2 was rejected/);
+    expect((await svc.prepareRollback("log-triage")).to.seq).toBe(1);
+    await svc.propose(doc("four"), person);
+    await svc.reject("log-triage", undefined, "cli:alice");
+    expect((await svc.history("log-triage")).versions.map((v) => `${v.seq}:${v.status}`)).toEqual(["1:retired", "2:rejected", "3:probationary", "4:rejected"]);
+    await expect(svc.preparePublish("log-triage", "v4")).rejects.toThrow(/rejected/);
     ctx.close();
   });
 
