@@ -2,6 +2,7 @@
 // the user who owns the session (the user's key is part of every lookup), with the semantics of
 // stores/sqlite/session-index.ts. Full text: a tsvector column with a GIN index; under the DSQL
 // profile a substring scan over the user's messages.
+import { forgetNeedles } from "../../core/sessions/forget-needles.js";
 import { visibilityKey } from "../../core/memory/scope.js";
 import { cjkBigrams } from "../../core/retrieval/analyze.js";
 import type { IndexedMessage, LexicalQuery, SessionHit, SessionIndexStore, SessionThreadState } from "../traits.js";
@@ -228,7 +229,7 @@ export class PgSessionIndex implements SessionIndexStore {
         return found;
       };
       // 1. messages that carry the forgotten text (the remember call, results that echoed it)
-      const first = await round(texts);
+      const first = await round(forgetNeedles(texts));
       // 2. the user turn that led to a remember call: what the memory was made from
       for (const r of first.filter((x) => x.role === "tool_call")) {
         const prev = (

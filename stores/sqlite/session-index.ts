@@ -1,5 +1,6 @@
 // SQLite session index: conversation messages copied from an Infinity store, searchable by the
 // user who owns the session. A user's key is matched inside the FTS expression, as for memories.
+import { forgetNeedles } from "../../core/sessions/forget-needles.js";
 import type { Statement } from "better-sqlite3";
 import { visibilityKey } from "../../core/memory/scope.js";
 import { cjkBigrams } from "../../core/retrieval/analyze.js";
@@ -218,7 +219,7 @@ export class SqliteSessionIndex implements SessionIndexStore {
     };
     this.db.transaction(() => {
       // 1. messages that carry the forgotten text (the remember call, results that echoed it)
-      const first = round(texts);
+      const first = round(forgetNeedles(texts));
       // 2. the user turn that led to a remember call: what the memory was made from
       for (const r of first.filter((x) => x.role === "tool_call")) {
         const prev = this.st.previousUser!.get(r.source_id, r.thread_id, r.ord) as Row | undefined;

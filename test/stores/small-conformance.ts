@@ -106,9 +106,31 @@ export function smallStoreConformance(name: string, make: () => Promise<SmallSto
       await sessions.append(src, t1, [{ ord: 0, messageId: "m0", role: "user", text: "Remember that my locker code is 4417 and the harbour is north" }], 4, "fp2", 102);
       expect(await sessions.search({ user: "alice", query: analyzeQuery("locker"), limit: 10 })).toEqual([]);
 
+      // the remember call as the indexer keeps it: JSON arguments (escaped), cut at 1,000 characters
+      const quoted = 'My gate code is 9931 and the "spare" key is\nunder the blue mat';
+      const long = `The release checklist for the harbour project: ${"verify the signed tarball, ".repeat(60)}then tag it.`;
+      const callText = (content: string) => `memory_remember ${JSON.stringify({ content, kind: "fact" }).slice(0, 1000)}…`;
+      await sessions.append(
+        src,
+        { threadId: "t2", rootThreadId: "t2", user: "alice", cwd: "/p" },
+        [
+          { ord: 0, messageId: "q0", role: "user", text: "Please keep my gate code handy" },
+          { ord: 1, messageId: "q1", role: "tool_call", text: callText(quoted) },
+          { ord: 2, messageId: "q2", role: "user", text: "And the release checklist too" },
+          { ord: 3, messageId: "q3", role: "tool_call", text: callText(long) },
+          { ord: 4, messageId: "q4", role: "assistant", text: "Both are saved." },
+        ],
+        5,
+        "fp-t2",
+        103,
+      );
+      expect(await sessions.purgeContaining("alice", [quoted])).toBe(2);
+      expect(await sessions.purgeContaining("alice", [long])).toBe(2);
+      expect((await sessions.window(src, "t2", 0, 4)).map((h) => h.messageId)).toEqual(["q4"]);
+
       await sessions.resetThread(src, "t1");
       expect(await sessions.threadState(src, "t1")).toBeNull();
-      expect(await sessions.counts()).toEqual({ threads: 1, messages: 1 });
+      expect(await sessions.counts()).toEqual({ threads: 2, messages: 2 });
     });
   });
 }

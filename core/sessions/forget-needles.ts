@@ -1,0 +1,21 @@
+// What a forget looks for in the session index besides the forgotten text itself. The index
+// holds a tool call as `name {JSON arguments}` cut at 1,000 characters, so a memory_remember
+// call carries the text JSON-escaped (a quote as \", a line break as \n) and, when long, only
+// its beginning; a plain substring test of the text missed both and left the call searchable.
+
+/** A text's first characters: long enough to be the forgotten text and nothing else, short enough to survive an argument excerpt. */
+export const NEEDLE_HEAD_CHARS = 400;
+
+export function forgetNeedles(texts: string[]): string[] {
+  const out = new Set<string>();
+  for (const t of texts) {
+    const escaped = JSON.stringify(t).slice(1, -1);
+    for (const form of [t, escaped]) {
+      out.add(form);
+      // Arrays.from counts characters, so a head never ends inside a surrogate pair
+      const chars = Array.from(form);
+      if (chars.length > NEEDLE_HEAD_CHARS * 1.5) out.add(chars.slice(0, NEEDLE_HEAD_CHARS).join(""));
+    }
+  }
+  return [...out];
+}
