@@ -24,6 +24,7 @@ import {
   type RecordTurnResponse,
 } from "../../proto/gen/infinity/memory/v1/context_hook_pb.js";
 import { contextHookService, decodeErrorOf, type ContextHookHandlers } from "./service.js";
+import { headOf, wellFormed } from "../../core/text.js";
 
 /** Where `infinity-memory serve --grpc` listens unless told otherwise (the RAP server is on 7411). */
 export const DEFAULT_GRPC_ADDRESS = "127.0.0.1:7412";
@@ -214,12 +215,7 @@ function toBuildPrefixResponse(r: PrefixResult): BuildPrefixResponse {
 // --- RecordTurn --------------------------------------------------------------------------------
 
 function excerpt(text: string, max: number): string {
-  if (text.length <= max) return text;
-  let end = max;
-  // Do not cut a surrogate pair in half.
-  const code = text.charCodeAt(end - 1);
-  if (code >= 0xd800 && code <= 0xdbff) end -= 1;
-  return `${text.slice(0, end)}…`;
+  return text.length <= max ? text : `${headOf(text, max)}…`;
 }
 
 function sha256(text: string): string {
@@ -297,8 +293,7 @@ const MAX_DETAILS_CHARS = 1000;
  * of an astral character), and then never answers the call: the client waits for its deadline.
  */
 export function safeDetails(message: string): string {
-  const cut = message.length > MAX_DETAILS_CHARS ? `${message.slice(0, MAX_DETAILS_CHARS)}…` : message;
-  return cut.replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, "\uFFFD");
+  return wellFormed(message.length > MAX_DETAILS_CHARS ? `${message.slice(0, MAX_DETAILS_CHARS)}…` : message);
 }
 
 /**

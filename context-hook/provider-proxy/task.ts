@@ -1,6 +1,7 @@
 // What a model call is about, read from its chat history (rig `Message`s, reference §3.2): the
 // latest user message plus a short window of recent turns become the prefix builder's task; the
 // texts of the recent history let it skip what the model already sees.
+import { clip } from "../../core/text.js";
 
 export interface TaskOptions {
   /** recent messages rendered after the user message */
@@ -73,9 +74,7 @@ export function turnsOf(msg: unknown): Turn[] {
   return out;
 }
 
-function cut(s: string, max: number): string {
-  return s.length <= max ? s : `${s.slice(0, max - 1)}…`;
-}
+const cut = clip;
 
 const LABEL: Record<Turn["role"], string> = {
   user: "user",

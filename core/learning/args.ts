@@ -1,6 +1,7 @@
 // Step arguments with their constants abstracted: the same action on another file, line or id
 // gets the same shape and digest, so recurring steps can be recognised across episodes.
 import { createHash } from "node:crypto";
+import { clip } from "../text.js";
 
 const PATH = /(?:~|\.{1,2})?(?:\/[\w.@+-]+){2,}\/?|[\w.-]+\.(?:ts|tsx|js|mjs|cjs|jsx|py|rs|go|java|rb|md|json|yaml|yml|toml|sql|sh|c|h|cpp|hpp|css|html|txt|lock)\b/g;
 const URL = /\bhttps?:\/\/\S+/g;
@@ -36,7 +37,7 @@ export function abstractArgs(v: unknown, depth = 0): unknown {
 
 export function argsShape(args: unknown, maxChars: number): string {
   const s = JSON.stringify(abstractArgs(args)) ?? "null";
-  return s.length > maxChars ? `${s.slice(0, maxChars - 1)}…` : s;
+  return clip(s, maxChars);
 }
 
 export function argsDigest(tool: string, shape: string): string {

@@ -8,6 +8,7 @@ import { argsDigest, argsShape } from "./args.js";
 import { classifyResult } from "./outcome.js";
 import type { Turn } from "./turns.js";
 import type { EpisodeDraft, EpisodeMessage, EpisodeSource, Step } from "./types.js";
+import { clip } from "../text.js";
 
 /** tools whose calls rate the work instead of doing it */
 export const FEEDBACK_TOOLS = new Set(["task_feedback", "skill_feedback"]);
@@ -15,12 +16,7 @@ export const FEEDBACK_TOOLS = new Set(["task_feedback", "skill_feedback"]);
 type Limits = Pick<MemoryConfig["learning"], "taskChars" | "excerptChars" | "argsShapeChars" | "maxStepsPerEpisode">;
 
 export function excerpt(text: string, max: number): string {
-  const t = text.trim();
-  if (t.length <= max) return t;
-  let end = max - 1;
-  const code = t.charCodeAt(end - 1);
-  if (code >= 0xd800 && code <= 0xdbff) end -= 1; // keep surrogate pairs whole
-  return `${t.slice(0, end)}…`;
+  return clip(text.trim(), max);
 }
 
 interface Building {

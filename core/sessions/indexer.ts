@@ -7,6 +7,7 @@ import type { ConversationReader, InfinityMessage } from "../../stores/traits.js
 import type { IndexedMessage, SessionIndexStore } from "../../stores/traits.js";
 import { isInfinityStoreError } from "../../stores/infinity/errors.js";
 import { messageText } from "../../stores/infinity/messages.js";
+import { headOf } from "../text.js";
 
 export interface SessionSource {
   /** where the conversations live: the daemon's files or a store of ours (sqlite, postgres) */
@@ -48,7 +49,7 @@ export function indexable(m: InfinityMessage, ord: number, id: string): IndexedM
   // A NUL (a binary tool result) cannot be stored in PostgreSQL text and matches no search: the
   // index keeps a space in its place; the conversation itself is untouched.
   let text = messageText(m).replace(/\u0000/g, " ");
-  if (role === "tool" && text.length > RESULT_EXCERPT) text = `${text.slice(0, RESULT_EXCERPT)}…`;
+  if (role === "tool" && text.length > RESULT_EXCERPT) text = `${headOf(text, RESULT_EXCERPT)}…`;
   return { ord, messageId: id, role, text };
 }
 

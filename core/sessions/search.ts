@@ -6,6 +6,7 @@ import { CoreError } from "../errors.js";
 import { analyzeQuery, isEmptyQuery, words } from "../retrieval/analyze.js";
 import type { SessionHit, SessionIndexStore } from "../../stores/traits.js";
 import type { IndexReport, SessionIndexer, SessionSource } from "./indexer.js";
+import { sliceOf } from "../text.js";
 
 export interface SessionMatch {
   hit: SessionHit;
@@ -33,7 +34,7 @@ export function snippet(text: string, query: string): string {
   if (at < 0) at = 0;
   const start = Math.max(0, at - SNIPPET);
   const end = Math.min(text.length, at + SNIPPET);
-  return `${start > 0 ? "…" : ""}${text.slice(start, end).replace(/\s+/g, " ").trim()}${end < text.length ? "…" : ""}`;
+  return `${start > 0 ? "…" : ""}${sliceOf(text, start, end).replace(/\s+/g, " ").trim()}${end < text.length ? "…" : ""}`;
 }
 
 export class SessionSearch {

@@ -13,6 +13,7 @@ import {
   usize,
   type ToolResultContent,
 } from "./rig.js";
+import { headOf } from "../../core/text.js";
 
 export * from "./rig.js";
 
@@ -190,7 +191,7 @@ function userContentText(c: UserContent): string {
 
 function toolCallText(call: ToolCall): string {
   const args = JSON.stringify(call.function.arguments ?? null) ?? "null";
-  const cut = args.length > TOOL_ARGS_TEXT_MAX ? `${args.slice(0, TOOL_ARGS_TEXT_MAX)}…` : args;
+  const cut = args.length > TOOL_ARGS_TEXT_MAX ? `${headOf(args, TOOL_ARGS_TEXT_MAX)}…` : args;
   return `${call.function.name} ${cut}`;
 }
 

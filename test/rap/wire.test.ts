@@ -135,6 +135,15 @@ describe("RapCallback", () => {
     );
   });
 
+  it("writes every string well-formed: a lone surrogate becomes U+FFFD, pairs stay", () => {
+    // serde_json refuses the "\ud83d" escape JSON.stringify writes for a lone surrogate (400, no retry)
+    const half = "😀".slice(0, 1);
+    const body = callbackJson({ type: "user_choice", group_id: "g", id: "i", prompt: `cut ${half}`, choices: [`a${half}`, "ok 😀"], default: 0, response_url: "u" });
+    expect(body).not.toMatch(/\\ud[89a-f]/i);
+    expect(JSON.parse(body)).toMatchObject({ prompt: "cut \uFFFD", choices: ["a\uFFFD", "ok 😀"] });
+    expect(JSON.parse(callbackJson({ type: "tool_result", group_id: "g", id: "i", text: `${half}x` })).text).toBe("\uFFFDx");
+  });
+
   it.each([
     ["an unknown callback type", { type: "progress", group_id: "g" }],
     ["an unknown content type", { type: "tool_result", group_id: "g", id: "i", content: [{ type: "audio", data: "x" }] }],

@@ -1,5 +1,6 @@
 // Readable tool results: what the model sees after each memory tool call.
 import type { MemoryRecord } from "../../core/memory/record.js";
+import { clip } from "../../core/text.js";
 
 export function age(ms: number, now: number): string {
   const s = Math.max(0, Math.round((now - ms) / 1000));
@@ -71,12 +72,11 @@ export function filterText(f: { kinds?: readonly string[] | undefined; scopes?: 
   return parts.length > 0 ? parts.join(", ") : null;
 }
 
-function clip(text: string, n: number): string {
-  const t = text.replace(/\s+/g, " ").trim();
-  return t.length > n ? `${t.slice(0, n - 1)}…` : t;
+function clipFlat(text: string, n: number): string {
+  return clip(text.replace(/\s+/g, " ").trim(), n);
 }
 
 /** The messages around a session match, one line each, the match marked with ">". */
 export function windowLines(m: { hit: { ord: number }; window: { ord: number; role: string; text: string }[] }, indent: string): string[] {
-  return m.window.map((w) => `${indent}${w.ord === m.hit.ord ? ">" : " "} #${w.ord} ${w.role}: ${clip(w.text, 240)}`);
+  return m.window.map((w) => `${indent}${w.ord === m.hit.ord ? ">" : " "} #${w.ord} ${w.role}: ${clipFlat(w.text, 240)}`);
 }

@@ -12,6 +12,7 @@ import type { ToggleStore } from "../../stores/traits.js";
 import type { RapInvocation } from "../rap/wire.js";
 import { defineTool, type ToolContext, type Toolset } from "../rap/registry.js";
 import { age, filterText, recordBlock, recordList, totalText, windowLines } from "./render.js";
+import { clip, headOf } from "../../core/text.js";
 
 export const MEMORY_TOOLSET = "memory";
 
@@ -312,7 +313,7 @@ export function memoryToolset(deps: MemoryToolsetDeps): Toolset {
         const now = clock.now();
         const preview = matches
           .slice(0, 10)
-          .map((r) => `• ${r.content.length > 80 ? `${r.content.slice(0, 79)}…` : r.content} (${age(r.createdAt, now)})`)
+          .map((r) => `• ${clip(r.content, 80)} (${age(r.createdAt, now)})`)
           .join("\n");
         const more = matches.length > 10 ? `\n…and ${matches.length - 10} more` : "";
         const choice = await ctx.askUser(
@@ -378,7 +379,7 @@ export function memoryToolset(deps: MemoryToolsetDeps): Toolset {
         if (notPending) throw new CoreError("conflict", `memory ${notPending.id} is ${notPending.status}, not pending; nothing to confirm.`);
         const choice = await ctx.askUser(
           `Confirm ${recs.length} memor${recs.length === 1 ? "y" : "ies"} so they can be used in later sessions?\n` +
-            recs.map((r) => `• ${r.content.slice(0, 120)}${r.flags.length ? " (flagged by the safety scan)" : ""}`).join("\n"),
+            recs.map((r) => `• ${headOf(r.content, 120)}${r.flags.length ? " (flagged by the safety scan)" : ""}`).join("\n"),
           ["Confirm", "Reject", "Keep pending"],
           2,
         );

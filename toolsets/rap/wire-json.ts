@@ -11,6 +11,7 @@ import type {
   ToolResultContent,
   ToolsetManifest,
 } from "./wire.js";
+import { wellFormed } from "../../core/text.js";
 
 type Obj = Record<string, unknown>;
 
@@ -100,8 +101,12 @@ function callbackObject(cb: RapCallback): Obj {
   }
 }
 
+/**
+ * A callback body. Strings go out well-formed: serde_json refuses a lone surrogate's "\ud83d"
+ * escape with a 400 the daemon does not retry, which would lose the result or the question.
+ */
 export function callbackJson(cb: RapCallback): string {
-  return JSON.stringify(callbackObject(cb));
+  return JSON.stringify(callbackObject(cb), (_key, v: unknown) => (typeof v === "string" ? wellFormed(v) : v));
 }
 
 function toolDefObject(t: ToolDef): Obj {

@@ -1,6 +1,7 @@
 // Text the skills tools return to the model: short, one fact per line, ids the model can reuse.
 import type { SkillFile } from "../../core/skills/skill-md.js";
 import type { SkillSearchHit, SkillVersion } from "../../core/skills/version.js";
+import { headOf } from "../../core/text.js";
 
 const DIFF_PROMPT_MAX = 6000;
 
@@ -36,5 +37,5 @@ export function viewText(v: SkillVersion, files: SkillFile[], publishedId: strin
 
 export function clipDiff(diff: string): string {
   if (diff.length <= DIFF_PROMPT_MAX) return diff;
-  return `${diff.slice(0, DIFF_PROMPT_MAX)}\n… (${diff.length - DIFF_PROMPT_MAX} more characters; see infinity-memory skills diff)`;
+  return `${headOf(diff, DIFF_PROMPT_MAX)}\n… (${diff.length - DIFF_PROMPT_MAX} more characters; see infinity-memory skills diff)`;
 }
