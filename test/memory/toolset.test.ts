@@ -169,6 +169,12 @@ describe("memory toolset over RAP", () => {
     expect(hour).toMatch(/^Error: "expires_at" \(2027-01-31T24:30\) is not a date and time the calendar has/);
     const zero = await call(r, "memory_remember", { content: "The release train leaves at noon", kind: "project", expires_at: "0d" });
     expect(zero).toMatch(/^Error: "expires_at" \(0d\) is a duration of zero; give one of at least 1/);
+    // a duration past the year 9999 was stored, and every later list and search failed on it ("Invalid time value")
+    for (const far of ["99999999d", "1000000y", "8000y"]) {
+      const got = await call(r, "memory_remember", { content: "Office wifi password rotates every quarter", kind: "fact", expires_at: far });
+      expect(got).toBe(`Error: "expires_at" (${far}) reaches past the year 9999; give a shorter duration, or "never".`);
+    }
+    expect(await call(r, "memory_list", {})).not.toMatch(/^Error/);
     expect(await newest()).toMatchObject({ version: 5, content: "The staging cluster stays frozen" });
     expect(await call(r, "memory_list", {})).not.toContain("release train");
     const leap = await call(r, "memory_remember", { content: "The release train leaves at noon", kind: "project", expires_at: "2028-02-29T12:00:00+01:00" });
