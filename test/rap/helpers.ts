@@ -133,7 +133,7 @@ export function post(base: string, path: string, body: unknown): Promise<RawResp
 /** POST to an absolute URL handed out by the server (a user choice's response_url). */
 export function postTo(url: string, body: unknown): Promise<RawResponse> {
   const u = new URL(url);
-  return post(u.origin, u.pathname, body);
+  return post(u.origin, `${u.pathname}${u.search}`, body);
 }
 
 export function invocation(callbackUrl: string, over: Record<string, unknown> = {}): Record<string, unknown> {

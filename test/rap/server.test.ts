@@ -299,12 +299,12 @@ describe("other runtime requests", () => {
       prompt: "Forget all?",
       choices: ["Yes", "No"],
       default: 1,
-      response_url: `${h.server.url}/user_choice_response`,
+      response_url: `${h.server.url}/user_choice_response?thread=G`,
     });
-    const stored = h.db.prepare("SELECT status, prompt FROM rap_user_choices WHERE choice_id = 'ask-1'").get();
+    const stored = h.db.prepare(`SELECT status, prompt FROM rap_user_choices WHERE choice_id = '["G","ask-1"]'`).get();
     expect(stored).toEqual({ status: "waiting", prompt: "Forget all?" });
 
-    const outOfRange = await post(h.server.url, "/user_choice_response", { id: "ask-1", selected: 2 });
+    const outOfRange = await postTo(choice.response_url as string, { id: "ask-1", selected: 2 });
     expect(outOfRange.status).toBe(400);
     expect(outOfRange.text).toMatch(/out of range/);
     const answer = await postTo(choice.response_url as string, { id: "ask-1", selected: 0 });
@@ -314,6 +314,24 @@ describe("other runtime requests", () => {
     await waitFor(() => (h.db.prepare("SELECT count(*) AS n FROM rap_user_choices").get() as { n: number }).n === 0, "question removed");
     // an answer for a question nobody waits for is acknowledged and ignored
     expect((await post(h.server.url, "/user_choice_response", { id: "ask-1", selected: 0 })).status).toBe(200);
+  });
+
+  it("two threads whose tool calls have the same id each get their own question and answer", async () => {
+    // some providers number tool calls per thread (call_0, call_1 …): the id alone is not unique
+    for (const g of ["thread-A", "thread-B"]) {
+      await post(h.server.url, "/invoke", invocation(h.listener.url, { operation: "ask", arguments: { question: `Forget ${g}?` }, id: "call_0", group_id: g }));
+    }
+    const asked = await waitFor(() => {
+      const qs = h.listener.accepted().filter((b) => b.type === "user_choice");
+      return qs.length === 2 ? qs : undefined;
+    }, "two user_choice callbacks");
+    const url = (g: string) => asked.find((b) => b.group_id === g)!.response_url as string;
+    expect(url("thread-A")).not.toBe(url("thread-B"));
+    expect((await postTo(url("thread-B"), { id: "call_0", selected: 1 })).status).toBe(200);
+    expect((await postTo(url("thread-A"), { id: "call_0", selected: 0 })).status).toBe(200);
+    const resultOf = (g: string) => waitFor(() => h.listener.accepted().find((b) => b.type === "tool_result" && b.group_id === g), `result in ${g}`);
+    expect((await resultOf("thread-A")).text).toBe("the person chose Yes");
+    expect((await resultOf("thread-B")).text).toBe("the person chose No");
   });
 
   it("cancelling a call that waits for the person dismisses the question", async () => {

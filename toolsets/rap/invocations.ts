@@ -8,7 +8,7 @@ import { CoreError } from "../../core/errors.js";
 import type { RapCallKey, RapJournalStore, RapOutboxEntry } from "../../stores/traits.js";
 import { isOwnerDead } from "./owner.js";
 import { dispatch, type ToolContext, type ToolOutput, type Toolset } from "./registry.js";
-import type { ChoiceBroker } from "./user-choice.js";
+import { choiceResponseUrl, type ChoiceBroker } from "./user-choice.js";
 import { callbackJson } from "./wire-json.js";
 import { RapInvocation, RapToolResult } from "./wire.js";
 
@@ -126,7 +126,7 @@ export class InvocationRunner {
       signal: controller.signal,
       log,
       askUser: (prompt, choices, defaultIndex) =>
-        this.d.choices.ask(inv, `${baseUrl}/user_choice_response`, controller.signal, prompt, choices, defaultIndex),
+        this.d.choices.ask(inv, choiceResponseUrl(baseUrl, inv.group_id), controller.signal, prompt, choices, defaultIndex),
     };
     const entry: InFlight = { groupId: inv.group_id, controller, done: Promise.resolve() };
     this.inflight.set(k, entry);
@@ -147,7 +147,7 @@ export class InvocationRunner {
     // next process re-runs the call.
     if (ctx.signal.aborted || this.stopped) {
       ctx.log.info({ reason: String(ctx.signal.reason ?? "shutdown") }, "tool call aborted; no result sent");
-      if (!this.stopped) await this.forgetQuestion(inv.id, ctx.log);
+      if (!this.stopped) await this.forgetQuestion(inv, ctx.log);
       return;
     }
     const key = this.key(inv.group_id, inv.id);
@@ -155,7 +155,7 @@ export class InvocationRunner {
     const entry = { ...key, callbackUrl: inv.callback_url, body };
     const closed = await this.completeDurably(key, entry, ctx);
     if (closed === null) return;
-    await this.forgetQuestion(inv.id, ctx.log);
+    await this.forgetQuestion(inv, ctx.log);
     if (!closed) {
       ctx.log.info("tool call was closed meanwhile (cancelled or taken over); result dropped");
       return;
@@ -190,8 +190,8 @@ export class InvocationRunner {
     }
   }
 
-  private async forgetQuestion(callId: string, log: Logger): Promise<void> {
-    await this.d.choices.forget(callId).catch((e: unknown) => log.error({ err: e }, "user choice: removing the question failed"));
+  private async forgetQuestion(inv: RapInvocation, log: Logger): Promise<void> {
+    await this.d.choices.forget(inv.group_id, inv.id).catch((e: unknown) => log.error({ err: e }, "user choice: removing the question failed"));
   }
 
   /** The tool_result JSON; a result the runtime would reject as a whole becomes an error text. */

@@ -240,7 +240,8 @@ export async function startRapServer(o: RapServerOptions): Promise<RapServer> {
     "/user_choice_response": {
       POST: async (req, res) => {
         const body = parseJson(await readBody(req, limit), UserChoiceResponse, "user_choice_response");
-        const outcome = await choices.answer(body.id, body.selected);
+        const thread = new URL(req.url ?? "/", "http://localhost").searchParams.get("thread");
+        const outcome = await choices.answer(body.id, body.selected, thread);
         if (outcome.ok) {
           reply(res, 200);
           log.info({ call_id: body.id, selected: body.selected }, "user choice answered");

@@ -26,6 +26,21 @@ function sameQuestion(a: { prompt: string; choices: string[] }, prompt: string, 
  */
 export const DEFAULT_CHOICE_TIMEOUT_MS = 15 * 60_000;
 
+/**
+ * A question is one thread's: the call id alone is not unique (some providers number calls
+ * "call_0", "call_1" … in every thread), so two threads' questions replaced each other. The
+ * key pairs thread and call id; the thread travels in the response URL's query, since the daemon
+ * posts back only {"id","selected"}.
+ */
+export function choiceKey(groupId: string, callId: string): string {
+  return JSON.stringify([groupId, callId]);
+}
+
+/** The response URL for a question of this thread. */
+export function choiceResponseUrl(baseUrl: string, groupId: string): string {
+  return `${baseUrl}/user_choice_response?thread=${encodeURIComponent(groupId)}`;
+}
+
 export class ChoiceBroker {
   private readonly waiters = new Map<string, Waiter>();
 
@@ -53,7 +68,7 @@ export class ChoiceBroker {
     if (!Number.isInteger(defaultIndex) || defaultIndex < 0 || defaultIndex >= choices.length) {
       throw new CoreError("invalid_argument", `askUser default ${defaultIndex} is not an index into ${choices.length} choices`);
     }
-    const id = inv.id;
+    const id = choiceKey(inv.group_id, inv.id);
     const prior = await this.store.get(this.toolset, id);
     if (prior?.status === "answered" && prior.selected !== null && sameQuestion(prior, prompt, choices)) {
       return prior.selected;
@@ -71,7 +86,7 @@ export class ChoiceBroker {
     const onAbort = () => {
       waiter.reject(cancelled());
       this.store.dismiss(this.toolset, id, this.clock.now()).catch((e: unknown) => {
-        this.log.error({ err: e, call_id: id }, "user choice: recording the dismissal failed");
+        this.log.error({ err: e, group_id: inv.group_id, call_id: inv.id }, "user choice: recording the dismissal failed");
       });
     };
     signal.addEventListener("abort", onAbort, { once: true });
@@ -87,14 +102,15 @@ export class ChoiceBroker {
       const body = callbackJson({
         type: "user_choice",
         group_id: inv.group_id,
-        id,
+        // the daemon's own key for the pending choice: the tool call id
+        id: inv.id,
         call_id: inv.call_id,
         prompt,
         choices,
         default: defaultIndex,
         response_url: responseUrl,
       });
-      await this.send({ toolset: this.toolset, groupId: inv.group_id, callId: id, callbackUrl: inv.callback_url, body });
+      await this.send({ toolset: this.toolset, groupId: inv.group_id, callId: inv.id, callbackUrl: inv.callback_url, body });
       return await answered;
     } finally {
       clearTimeout(timer);
@@ -103,11 +119,15 @@ export class ChoiceBroker {
     }
   }
 
-  /** Handle POST /user_choice_response. */
-  async answer(id: string, selected: number): Promise<AnswerOutcome> {
+  /**
+   * Handle POST /user_choice_response: `thread` is the response URL's query parameter. Without
+   * one (a URL handed out by an older build, still pending), the call id is looked up alone.
+   */
+  async answer(callId: string, selected: number, thread: string | null = null): Promise<AnswerOutcome> {
+    const id = thread !== null ? choiceKey(thread, callId) : callId;
     const q = await this.store.get(this.toolset, id);
     if (!q || q.status !== "waiting") {
-      return { ok: false, status: 200, message: `no question with id ${JSON.stringify(id)} is waiting` };
+      return { ok: false, status: 200, message: `no question with id ${JSON.stringify(callId)} is waiting${thread !== null ? ` in thread ${JSON.stringify(thread)}` : ""}` };
     }
     if (selected >= q.choices.length) {
       return { ok: false, status: 400, message: `selected ${selected} is out of range: the question has ${q.choices.length} choices` };
@@ -118,7 +138,7 @@ export class ChoiceBroker {
   }
 
   /** The call finished: its question is no longer needed. */
-  async forget(id: string): Promise<void> {
-    await this.store.remove(this.toolset, id);
+  async forget(groupId: string, callId: string): Promise<void> {
+    await this.store.remove(this.toolset, choiceKey(groupId, callId));
   }
 }
