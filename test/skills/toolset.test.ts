@@ -162,6 +162,14 @@ describe("skills toolset over RAP", () => {
     expect(await call(r, "skill_search", { query: "staging deploy" })).toMatch(/^No enabled skill/);
   });
 
+  it("a revised draft proposed without files keeps the files of the draft it revises", async () => {
+    await call(r, "skill_propose", { skill_md: DEPLOY_V1, files: [{ path: "references/api.md", content: "POST /deploy\n" }] });
+    await call(r, "skill_propose", { skill_md: DEPLOY_V2 });
+    expect(await call(r, "skill_view", { name: "staging-deploy", version: "v2" })).toContain("references/api.md");
+    const pub = await callAnswering(r, "skill_publish", { name: "staging-deploy", version: "v2" }, [2, 0]);
+    expect(pub.prompts[1]).toContain("+++ b/staging-deploy/references/api.md");
+  });
+
   it("Reject on a request to publish an earlier version leaves that version as it was", async () => {
     await call(r, "skill_propose", { skill_md: DEPLOY_V1 });
     await callAnswering(r, "skill_publish", { name: "staging-deploy" }, [0]);

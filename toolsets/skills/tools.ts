@@ -196,9 +196,14 @@ export function skillsToolset(deps: SkillsToolsetDeps): Toolset {
           throw e;
         }
         if (files === undefined) {
-          // No files given: a revision keeps the files of the version it revises.
+          // No files given: a revision keeps the files of the version it revises (the one named,
+          // else the published one, else the newest draft: a fixed typo must not drop a draft's files).
           const skill = await service.findSkill(doc.name);
-          const base = skill && (a.base_version !== undefined || skill.publishedVersionId) ? await service.version(skill, a.base_version) : null;
+          const base = !skill
+            ? null
+            : a.base_version !== undefined || skill.publishedVersionId
+              ? await service.version(skill, a.base_version)
+              : ((await service.history(skill.name)).versions.at(-1) ?? null);
           files = base ? await service.files(base) : [];
           doc = { ...doc, files };
         }
