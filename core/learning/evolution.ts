@@ -370,6 +370,11 @@ export class EvolutionService {
     } else if (r.kind === "retire") {
       await skills.retire(r.skillName, actor, String(r.detail.reason ?? "curator"));
     } else if (r.kind === "merge" && r.otherSkill) {
+      // merging into a skill that is no longer live would leave neither in use
+      const kept = (await skills.list()).find((x) => x.skill.name === r.skillName)?.published;
+      if (!kept || (kept.status !== "probationary" && kept.status !== "active")) {
+        throw new CoreError("conflict", `request ${id} merges ${r.otherSkill} into ${r.skillName}, which is no longer live (${kept ? kept.status : "nothing published"}); decline it`);
+      }
       await skills.retire(r.otherSkill, actor, `merged into ${r.skillName}`);
     }
     // (a publish has already closed it, through settleFiledRequests)
@@ -401,6 +406,8 @@ export class EvolutionService {
     const now = clock.now();
     const pending = await store.requests({ status: "pending", limit: 1000 });
     const has = (kind: string, name: string, other: string | null) => pending.some((q) => q.kind === kind && q.skillName === name && q.otherSkill === other);
+    // a pair already up for merging, either way round (η may have swapped which one is kept)
+    const pairPending = (a: string, b: string) => has("merge", a, b) || has("merge", b, a);
     const live = (await skills.list()).filter((r) => r.published && (r.published.status === "probationary" || r.published.status === "active") && !r.skill.pinned);
     const out: SkillRequest[] = [];
     const staleMs = this.cfg.curator.staleDays * 86_400_000;
@@ -419,7 +426,7 @@ export class EvolutionService {
         if (overlap < this.cfg.curator.duplicateOverlap) continue;
         // keep the more reliable one; the other is proposed for retirement into it
         const [keep, drop] = a.r.published!.eta >= b.r.published!.eta ? [a.r, b.r] : [b.r, a.r];
-        if (has("merge", keep.skill.name, drop.skill.name)) continue;
+        if (pairPending(keep.skill.name, drop.skill.name)) continue;
         out.push(await this.request("merge", keep.skill.name, drop.skill.name, { overlap, keepEta: keep.published!.eta, dropEta: drop.published!.eta }));
       }
     }

@@ -222,8 +222,9 @@ export class PgEvolutionStore implements EvolutionStore {
       // (DSQL has no advisory locks: two servers filing at the same instant may both stay pending)
       if (!this.f.dsql) await c.query(`SELECT pg_advisory_xact_lock(hashtext($1))`, [`skill_request:${r.kind}:${r.skillName}`]);
       await c.query(
-        `UPDATE skill_requests SET status = 'superseded', decided_at = $1, decided_by = 'superseded' WHERE kind = $2 AND skill_name = $3 AND status = 'pending'`,
-        [r.createdAt, r.kind, r.skillName],
+        `UPDATE skill_requests SET status = 'superseded', decided_at = $1, decided_by = 'superseded'
+          WHERE kind = $2 AND skill_name = $3 AND other_skill IS NOT DISTINCT FROM $4 AND status = 'pending'`,
+        [r.createdAt, r.kind, r.skillName, r.otherSkill],
       );
       const row = (
         await c.query<RequestRow>(

@@ -138,7 +138,8 @@ export class SqliteEvolutionStore implements EvolutionStore {
       ),
       report: p(`SELECT * FROM skill_eval_reports WHERE id = ?`),
       reportsOf: p(`SELECT * FROM skill_eval_reports WHERE skill_name = ? ORDER BY id DESC LIMIT ?`),
-      supersede: p(`UPDATE skill_requests SET status = 'superseded', decided_at = ?, decided_by = 'superseded' WHERE kind = ? AND skill_name = ? AND status = 'pending'`),
+      // a newer request replaces the pending one about the same thing (a merge: the same pair)
+      supersede: p(`UPDATE skill_requests SET status = 'superseded', decided_at = ?, decided_by = 'superseded' WHERE kind = ? AND skill_name = ? AND other_skill IS ? AND status = 'pending'`),
       addRequest: p(
         `INSERT INTO skill_requests (id, kind, skill_name, version_id, other_skill, policy_id, report_id, status, detail, created_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?) RETURNING *`,
@@ -231,7 +232,7 @@ export class SqliteEvolutionStore implements EvolutionStore {
   async addRequest(r: Omit<SkillRequest, "status" | "decidedAt" | "decidedBy">): Promise<SkillRequest> {
     return this.db
       .transaction(() => {
-        this.st.supersede.run(r.createdAt, r.kind, r.skillName);
+        this.st.supersede.run(r.createdAt, r.kind, r.skillName, r.otherSkill);
         return toRequest(
           this.st.addRequest.get(r.id, r.kind, r.skillName, r.versionId, r.otherSkill, r.policyId, r.reportId, JSON.stringify(r.detail), r.createdAt) as RequestRow,
         );

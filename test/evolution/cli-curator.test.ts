@@ -106,6 +106,34 @@ describe("the curator", () => {
   });
 });
 
+describe("the curator's merges", () => {
+  it("one request per pair whichever way η points, several pairs side by side, and never a merge into a skill no longer live", async () => {
+    const w = openChoreWorld(tempDir("evo-merge-"));
+    const body = "1. Build the image.\n2. Push it.\n3. Roll out the web service on staging.\n";
+    for (const name of ["deploy-a", "deploy-b", "deploy-c"]) {
+      const p = await w.skills.propose(parseSkillMd(renderSkillMd({ frontmatter: { name, description: "Deploy the web service to staging" }, body })), { actor: "cli:alice", author: "human", ref: null });
+      await w.skills.publish(await w.skills.preparePublish(name, p.version.id), "cli:alice");
+    }
+    const pairs = async () => (await w.evolution.requests()).filter((r) => r.kind === "merge").map((r) => `${r.skillName}<-${r.otherSkill}`).sort();
+    await w.evolution.curate();
+    // three pairs, all pending (a newer request about a→b used to supersede the one about a→c)
+    expect(await pairs()).toEqual(["deploy-a<-deploy-b", "deploy-a<-deploy-c", "deploy-b<-deploy-c"]);
+    expect(await w.evolution.curate()).toEqual([]);
+    // b becomes the more reliable one: the same pair is not asked about the other way round
+    await w.skills.feedback("deploy-b", undefined, { passed: true }, "t", "model:t");
+    expect(await w.evolution.curate()).toEqual([]);
+    expect(await pairs()).toHaveLength(3);
+    // approving a←b retires b; then b←c would merge c into a retired skill: refused, c stays live
+    const byPair = async (pair: string) => (await w.evolution.requests()).find((r) => `${r.skillName}<-${r.otherSkill}` === pair)!;
+    await w.evolution.approve((await byPair("deploy-a<-deploy-b")).id, "cli:alice");
+    await expect(w.evolution.approve((await byPair("deploy-b<-deploy-c")).id, "cli:alice")).rejects.toThrow(/merges deploy-c into deploy-b, which is no longer live \(retired\); decline it/);
+    expect((await w.skills.version(await w.skills.skill("deploy-c"))).status).toBe("probationary");
+    await w.evolution.approve((await byPair("deploy-a<-deploy-c")).id, "cli:alice");
+    expect((await w.skills.version(await w.skills.skill("deploy-a"))).status).toBe("probationary");
+    w.close();
+  });
+});
+
 describe("policy drift", () => {
   it("a drifted policy yields a new candidate version of the same skill, gated against the published one", async () => {
     const w = openChoreWorld(tempDir("evo-drift-"));

@@ -82,6 +82,12 @@ export function evolutionConformance(name: string, factory: CatalogFactory): voi
       expect(await s.evolution.decide("q2", "rejected", "bob", 500)).toBe(false);
       expect(await s.evolution.request("q2")).toMatchObject({ status: "approved", decidedAt: 400, decidedBy: "alice" });
       expect(await s.evolution.request("nope")).toBeNull();
+      // merges of one kept skill with different duplicates are different questions; the same pair again replaces
+      const merge = { ...base, kind: "merge" as const, skillName: "deploy-a", versionId: null };
+      await s.evolution.addRequest({ ...merge, id: "m1", otherSkill: "deploy-b", createdAt: 600 });
+      await s.evolution.addRequest({ ...merge, id: "m2", otherSkill: "deploy-c", createdAt: 610 });
+      await s.evolution.addRequest({ ...merge, id: "m3", otherSkill: "deploy-b", createdAt: 620 });
+      expect((await s.evolution.requests({ status: "pending" })).map((r) => r.id)).toEqual(["m3", "m2", "q3"]);
 
       const g = await s.evolution.addGoldenTask("fix-build", "fix the failing test", ["read", "test"], 50);
       await s.evolution.addGoldenTask("other", "x", [], 60);
