@@ -368,6 +368,11 @@ export class EvolutionService {
         await skills.publish(move, actor);
       }
     } else if (r.kind === "retire") {
+      // the staleness was measured on one version: a newer one published since is not stale
+      const now = (await skills.skill(r.skillName)).publishedVersionId;
+      if (r.versionId !== null && now !== r.versionId) {
+        throw new CoreError("conflict", `request ${id} asked to retire a version of ${r.skillName} that is no longer the published one (a newer version was published since); decline it`);
+      }
       await skills.retire(r.skillName, actor, String(r.detail.reason ?? "curator"));
     } else if (r.kind === "merge" && r.otherSkill) {
       // merging into a skill that is no longer live would leave neither in use
@@ -414,7 +419,7 @@ export class EvolutionService {
     for (const r of live) {
       const last = Math.max((await store.lastTrialAt(r.skill.name)) ?? 0, r.published!.publishedAt ?? 0);
       if (now - last < staleMs || has("retire", r.skill.name, null)) continue;
-      out.push(await this.request("retire", r.skill.name, null, { reason: `unused for ${Math.floor((now - last) / 86_400_000)} days`, lastUsedAt: last }));
+      out.push(await this.request("retire", r.skill.name, null, { reason: `unused for ${Math.floor((now - last) / 86_400_000)} days`, lastUsedAt: last }, r.published!.id));
     }
     const words = live.map((r) => ({ r, w: new Set(contentWords(`${r.published!.description} ${r.published!.body}`)) }));
     for (let i = 0; i < words.length; i++) {
@@ -433,9 +438,9 @@ export class EvolutionService {
     return out;
   }
 
-  private async request(kind: "retire" | "merge", name: string, other: string | null, detail: Record<string, unknown>): Promise<SkillRequest> {
+  private async request(kind: "retire" | "merge", name: string, other: string | null, detail: Record<string, unknown>, versionId: string | null = null): Promise<SkillRequest> {
     const { store, clock } = this.deps;
-    const r = await store.addRequest({ id: newId("srq", clock.now()), kind, skillName: name, versionId: null, otherSkill: other, policyId: null, reportId: null, detail, createdAt: clock.now() });
+    const r = await store.addRequest({ id: newId("srq", clock.now()), kind, skillName: name, versionId, otherSkill: other, policyId: null, reportId: null, detail, createdAt: clock.now() });
     await store.audit({ at: clock.now(), actor: `${ACTOR}:curator`, action: "evolve", targetKind: "skill", targetId: name, detail: { request: r.id, kind, other } });
     return r;
   }

@@ -134,6 +134,25 @@ describe("the curator's merges", () => {
   });
 });
 
+describe("the curator's retirements", () => {
+  it("a retire request is about the version found stale: a newer one published since is not retired by it", async () => {
+    const w = openChoreWorld(tempDir("evo-retire-"));
+    const publish = async (body: string) => {
+      const p = await w.skills.propose(parseSkillMd(renderSkillMd({ frontmatter: { name: "tidy", description: "Tidy the repository" }, body })), { actor: "cli:alice", author: "human", ref: null });
+      await w.skills.publish(await w.skills.preparePublish("tidy", p.version.id), "cli:alice");
+    };
+    await publish("1. Remove build outputs.\n");
+    w.clock.advance(40 * 86_400_000);
+    const [retire] = await w.evolution.curate();
+    expect(retire).toMatchObject({ kind: "retire", skillName: "tidy" });
+    await publish("1. Remove build outputs.\n2. Prune merged branches.\n");
+    await expect(w.evolution.approve(retire!.id, "cli:alice")).rejects.toThrow(/no longer the published one .* decline it/);
+    expect((await w.skills.version(await w.skills.skill("tidy"))).seq).toBe(2);
+    expect((await w.skills.version(await w.skills.skill("tidy"))).status).toBe("probationary");
+    w.close();
+  });
+});
+
 describe("policy drift", () => {
   it("a drifted policy yields a new candidate version of the same skill, gated against the published one", async () => {
     const w = openChoreWorld(tempDir("evo-drift-"));
