@@ -394,7 +394,8 @@ export function createAdminService(d: AdminDeps): AdminHandlers {
         const items: z.input<typeof C.CandidateItem>[] = [];
         const covered = new Set<string>();
         for (const r of requests) {
-          const version = r.versionId ? ((await d.backend.skills.version(r.versionId)) ?? undefined) : undefined;
+          // a retire request names the version it found stale; only a publish request has a candidate to show
+          const version = r.kind === "publish" && r.versionId ? ((await d.backend.skills.version(r.versionId)) ?? undefined) : undefined;
           if (version && r.status === "pending") covered.add(version.id);
           const stored = r.reportId !== null ? await d.evolution.report(r.reportId) : null;
           items.push({
