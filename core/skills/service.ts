@@ -7,7 +7,7 @@ import type { MemoryConfig } from "../config.js";
 import { CoreError } from "../errors.js";
 import { newId } from "../ids.js";
 import type { RequestScope } from "../memory/scope.js";
-import { analyzeQuery, contentWords, isEmptyQuery } from "../retrieval/analyze.js";
+import { analyzeQuery, cjkBigrams, contentWords, isEmptyQuery } from "../retrieval/analyze.js";
 import { nextStatus, retrievable } from "../learning/lifecycle.js";
 import { scanContent } from "../safety/index.js";
 import { StoreError, type SkillAuditEntry, type SkillAuditAction, type SkillStore } from "../../stores/traits.js";
@@ -340,21 +340,39 @@ export class SkillService {
   async search(req: RequestScope, query: string, limit?: number): Promise<SkillSearchHit[]> {
     const c = this.config.skills;
     const q = analyzeQuery(query);
-    if (isEmptyQuery(q) || q.terms.length === 0) return [];
+    if (isEmptyQuery(q) || (q.terms.length === 0 && q.cjk.length === 0)) return [];
     const n = Math.min(limit ?? c.searchDefaultLimit, c.searchMaxLimit);
-    const hits = await this.store.search({
-      match: q.terms.map(quoteFts).join(" OR "),
-      minEta: c.retrievalMinEta,
-      // Only active versions, and probationary ones at probationaryMinEta or above, are
-      // retrievable: filtered by the store, before its limit (a few weaker ones ranking first
-      // must not leave the rest unseen); the check here keeps a store's mistake from showing.
-      probationaryMinEta: c.probationaryMinEta,
-      excludeSkillIds: [...(await this.disabledFor(req))],
-      limit: n,
-    });
-    return hits
+    const disabled = await this.disabledFor(req);
+    const hits =
+      q.terms.length === 0
+        ? []
+        : await this.store.search({
+            match: q.terms.map(quoteFts).join(" OR "),
+            minEta: c.retrievalMinEta,
+            // Only active versions, and probationary ones at probationaryMinEta or above, are
+            // retrievable: filtered by the store, before its limit (a few weaker ones ranking first
+            // must not leave the rest unseen); the check here keeps a store's mistake from showing.
+            probationaryMinEta: c.probationaryMinEta,
+            excludeSkillIds: [...disabled],
+            limit: n,
+          });
+    const scored = hits
       .filter((h) => retrievable(h.version, c))
-      .map((h) => ({ ...h, score: coverage(q.terms, `${h.skill.name.replace(/-/g, " ")} ${h.version.description}`) }));
+      .map((h) => ({ ...h, score: matchShare(q, `${h.skill.name.replace(/-/g, " ")} ${h.version.description}`) }));
+    if (q.cjk.length === 0 || scored.length >= n) return scored;
+    // The word index keeps a CJK run as one token, so a CJK word cannot match there: its
+    // bigrams are looked for in the published names and descriptions instead (a catalog is small).
+    const seen = new Set(scored.map((h) => h.skill.id));
+    const more: SkillSearchHit[] = [];
+    for (const row of await this.list()) {
+      const v = row.published;
+      if (!v || seen.has(row.skill.id) || disabled.has(row.skill.id) || v.flags.length > 0 || !retrievable(v, c)) continue;
+      const text = `${row.skill.name.replace(/-/g, " ")} ${v.description}`;
+      if (cjkShare(q.cjk, text) < CJK_MIN_SHARE) continue;
+      more.push({ skill: row.skill, version: v, score: matchShare(q, text) });
+    }
+    more.sort((a, b) => b.score - a.score || b.version.eta - a.version.eta || (a.skill.name < b.skill.name ? -1 : 1));
+    return [...scored, ...more].slice(0, n);
   }
 
   /**
@@ -433,6 +451,21 @@ export class SkillService {
 }
 
 /** Share of the query's words that appear in the text (plural-insensitive, 4-letter prefixes count). */
+/** A CJK query matches a skill holding at least this share of its bigrams. */
+const CJK_MIN_SHARE = 0.5;
+
+function cjkShare(bigrams: string[], text: string): number {
+  if (bigrams.length === 0) return 0;
+  const have = new Set(cjkBigrams(text));
+  return bigrams.filter((b) => have.has(b)).length / bigrams.length;
+}
+
+/** The share of the query a skill's name and description match: its words and its CJK bigrams. */
+function matchShare(q: { terms: string[]; cjk: string[] }, text: string): number {
+  const total = q.terms.length + q.cjk.length;
+  return total === 0 ? 0 : (coverage(q.terms, text) * q.terms.length + cjkShare(q.cjk, text) * q.cjk.length) / total;
+}
+
 export function coverage(terms: string[], text: string): number {
   if (terms.length === 0) return 0;
   const words = contentWords(text).map((w) => w.replace(/s$/u, ""));

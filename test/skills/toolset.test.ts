@@ -170,6 +170,26 @@ describe("skills toolset over RAP", () => {
     expect(pub.prompts[1]).toContain("+++ b/staging-deploy/references/api.md");
   });
 
+  it("finds skills by Chinese, Japanese and Korean words in their descriptions", async () => {
+    const skills = [
+      ["jp-deploy", "本番環境にデプロイする手順"],
+      ["zh-deploy", "把服务部署到生产环境"],
+      ["ko-backup", "데이터베이스를 백업하는 방법"],
+    ];
+    for (const [name, description] of skills) {
+      await call(r, "skill_propose", { skill_md: skillMd(name!, description!, "1. Build.\n2. Ship.") });
+      await callAnswering(r, "skill_publish", { name: name! }, [0]);
+    }
+    const found = async (query: string) => [...(await call(r, "skill_search", { query })).matchAll(/^- (\S+) \(v1/gm)].map((m) => m[1]);
+    expect(await found("デプロイ")).toEqual(["jp-deploy"]);
+    expect(await found("部署到生产环境")).toEqual(["zh-deploy"]);
+    expect(await found("백업")).toEqual(["ko-backup"]);
+    expect(await found("backup 데이터베이스")).toEqual(["ko-backup"]);
+    expect(await call(r, "skill_search", { query: "環境変数" })).toMatch(/^No enabled skill matches/);
+    await call(r, "skill_disable", { name: "jp-deploy" });
+    expect(await call(r, "skill_search", { query: "デプロイ" })).toMatch(/^No enabled skill matches/);
+  });
+
   it("Reject on a request to publish an earlier version leaves that version as it was", async () => {
     await call(r, "skill_propose", { skill_md: DEPLOY_V1 });
     await callAnswering(r, "skill_publish", { name: "staging-deploy" }, [0]);
