@@ -1,29 +1,52 @@
 // SKILL.md folders on disk: finding them under a directory (.claude/skills, ~/.hermes/skills with
 // categories, agentskills repositories), reading one into a document, and writing one back.
 // Support files are read as UTF-8 text; anything else is reported, not stored.
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { basename, dirname, join, relative, sep } from "node:path";
 import { fileReason } from "./file-errors.js";
-import { parseSkillMd, renderSkillMd, SKILL_FILE, SUPPORT_DIRS, type SkillDocument, type SkillFile } from "../core/skills/skill-md.js";
+import { filePathProblem, parseSkillMd, renderSkillMd, SKILL_FILE, SkillFormatError, SUPPORT_DIRS, type SkillDocument, type SkillFile } from "../core/skills/skill-md.js";
 
 const MAX_DEPTH = 4;
 
-/** Folders holding a SKILL.md under `root` (root itself included); hidden folders are skipped. */
+/**
+ * Folders holding a SKILL.md under `root` (root itself included); hidden folders are skipped. A
+ * linked folder is followed (`~/.claude/skills/<name>` is often a link into a repository), each
+ * real folder once, so a link back up cannot loop.
+ */
 export function findSkillFolders(root: string): string[] {
   const out: string[] = [];
+  const seen = new Set<string>();
   const walk = (dir: string, depth: number) => {
+    let real: string;
+    try {
+      real = realpathSync(dir);
+    } catch {
+      return; // a dangling link
+    }
+    if (seen.has(real)) return;
+    seen.add(real);
     if (existsSync(join(dir, SKILL_FILE))) {
       out.push(dir);
       return; // a skill's own subfolders are its files, not more skills
     }
     if (depth >= MAX_DEPTH) return;
     for (const e of readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
-      if (e.isDirectory() && !e.name.startsWith(".") && e.name !== "node_modules") walk(join(dir, e.name), depth + 1);
+      if (e.name.startsWith(".") || e.name === "node_modules") continue;
+      const p = join(dir, e.name);
+      if (e.isDirectory() || (e.isSymbolicLink() && isFolder(p))) walk(p, depth + 1);
     }
   };
   if (!statSync(root).isDirectory()) throw new Error(`${root} is not a folder`);
   walk(root, 0);
   return out;
+}
+
+function isFolder(p: string): boolean {
+  try {
+    return statSync(p).isDirectory();
+  } catch {
+    return false;
+  }
 }
 
 /** Regular files under `dir`; anything else (a symbolic link, a socket) is listed apart, never followed. */
@@ -58,6 +81,7 @@ export function readSkillFolder(dir: string): ReadFolder {
   for (const abs of found.others.sort()) {
     const rel = relative(dir, abs).split(sep).join("/");
     if (rel.split("/").some((p) => p.startsWith("."))) continue;
+    if (rel === SKILL_FILE) continue; // the skill itself, read below (a linked SKILL.md is followed)
     // a link could point anywhere (~/.ssh, /etc): its target is not read
     skipped.push({ path: rel, reason: lstatSync(abs).isSymbolicLink() ? "a symbolic link (not followed; copy the file in instead)" : "not a regular file" });
   }
@@ -70,6 +94,12 @@ export function readSkillFolder(dir: string): ReadFolder {
       skipped.push({ path: rel, reason: `not part of the format (only ${SUPPORT_DIRS.join("/, ")}/ are kept)` });
       continue;
     }
+    // a name the format cannot hold (a backslash in it) leaves that file out, not the skill
+    const pathProblem = filePathProblem(rel);
+    if (pathProblem) {
+      skipped.push({ path: rel, reason: pathProblem });
+      continue;
+    }
     const text = asText(readFileSync(abs));
     if (text === null) {
       skipped.push({ path: rel, reason: "not UTF-8 text" });
@@ -77,7 +107,16 @@ export function readSkillFolder(dir: string): ReadFolder {
     }
     files.push({ path: rel, content: text });
   }
-  const doc = parseSkillMd(readFileSync(join(dir, SKILL_FILE), "utf8"), files);
+  let raw: Buffer;
+  try {
+    raw = readFileSync(join(dir, SKILL_FILE));
+  } catch (e) {
+    throw new Error(`${SKILL_FILE}: ${fileReason(e)}`);
+  }
+  const skillMd = asText(raw);
+  // read as UTF-8 anyway, other encodings' letters would be stored as U+FFFD
+  if (skillMd === null) throw new SkillFormatError("SKILL.md is not UTF-8 text (save it as UTF-8)", null);
+  const doc = parseSkillMd(skillMd, files);
   return { doc, skipped };
 }
 

@@ -4,6 +4,7 @@
 import { join, resolve } from "node:path";
 import { isCoreError } from "../core/errors.js";
 import type { SkillService } from "../core/skills/service.js";
+import { fileErrorText } from "./file-errors.js";
 import { findSkillFolders, readSkillFolder, writeSkillFolders, type SkillFolder } from "./skill-folders.js";
 
 export type ImportOutcome = "imported" | "published" | "unchanged" | "skipped";
@@ -27,10 +28,18 @@ export interface ImportOptions {
 export async function importSkills(service: SkillService, dirs: string[], o: ImportOptions): Promise<ImportReport[]> {
   const folders = dirs.flatMap((d) => findSkillFolders(resolve(d)));
   const out: ImportReport[] = [];
+  const firstFolderOf = new Map<string, string>();
   let done = 0;
   for (const folder of folders) {
-    out.push(await importOne(service, folder, o));
-    o.onFolder?.(++done, folders.length, out.at(-1)?.name ?? folder);
+    const r = await importOne(service, folder, o);
+    if (r.name !== null && r.outcome !== "skipped") {
+      // two folders declaring one name are two versions of one skill: the later one comes after
+      const earlier = firstFolderOf.get(r.name);
+      if (earlier !== undefined) r.notes.push(`${earlier} in this import is the same skill; this folder's version came after it${r.outcome === "published" ? " and replaced it as the published one" : ""}`);
+      else firstFolderOf.set(r.name, folder);
+    }
+    out.push(r);
+    o.onFolder?.(++done, folders.length, r.name ?? folder);
   }
   return out;
 }
@@ -67,9 +76,9 @@ async function importOne(service: SkillService, folder: string, o: ImportOptions
       }
     }
   } catch (e) {
-    if (!isCoreError(e)) throw e;
+    // one folder that cannot be read or stored is reported; the others are still imported
     report.outcome = "skipped";
-    report.notes.unshift(e.message);
+    report.notes.unshift(isCoreError(e) ? e.message : (fileErrorText(e) ?? (e instanceof Error ? e.message : String(e))));
   }
   return report;
 }

@@ -216,14 +216,15 @@ export function registerSkills(program: Command): void {
         },
       });
       bar?.stop();
-      if (o.json) return out(JSON.stringify(reports, null, 2));
       const count = (k: string) => reports.filter((r) => r.outcome === k).length;
+      // exit status 2 when a folder was skipped, with --json too
+      if (count("skipped") > 0) process.exitCode = 2;
+      if (o.json) return out(JSON.stringify(reports, null, 2));
       out(`${reports.length} folder(s): ${count("published")} published, ${count("imported")} imported as candidates, ${count("unchanged")} unchanged, ${count("skipped")} skipped.`);
       for (const r of reports) {
         if (r.outcome === "skipped") out(`skipped ${r.folder}: ${r.notes[0] ?? ""}`);
         else if (r.notes.length > 0) out(`${r.name} v${r.version}: ${r.notes.join("; ")}`);
       }
-      if (count("skipped") > 0) process.exitCode = 2;
     }, { create: true }),
   );
 

@@ -98,7 +98,13 @@ export function parseSkillMd(text: string, files: SkillFile[] = []): SkillDocume
     const msg = first.message.split("\n")[0] ?? first.message;
     throw new SkillFormatError(`invalid YAML: ${msg}`, line + 1);
   }
-  const fm = doc.toJS({ maxAliasCount: 10 }) as unknown;
+  let fm: unknown;
+  try {
+    fm = doc.toJS({ maxAliasCount: 10 });
+  } catch (e) {
+    // e.g. aliases expanding past the limit (a billion-laughs frontmatter)
+    throw new SkillFormatError(`invalid YAML: ${e instanceof Error ? e.message : String(e)} (a frontmatter may use aliases only a few times)`, 2);
+  }
   if (fm === null || typeof fm !== "object" || Array.isArray(fm)) {
     throw new SkillFormatError("the frontmatter must be a mapping with at least name and description", 2);
   }
@@ -111,8 +117,10 @@ export function parseSkillMd(text: string, files: SkillFile[] = []): SkillDocume
   if (typeof front.description !== "string" || front.description.trim().length === 0) {
     throw new SkillFormatError('the frontmatter needs a non-empty "description" (a string)', front.description === undefined ? 2 : at("description"));
   }
-  if (front.description.length > DESCRIPTION_MAX) {
-    throw new SkillFormatError(`the description is ${front.description.length} characters; at most ${DESCRIPTION_MAX}`, at("description"));
+  // characters, not UTF-16 units: an emoji counts once
+  const descriptionChars = [...front.description].length;
+  if (descriptionChars > DESCRIPTION_MAX) {
+    throw new SkillFormatError(`the description is ${descriptionChars} characters; at most ${DESCRIPTION_MAX}`, at("description"));
   }
   if (front.license !== undefined && typeof front.license !== "string") throw new SkillFormatError('"license" must be a string', at("license"));
   if (front.compatibility !== undefined && (typeof front.compatibility !== "string" || front.compatibility.length > COMPATIBILITY_MAX)) {

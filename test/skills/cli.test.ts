@@ -128,6 +128,52 @@ describe("skills CLI", () => {
     expect(readdirSync(join(out3, "pdf-forms"))).toEqual(["scripts"]);
   });
 
+  it("import follows linked skill folders, and one unreadable or odd folder is reported while the rest are imported", () => {
+    const dir = tempDir();
+    const db = join(dir, "m.db");
+    const mk = (folder: string, name: string, description: string, extra = "") => {
+      mkdirSync(folder, { recursive: true });
+      writeFileSync(join(folder, "SKILL.md"), `---\nname: ${name}\ndescription: ${description}\n${extra}---\nSteps.\n`);
+    };
+    const src = join(dir, "skills");
+    // ~/.claude/skills/<name> as a link into a repository, and a link back up (no loop)
+    mk(join(dir, "repo", "alpha"), "alpha", "linked in");
+    mkdirSync(src);
+    symlinkSync(join(dir, "repo", "alpha"), join(src, "alpha"));
+    symlinkSync(src, join(src, "loop"));
+    // a SKILL.md that is itself a link is the skill, not a file left out
+    mkdirSync(join(src, "beta"));
+    writeFileSync(join(dir, "beta.md"), "---\nname: beta\ndescription: linked file\n---\nbody\n");
+    symlinkSync(join(dir, "beta.md"), join(src, "beta", "SKILL.md"));
+    // aliases expanding past the limit, a SKILL.md that is a folder, and one not in UTF-8
+    mk(join(src, "bomb"), "bomb", "d", "x: &a [1,2]\ny: [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]\n");
+    mkdirSync(join(src, "folder-md", "SKILL.md"), { recursive: true });
+    mkdirSync(join(src, "latin1"));
+    writeFileSync(join(src, "latin1", "SKILL.md"), Buffer.from("---\nname: latin1\ndescription: caf\xe9\n---\nbody\n", "latin1"));
+    // a support file whose name the format cannot hold leaves that file out, not the skill
+    mk(join(src, "gamma"), "gamma", "🙂".repeat(600));
+    mkdirSync(join(src, "gamma", "references"));
+    writeFileSync(join(src, "gamma", "references", "a\\b.md"), "x");
+    writeFileSync(join(src, "gamma", "references", "ok.md"), "y");
+    // two folders declaring one name
+    mk(join(src, "team-a", "lint"), "lint", "lint the code");
+    mk(join(src, "team-b", "lint"), "lint", "lint the code, strictly");
+
+    const imp = skills(db, "import", src, "--json");
+    expect(imp.status).toBe(2);
+    const reports = JSON.parse(imp.stdout) as { folder: string; name: string | null; outcome: string; notes: string[] }[];
+    const of = (tail: string) => reports.find((r) => r.folder.endsWith(tail))!;
+    expect(reports.filter((r) => r.outcome === "imported").map((r) => r.name).sort()).toEqual(["alpha", "beta", "gamma", "lint", "lint"]);
+    expect(reports).toHaveLength(8);
+    expect(of("beta").notes).toEqual([]);
+    expect(of("bomb").notes[0]).toMatch(/^SKILL\.md line 2: invalid YAML: .* aliases only a few times/);
+    expect(of("folder-md").notes[0]).toMatch(/SKILL\.md: it is a directory, not a file$/);
+    expect(of("latin1").notes[0]).toBe("SKILL.md is not UTF-8 text (save it as UTF-8)");
+    expect(of("gamma").notes).toEqual([expect.stringMatching(/^left out references\/a\\b\.md: .* must be a relative path/)]);
+    expect(of("team-b/lint").notes).toEqual([expect.stringMatching(/team-a\/lint in this import is the same skill; this folder's version came after it$/)]);
+    expect(skills(db, "show", "gamma", "--version", "v1").stdout).toContain("references/ok.md");
+  });
+
   it("a malformed SKILL.md gets a line-numbered error and changes nothing", () => {
     const dir = tempDir();
     const db = join(dir, "m.db");

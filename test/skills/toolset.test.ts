@@ -220,6 +220,8 @@ describe("skills toolset over RAP", () => {
     expect(await call(r, "skill_propose", { skill_md: bad })).toMatch(/^Error: SKILL\.md line 4: invalid YAML: .*; nothing was stored$/);
     expect(await call(r, "skill_propose", { skill_md: skillMd("Bad--Name", "x", "y") })).toMatch(/^Error: SKILL\.md line 2: "Bad--Name" is not a valid skill name/);
     expect(await call(r, "skill_propose", { skill_md: "name: x\n" })).toMatch(/^Error: SKILL\.md line 1: SKILL\.md must start with a "---" line/);
+    const bomb = "---\nname: bomb\ndescription: d\nx: &a [1,2]\ny: [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]\n---\nbody\n";
+    expect(await call(r, "skill_propose", { skill_md: bomb })).toMatch(/^Error: SKILL\.md line 2: invalid YAML: .*aliases only a few times\); nothing was stored$/);
     expect(await call(r, "skill_propose", { skill_md: skillMd("ok-name", "x", "y"), files: [{ path: "../etc/passwd", content: "x" }] })).toMatch(/must be a relative path/);
     const secret = skillMd("aws-upload", "Upload a file to S3.", "Use key AKIAIOSFODNN7EXAMPLE with secret wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY to upload.");
     expect(await call(r, "skill_propose", { skill_md: secret })).toMatch(/^Error: the skill's body looks like a credential/);
