@@ -425,11 +425,12 @@ export function createAdminService(d: AdminDeps): AdminHandlers {
         if (req.requestId !== undefined) {
           request = await d.evolution.approve(req.requestId, actor);
         } else {
-          const move = await d.skills.preparePublish(req.name!, req.version);
-          // approving a version the learning loop asked about closes its request too
-          const filed = await pendingRequestFor(move.to.id);
+          // approving a version the learning loop asked about is approving its request: the
+          // request grants a new skill its verified tools, which a plain publish would refuse
+          const { to } = await d.skills.publishTarget(req.name!, req.version);
+          const filed = await pendingRequestFor(to.id);
           if (filed) request = await d.evolution.approve(filed.id, actor);
-          else await d.skills.publish(move, actor);
+          else await d.skills.publish(await d.skills.preparePublish(req.name!, to.id), actor);
         }
         const name = request?.skillName ?? req.name!;
         const skill = await d.skills.findSkill(name);

@@ -191,15 +191,17 @@ export class SkillService {
   }
 
   /** Everything a person needs to decide on publishing `ref` (default: the newest candidate). */
-  async preparePublish(name: string, ref?: string): Promise<PendingMove> {
+  /** The version a publish of `name` means: `ref`, else the newest candidate. */
+  async publishTarget(name: string, ref?: string): Promise<{ skill: Skill; to: SkillVersion }> {
     const skill = await this.skill(name);
-    let to: SkillVersion;
-    if (ref === undefined) {
-      const cands = (await this.store.versionsOf(skill.id)).filter((v) => v.status === "candidate");
-      const last = cands.at(-1);
-      if (!last) throw new CoreError("not_found", `"${name}" has no candidate version to publish; skill_propose one first`);
-      to = last;
-    } else to = await this.version(skill, ref);
+    if (ref !== undefined) return { skill, to: await this.version(skill, ref) };
+    const last = (await this.store.versionsOf(skill.id)).filter((v) => v.status === "candidate").at(-1);
+    if (!last) throw new CoreError("not_found", `"${name}" has no candidate version to publish; skill_propose one first`);
+    return { skill, to: last };
+  }
+
+  async preparePublish(name: string, ref?: string): Promise<PendingMove> {
+    const { skill, to } = await this.publishTarget(name, ref);
     if (to.id === skill.publishedVersionId) throw new CoreError("conflict", `v${to.seq} of "${name}" is already published`);
     if (to.status === "rejected") throw new CoreError("conflict", `v${to.seq} of "${name}" was rejected; propose a new version instead`);
     if (to.flags.length > 0) {

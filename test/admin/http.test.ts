@@ -10,6 +10,8 @@ import pino from "pino";
 import { trigramMatch } from "../helpers/memory.js";
 import { tempDir } from "../helpers/tmp.js";
 import { PENDING_TEXT, SOURCE_MESSAGE, startSeeded } from "./seed.js";
+import { parseSkillMd } from "../../core/skills/skill-md.js";
+import { skillMd } from "../skills/helpers.js";
 
 type Started = Awaited<ReturnType<typeof startSeeded>>;
 let open: Started | null = null;
@@ -185,6 +187,17 @@ describe("admin HTTP API: skills", () => {
     expect((await s.ctx.backend.evolution.request(s.ids.request))?.status).toBe("approved");
     // approving again is a conflict
     expect((await post(s, "SkillAdmin/ApproveCandidate", { requestId: s.ids.request })).status).toBe(409);
+  });
+
+  it("approving by name a new learned skill the loop filed a request for grants its verified tools, as approving the request does", async () => {
+    const s = await start();
+    const md = skillMd("bump-release", "Bump the version and tag a release.", "1. Call `bump_version`.\n2. Call `git_tag`.", "allowed-tools: [bump_version, git_tag]\n");
+    const v = (await s.skills.propose(parseSkillMd(md), { actor: "learning:policy:p1", author: "agent", ref: "policy:p1" })).version;
+    await s.ctx.backend.evolution.addRequest({ id: "srq_new", kind: "publish", skillName: "bump-release", versionId: v.id, otherSkill: null, policyId: null, reportId: null, detail: { seq: 1, newSkill: true, newTools: ["bump_version", "git_tag"] }, createdAt: 1 });
+    const r = await ok<{ published: { id: string }; request: { id: string; status: string } }>(s, "SkillAdmin/ApproveCandidate", { name: "bump-release" });
+    expect(r.published.id).toBe(v.id);
+    expect(r.request).toMatchObject({ id: "srq_new", status: "approved" });
+    expect(await s.skills.grants("bump-release")).toEqual(["bump_version", "git_tag"]);
   });
 
   it("approves and rejects bare candidates by name", async () => {
