@@ -2,6 +2,7 @@
 // SkillAdmin call over the core services, engine-neutral (stores through their traits plus the
 // read-only AdminQueries). Both transports (http.ts, grpc.ts) validate the request with the
 // contract's zod schema and call a handler here.
+import { isAbsolute } from "node:path";
 import type { z } from "zod";
 import type { Clock } from "../../core/clock.js";
 import type { MemoryConfig } from "../../core/config.js";
@@ -15,6 +16,7 @@ import type { SkillService } from "../../core/skills/service.js";
 import { etaOf, type Skill as DomainSkill, type SkillVersion as DomainVersion } from "../../core/skills/version.js";
 import { parseIsoTime } from "../../core/timestamps.js";
 import type { Backend } from "../../stores/backend.js";
+import { projectDir } from "../../stores/infinity-files/project-dir.js";
 import { StoreError, type SkillRequest as DomainRequest } from "../../stores/traits.js";
 import type { Routes } from "./contract.js";
 import type * as C from "./contract.js";
@@ -496,7 +498,12 @@ export function createAdminService(d: AdminDeps): AdminHandlers {
       const what = req.level === "project" ? "the project directory" : `the ${req.level} id`;
       throw new ApiError("invalid_argument", `"key" is required for level "${req.level}": give ${what}`, "key");
     }
-    const key = req.key ?? d.localUser;
+    // a project is keyed by its real absolute directory, as the command servers and the CLI key it:
+    // a relative path would make a setting no session ever matches
+    if (req.level === "project" && !isAbsolute(req.key!)) {
+      throw new ApiError("invalid_argument", `"key" for level "project" must be the project's absolute directory path (got "${req.key}")`, "key");
+    }
+    const key = req.level === "project" ? projectDir(req.key!) : (req.key ?? d.localUser);
     const scope: RequestScope = {
       user: req.level === "user" ? key : d.localUser,
       project: req.level === "project" ? key : null,

@@ -235,6 +235,11 @@ describe("admin HTTP API: skills", () => {
     const noKey = await post(s, "SkillAdmin/DisableSkill", { name: "log-triage", level: "session" });
     expect(noKey.status).toBe(400);
     expect(noKey.body.field).toBe("key");
+    // a relative project path would key a setting no session matches
+    const relative = await post(s, "SkillAdmin/DisableSkill", { name: "log-triage", level: "project", key: "rel/dir" });
+    expect(relative.status).toBe(400);
+    expect(relative.body).toMatchObject({ field: "key" });
+    expect(String(relative.body.error)).toMatch(/must be the project's absolute directory path \(got "rel\/dir"\)/);
 
     const diff = await ok<{ diff: string; fromSeq: number; toSeq: number }>(s, "SkillAdmin/DiffVersions", { name: "log-triage", from: "v1", to: "v2" });
     expect(diff).toMatchObject({ fromSeq: 1, toSeq: 2 });
