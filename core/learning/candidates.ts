@@ -141,20 +141,8 @@ export function extractCandidates(d: EpisodeDraft, maxChars: number): Candidate[
   for (const u of d.userTexts) {
     for (const st of statementsOf(u.text)) out.push({ ...st, content: excerpt(st.content, maxChars), actor: "user", messageIds: [u.messageId] });
   }
-  // A correction of this answer, in the next user turn, is a lesson for the project.
-  const next = d.nextUserText;
-  if (next && reactionOf(next.text, d.task) === "correction") {
-    const body = correctionBody(next.text);
-    if (contentWords(body).length >= 3 && !/\?\s*$/.test(body)) {
-      out.push({
-        kind: "lesson",
-        level: "project",
-        content: excerpt(tidy(`Correction from the user about "${excerpt(d.task, 80)}": ${body}`), maxChars),
-        actor: "user",
-        messageIds: [next.messageId],
-      });
-    }
-  }
+  const correction = correctionCandidate(d, maxChars);
+  if (correction) out.push(correction);
   // A step that failed and a later call of the same tool that worked: what to do instead.
   const seen = new Set<string>();
   for (const [i, failed] of d.steps.entries()) {
@@ -172,6 +160,21 @@ export function extractCandidates(d: EpisodeDraft, maxChars: number): Candidate[
     });
   }
   return out;
+}
+
+/** A correction of this answer, in the next user turn, is a lesson for the project. */
+export function correctionCandidate(d: EpisodeDraft, maxChars: number): Candidate | null {
+  const next = d.nextUserText;
+  if (!next || reactionOf(next.text, d.task) !== "correction") return null;
+  const body = correctionBody(next.text);
+  if (contentWords(body).length < 3 || /\?\s*$/.test(body)) return null;
+  return {
+    kind: "lesson",
+    level: "project",
+    content: excerpt(tidy(`Correction from the user about "${excerpt(d.task, 80)}": ${body}`), maxChars),
+    actor: "user",
+    messageIds: [next.messageId],
+  };
 }
 
 /** the user asked, in this task or right after it, not to keep anything from it */

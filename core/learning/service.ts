@@ -9,7 +9,7 @@ import { newId } from "../ids.js";
 import type { Llm } from "../llm/types.js";
 import type { RequestScope } from "../memory/scope.js";
 import type { ConversationReader, LearningStore, MemoryStore, StoredTraceEvent, TraceFeed, TraceStore } from "../../stores/traits.js";
-import { CandidateWriter, extractCandidates, isSuppressed } from "./candidates.js";
+import { CandidateWriter, correctionCandidate, extractCandidates, isSuppressed } from "./candidates.js";
 import { segmentEpisodes } from "./episodes.js";
 import { DERIVED_KINDS, backup, combine, derivedSignals } from "./reward.js";
 import { turnsOfConversation, turnsOfTraceEvents, type Turn } from "./turns.js";
@@ -188,7 +188,7 @@ export class LearningService {
         if (ep.state !== "open" && this.deps.llm && (await this.addRubric(ep, d))) rescore = true;
         if (rescore) await this.rescore(ep.id);
         if (up.changed) result.changed++;
-        if (ep.state !== "open") result.candidates += await this.proposeCandidates(ep, d);
+        if (ep.state !== "open") result.candidates += await this.proposeCandidates(ep, d, up.changed);
         previous = ep;
       } catch (e) {
         result.failed++;
@@ -256,7 +256,7 @@ export class LearningService {
     return { episode, steps: await store.stepsOf(episodeId), signals: await store.signalsOf(episodeId) };
   }
 
-  private async proposeCandidates(ep: StoredEpisode, d: EpisodeDraft): Promise<number> {
+  private async proposeCandidates(ep: StoredEpisode, d: EpisodeDraft, changed: boolean): Promise<number> {
     const { store, clock, memory } = this.deps;
     const now = clock.now();
     if (isSuppressed(d)) {
@@ -275,7 +275,7 @@ export class LearningService {
       if (!ep.candidatesDone) await store.markCandidatesDone(ep.id, now);
       return 0;
     }
-    if (ep.candidatesDone) return 0;
+    if (ep.candidatesDone) return changed ? this.lateCorrection(ep, d) : 0;
     const candidates = [...extractCandidates(d, this.cfg.candidates.maxChars), ...(await this.llmCandidates(ep, d))].slice(
       0,
       this.cfg.candidates.maxPerEpisode,
@@ -295,6 +295,28 @@ export class LearningService {
     }
     await store.markCandidatesDone(ep.id, now);
     return n;
+  }
+
+  /**
+   * The user's reply can come after a worker pass proposed the episode's candidates (the normal
+   * case under `serve`: the pass runs between the answer and the reply). A correction in it is
+   * still a lesson, proposed once: not again when its message is already a candidate's source.
+   */
+  private async lateCorrection(ep: StoredEpisode, d: EpisodeDraft): Promise<number> {
+    const { store, memory } = this.deps;
+    const c = correctionCandidate(d, this.cfg.candidates.maxChars);
+    if (!c) return 0;
+    for (const prior of await store.candidatesOf(ep.id)) {
+      const rec = await memory.get(prior.memoryId);
+      if (rec?.sources.some((s) => c.messageIds.some((m) => s.messageIds.includes(m)))) return 0;
+    }
+    const w = await this.writer.write(c, await this.deps.scopeOf(ep.rootThreadId, ep.threadId), ep);
+    if (!w) {
+      await store.event("candidate_refused", ep.threadId, ep.id, { kind: c.kind, reason: "safety scan" }, this.deps.clock.now());
+      return 0;
+    }
+    await store.addCandidate(ep.id, w.memoryId, w.disposition, this.deps.clock.now());
+    return 1;
   }
 
   /**

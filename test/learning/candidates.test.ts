@@ -123,6 +123,22 @@ describe("memory candidates", () => {
     ]);
   });
 
+  it("a correction that arrives after a worker pass already proposed the episode's candidates is still proposed, once", async () => {
+    const w = openWorld(tempDir("learn-"));
+    await w.append(T, [msg.user("Start the dev server"), msg.call("c1", "shell", { cmd: "npm run dev" }), msg.result("c1", "ready on http://localhost:5173"), msg.text("The dev server is running on port 5173.")]);
+    // under serve the worker runs between the answer and the person's reply
+    await w.worker.drain();
+    expect((await w.mem.service.pending(viewer, 10)).items).toEqual([]);
+    await w.append(T, [msg.user("No, it must run on the staging proxy port instead"), msg.text("Understood.")]);
+    await w.worker.drain();
+    const lessons = async () => (await w.mem.service.pending(viewer, 10)).items.map((m) => m.content);
+    expect(await lessons()).toEqual(['Correction from the user about "Start the dev server": it must run on the staging proxy port instead.']);
+    // more of the thread later rebuilds the episode again: nothing proposed twice
+    await w.append(T, [msg.user("Thanks"), msg.text("You're welcome.")]);
+    await w.worker.drain();
+    expect(await lessons()).toHaveLength(1);
+  });
+
   it("with an LLM configured, its proposals join the patterns' (pending, scanned, merged); a failing model leaves the patterns'", async () => {
     const fake = createFakeLlm({
       learning_rubric: '{"score": 0.5, "reason": "ok"}',
