@@ -9,7 +9,7 @@ import { backendKindOf, maskLocation } from "../../stores/backend.js";
 import { openDatabase, schemaVersion } from "../../stores/sqlite/database.js";
 import { ftsPurge } from "../../stores/sqlite/fts-purge.js";
 import { MIGRATIONS } from "../../stores/sqlite/migrations.js";
-import { databaseLocation, missingDatabase } from "../context.js";
+import { databaseLocation, missingDatabase, openMemory } from "../context.js";
 
 export interface VerifyReport {
   file: string;
@@ -116,9 +116,10 @@ export function registerBackup(program: Command): void {
   program
     .command("restore")
     .argument("<file>", "a backup made with `infinity-memory backup`")
-    .description("replace the database's content with a backup (stop the servers first)")
+    .description("replace the database's content with a backup (stop the servers first); memories forgotten since the backup are forgotten again")
     .option("--db <path>", "database file")
-    .action(async (file: string, o: { db?: string }) => {
+    .option("--bring-back-forgotten", "keep memories the database had forgotten after the backup was made (to undo a mistaken forget)")
+    .action(async (file: string, o: { db?: string; bringBackForgotten?: boolean }) => {
       const src = resolve(file);
       const target = sqliteFile(o.db);
       const r = verifyFile(src);
@@ -126,6 +127,9 @@ export function registerBackup(program: Command): void {
       const latest = Math.max(...MIGRATIONS.map((m) => m.version));
       // restored, a newer schema would leave a database this build cannot open
       if (r.schema_version > latest) throw new Error(`${src} has schema ${r.schema_version}, newer than this build understands (${latest}); restore it with the build that made it, or upgrade infinity-memory`);
+      // A forget is meant to be for good: what the database forgot after the backup was made (its
+      // tombstones keep the ids, not the text) is forgotten again once the backup's copy is back.
+      const forgottenSince = existsSync(target) && !o.bringBackForgotten ? forgottenIds(target) : [];
       // The backup API in the other direction: page by page into the live file, under its locks.
       const backup = new Database(src, { readonly: true, fileMustExist: true });
       try {
@@ -133,8 +137,47 @@ export function registerBackup(program: Command): void {
       } finally {
         backup.close();
       }
+      const again = forgottenSince.length > 0 ? await forgetAgain(target, forgottenSince) : 0;
       const db = openDatabase(target);
-      process.stdout.write(`restored ${r.memories} memories from ${src} (schema now ${schemaVersion(db)})\n`);
+      process.stdout.write(`restored ${r.memories - again} memories from ${src} (schema now ${schemaVersion(db)})\n`);
+      if (again > 0) process.stdout.write(`${again} of them had been forgotten after this backup was made and were forgotten again (--bring-back-forgotten keeps them)\n`);
       db.close();
     });
+}
+
+/** Ids of the forgotten memories (tombstones) in a database; none in a file that is not one yet. */
+function forgottenIds(file: string): string[] {
+  let db: Database.Database;
+  try {
+    db = new Database(file, { readonly: true, fileMustExist: true });
+  } catch {
+    return [];
+  }
+  try {
+    return (db.prepare(`SELECT id FROM memories WHERE status = 'deleted'`).all() as { id: string }[]).map((r) => r.id);
+  } catch {
+    return []; // not an infinity-memory database (the restore replaces it whole)
+  } finally {
+    db.close();
+  }
+}
+
+/** Forget, through the same cascade as `memory forget`, those of `ids` the restored copy holds; returns how many versions went. */
+async function forgetAgain(file: string, ids: string[]): Promise<number> {
+  const ctx = openMemory({ dbPath: file, existing: true });
+  try {
+    const byOwner = new Map<string, string[]>();
+    for (const id of ids) {
+      const rec = await ctx.backend.memory.get(id);
+      if (!rec || rec.status === "deleted") continue;
+      byOwner.set(rec.scope.user, [...(byOwner.get(rec.scope.user) ?? []), id]);
+    }
+    let n = 0;
+    for (const [owner, list] of byOwner) {
+      n += (await ctx.service.forget({ owner, project: null }, list, { actor: "user", threadId: null, toolCallId: null }, "forgotten again after a restore")).length;
+    }
+    return n;
+  } finally {
+    await ctx.close();
+  }
 }

@@ -109,4 +109,31 @@ describe("backup, verify, restore", () => {
     expect(r.stderr).toMatch(/newer\.db has schema 999, newer than this build understands \(\d+\)/);
     expect(search()).toBe(before);
   });
+
+  it("a restore forgets again what the database forgot after the backup was made, unless asked to bring it back", () => {
+    const dir = tempDir();
+    const db = join(dir, "memory.db");
+    const env = { INFINITY_MEMORY_HOME: dir, INFINITY_MEMORY_USER: "alice" };
+    const add = (text: string) => /remembered as (mem_\w+)/.exec(runCli(["memory", "add", text, "--db", db], env).stdout)![1]!;
+    const secret = add("The vault door code is 7731");
+    add("Standups are at nine");
+    const corrected = runCli(["memory", "correct", secret, "The vault door code is 7731, changed on Fridays", "--db", db], env);
+    expect(corrected.status, corrected.stderr).toBe(0);
+    expect(runCli(["backup", "--out", join(dir, "before.db"), "--db", db], env).status).toBe(0);
+    // forgotten after the backup: every version of it
+    expect(runCli(["memory", "forget", secret, "--db", db], env).status).toBe(0);
+    const search = (file: string) => runCli(["memory", "search", "vault", "door", "--history", "--db", file], env).stdout;
+    expect(search(db)).toMatch(/no memories match/);
+
+    const r = runCli(["restore", join(dir, "before.db"), "--db", db], env);
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toBe(`restored 1 memories from ${join(dir, "before.db")} (schema now ${/schema now (\d+)/.exec(r.stdout)![1]})\n2 of them had been forgotten after this backup was made and were forgotten again (--bring-back-forgotten keeps them)\n`);
+    expect(search(db)).toMatch(/no memories match/);
+    expect(runCli(["memory", "search", "standups", "--db", db], env).stdout).toContain("Standups are at nine");
+
+    // to undo a mistaken forget, the person asks for it back
+    const undo = runCli(["restore", join(dir, "before.db"), "--db", db, "--bring-back-forgotten"], env);
+    expect(undo.stdout).toMatch(/^restored 3 memories/);
+    expect(search(db)).toContain("changed on Fridays");
+  });
 });
