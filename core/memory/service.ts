@@ -265,7 +265,8 @@ export class MemoryService {
       tags,
       trust,
       confidence,
-      status: flags.length > 0 ? "pending" : "active",
+      // a new version of a memory awaiting review awaits it too: correcting is not confirming
+      status: flags.length > 0 || previous?.status === "pending" ? "pending" : "active",
       flags,
       version: previous ? previous.version + 1 : 1,
       supersedes: previous?.id ?? null,
@@ -286,6 +287,7 @@ export class MemoryService {
           conflicts.map((c) => ({ src: id, dst: c.id, relation: "conflicts_with" as const, at: now })),
         );
     if (flags.length > 0) notes.push("it looks like instructions to an AI, so it is stored as pending and needs a person's confirmation (memory_review)");
+    else if (rec.status === "pending") notes.push("the memory it corrects was still waiting for review, so this version waits too: a person confirms it (memory_review)");
     return { status: previous ? "superseded" : "created", record: stored, conflicts, flagged: flags.length > 0, notes };
   }
 
