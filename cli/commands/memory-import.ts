@@ -8,13 +8,14 @@
 // PostgreSQL a large import ends with VACUUM (ANALYZE) of the memory tables, as `migrate` does.
 import { SingleBar } from "cli-progress";
 import { createReadStream, statSync } from "node:fs";
-import { resolve } from "node:path";
+import { isAbsolute, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { z } from "zod";
 import type { BatchRememberItem, BatchRememberResult } from "../../core/memory/batch.js";
 import { MemoryKind, MemoryStatus, ScopeLevel } from "../../core/memory/record.js";
 import { defaultLevelFor } from "../../core/memory/write-policy.js";
 import { parseIsoTime } from "../../core/timestamps.js";
+import { projectDir } from "../../stores/infinity-files/project-dir.js";
 import type { PostgresBackend } from "../../stores/postgres/backend.js";
 import { MEMORY_WRITE_TABLES, vacuumAnalyze } from "../../stores/postgres/vacuum.js";
 import { issueParts } from "../../toolsets/rap/arg-errors.js";
@@ -29,6 +30,9 @@ import type { AnyMemoryContext } from "../context.js";
 export const ANALYZE_AFTER_IMPORTED = 1000;
 
 const id = z.string().trim().min(1).max(500);
+/** 0000-01-01 and 9999-12-31T23:59:59.999Z: the four-digit years a stored time is written with */
+const EARLIEST_TIME = Date.parse("0000-01-01T00:00:00Z");
+const LATEST_TIME = Date.parse("9999-12-31T23:59:59.999Z");
 
 const ImportLine = z
   .object({
@@ -80,7 +84,13 @@ function toItem(line: ImportLine, viewer: { owner: string; project: string | nul
   if (user !== viewer.owner) {
     throw new LineError(sc?.user ? "scope.user" : "user", `belongs to user "${user}" but the import runs as "${viewer.owner}"; pass --user ${user} to import their memories`);
   }
-  const project = sc?.project ?? line.project ?? viewer.project;
+  const written = sc?.project ?? line.project;
+  // a project is its real absolute directory (what sessions and --project use): "/p/" or a link
+  // was stored as written and seen by no session; a relative one could mean any folder
+  if (written && !isAbsolute(written)) {
+    throw new LineError(sc?.project ? "scope.project" : "project", `"${written}" is not an absolute directory path; write the project's full path (as \`memory export\` does)`);
+  }
+  const project = written ? projectDir(written) : viewer.project;
   if (level === "project" && !project) {
     throw new LineError("scope.project", `a project-scope memory needs a project: add "project" to the line or pass --project DIR`);
   }
@@ -92,6 +102,10 @@ function toItem(line: ImportLine, viewer: { owner: string; project: string | nul
   if (line.valid_from !== undefined && line.valid_from !== null) {
     validFrom = typeof line.valid_from === "number" ? line.valid_from : parseIsoTime(line.valid_from);
     if (Number.isNaN(validFrom)) throw new LineError("valid_from", `must be an ISO 8601 date or epoch milliseconds (got "${line.valid_from}")`);
+    // epoch milliseconds of years 0000 to 9999: anything else is no date (and broke every view showing it)
+    if (validFrom < EARLIEST_TIME || validFrom > LATEST_TIME) {
+      throw new LineError("valid_from", `${line.valid_from} is outside the years 0 to 9999; give an ISO 8601 date or epoch milliseconds`);
+    }
   }
   return {
     req: {

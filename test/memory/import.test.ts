@@ -77,11 +77,14 @@ describe("memory import", () => {
       { content: "clean text", tags: ["ok", "n\u0000l"] },
       // Date.parse alone read this as 1 March
       { content: "impossible day", valid_from: "2023-02-29" },
+      // epoch milliseconds past year 9999 broke every view of the memory; a relative project matched no session
+      { content: "far future", valid_from: 9_000_000_000_000_000 },
+      { content: "relative project", kind: "project", project: "billing" },
     ]);
     const r = s.cli("import", p);
     expect(r.status).toBe(1);
-    expect(r.stdout).toContain("imported 3 memories from 14 lines");
-    expect(r.stdout).toContain("11 failed");
+    expect(r.stdout).toContain("imported 3 memories from 16 lines");
+    expect(r.stdout).toContain("13 failed");
     const err = r.stderr.trim().split("\n");
     expect(err).toEqual([
       expect.stringMatching(/^line 2: "\(line\)": not valid JSON/),
@@ -95,6 +98,8 @@ describe("memory import", () => {
       expect.stringMatching(/^line 13: "content": "content" holds a NUL character \(U\+0000\) at character 9; remove it/),
       expect.stringMatching(/^line 14: "tags": tag "n\\0l" holds a NUL character/),
       expect.stringMatching(/^line 15: "valid_from": must be an ISO 8601 date or epoch milliseconds \(got "2023-02-29"\)/),
+      expect.stringMatching(/^line 16: "valid_from": 9000000000000000 is outside the years 0 to 9999/),
+      expect.stringMatching(/^line 17: "project": "billing" is not an absolute directory path/),
     ]);
     // The credential never reached the file.
     expect(s.rows<{ n: number }>(`SELECT count(*) AS n FROM memories WHERE content LIKE '%sk-live%'`)[0]!.n).toBe(0);
