@@ -2,6 +2,7 @@
 // list, show, review, forget, import, export). Every command works on the database directly; no
 // server needed.
 import { InvalidArgumentError, type Command } from "commander";
+import { existsSync } from "node:fs";
 import { createInterface } from "node:readline/promises";
 import { resolve } from "node:path";
 import { projectDir } from "../../stores/infinity-files/project-dir.js";
@@ -9,6 +10,7 @@ import { MEMORY_KINDS, MEMORY_STATUSES, SCOPE_LEVELS, type MemoryRecord } from "
 import type { Origin, Viewer } from "../../core/memory/service.js";
 import { filterText, recordBlock, recordList, totalText } from "../../toolsets/memory/render.js";
 import { writeLines } from "../line-output.js";
+import { defaultInfinityHome, makeSessionSearch, openSources, type OpenedSources } from "../sessions.js";
 import { openAnyMemory, openMemory, type AnyMemoryContext, type MemoryContext } from "../context.js";
 import { recreateWordIndex, wordIndexDrift } from "../../stores/sqlite/memory-fts.js";
 import { addMemory, correctMemory, expiryOption, tagsOption, type AddOptions, type CorrectOptions } from "./memory-edit.js";
@@ -31,13 +33,32 @@ function withMemory<T extends Common>(fn: (ctx: AnyMemoryContext, viewer: Viewer
     const o = args.find((a) => a && typeof a === "object" && !Array.isArray(a) && !("commands" in (a as object))) as T;
     const positional = args.filter((a) => Array.isArray(a) || typeof a === "string").map((a) => (Array.isArray(a) ? a : [a as string]));
     const ctx = await openAnyMemory({ location: o.db, existing: opts.create !== true });
+    const conversations = indexBeforeForget(ctx);
     try {
       const viewer: Viewer = { owner: o.user ?? ctx.config.localUser, project: o.project ? projectDir(o.project) : null };
       await fn(ctx, viewer, o, ...positional);
     } finally {
+      conversations.close();
       await ctx.close();
     }
   };
+}
+
+/**
+ * A forget from the command line purges what the daemon's conversations said of the memory, as
+ * a server's does: the daemon home ($INFINITY_HOME or ~/.infinity) is indexed first, only when a
+ * forget happens. Without it, messages not yet indexed were indexed later, forgotten text and all.
+ */
+function indexBeforeForget(ctx: AnyMemoryContext): { close(): void } {
+  const home = defaultInfinityHome();
+  if (!existsSync(home)) return { close: () => undefined };
+  let opened: OpenedSources | null = null;
+  ctx.sessionForget.refresh = async () => {
+    opened ??= openSources([`infinity-home:${home}`], "db" in ctx ? (ctx as MemoryContext).db : ctx.backend, ctx.location);
+    const search = makeSessionSearch("db" in ctx ? (ctx as MemoryContext).db : ctx.backend.sessionIndex, opened.sources, ctx.clock, ctx.config.localUser);
+    await search.refresh(true);
+  };
+  return { close: () => opened?.close() };
 }
 
 function csv<T extends string>(allowed: readonly T[], what: string) {

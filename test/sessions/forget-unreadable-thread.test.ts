@@ -7,7 +7,7 @@ import { join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { describe, expect, it } from "vitest";
 import { postJson, startCallbackSink } from "../helpers/callback-sink.js";
-import { CLI } from "../helpers/cli.js";
+import { CLI, runCli } from "../helpers/cli.js";
 import { tempDir } from "../helpers/tmp.js";
 
 const SESSION = "0f6b3c9a-1d7e-4f25-8b4a-6e9c2d1f7a35";
@@ -59,5 +59,21 @@ describe("forget and a conversation file caught mid-write", () => {
       child.kill("SIGINT");
     }
     expect(await exited).toBe(0);
+  });
+
+  it("a forget from the command line indexes the daemon's conversations first, so what they said is not found later", { timeout: 30_000 }, () => {
+    const dir = tempDir();
+    const home = join(dir, "infinity");
+    cpSync(resolve("test/fixtures/infinity-home"), home, { recursive: true });
+    const threadFile = join(home, "threads", `${SESSION}.json`);
+    const thread = JSON.parse(readFileSync(threadFile, "utf8")) as { messages: unknown[] };
+    thread.messages.push([{ kind: "user", content: { type: "text", text: `Remember this: ${SAID}` } }, "6a1f0c52-3d4e-4b8a-9c7d-2e1f0a9b8c7d"]);
+    writeFileSync(threadFile, JSON.stringify(thread, null, 2));
+    const env = { INFINITY_MEMORY_HOME: dir, INFINITY_MEMORY_USER: "ops", INFINITY_HOME: home };
+    const id = /remembered as (mem_\w+)/.exec(runCli(["memory", "add", SAID], env).stdout)![1]!;
+    // nothing has indexed the conversations yet: the forget does, before it purges
+    expect(runCli(["memory", "forget", id], env).status).toBe(0);
+    expect(runCli(["sessions", "search", "Zorblattine", "nickname", "--infinity-home", home], env).stdout).toBe("no matches\n");
+    expect(runCli(["sessions", "search", "staging", "logs", "deploy", "--infinity-home", home], env).stdout).toContain("Tail the staging logs");
   });
 });
