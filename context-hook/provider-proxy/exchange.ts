@@ -63,6 +63,7 @@ export function runExchange(client: Socket, id: number, deps: ExchangeDeps): voi
     if (closed) return;
     closed = true;
     upstream?.destroy();
+    client.destroy(); // half-open after an end: our side would stay open, a descriptor per call
     if (response?.finished) log.debug("client closed after the response");
     else log.info({ ms: elapsed(started) }, "client went away; upstream call cancelled");
   };
@@ -91,8 +92,14 @@ export function runExchange(client: Socket, id: number, deps: ExchangeDeps): voi
     void forward(first);
   });
   // A client that half-closes after its request (no newline) still sent one: LinesCodec's decode_eof.
+  // An end after a whole request line is the daemon going away (it never half-closes: its framed
+  // socket writes the request and reads; a cancel or a start/stall timeout drops it): without
+  // this, a silent or stalled upstream kept both sockets open for good.
   client.on("end", () => {
-    if (gotRequest) return;
+    if (gotRequest) {
+      if (!response?.finished) onClientGone();
+      return;
+    }
     gotRequest = true;
     const rest = request.rest();
     if (rest.length > 0) void forward(rest);

@@ -1,7 +1,7 @@
 // What a model call is about, read from its chat history (rig `Message`s, reference §3.2): the
 // latest user message plus a short window of recent turns become the prefix builder's task; the
 // texts of the recent history let it skip what the model already sees.
-import { clip } from "../../core/text.js";
+import { clip, headOf } from "../../core/text.js";
 
 export interface TaskOptions {
   /** recent messages rendered after the user message */
@@ -104,11 +104,15 @@ export function buildTask(history: readonly unknown[], opts: TaskOptions = DEFAU
   for (let i = windowStart; i < history.length; i++) {
     if (i === userIndex) continue; // already the head of the task
     for (const t of turnsOf(history[i])) {
-      if (t.text.trim().length > 0) window.push(`${LABEL[t.role]}: ${cut(t.text.replace(/\s+/g, " ").trim(), opts.turnChars)}`);
+      // Only a turn's head is kept, so only a head is flattened: a pasted 20 MB log took seconds
+      // here, on the event loop, before the deadline could cut in (and every other stream waited).
+      const flat = headOf(t.text.trimStart(), opts.turnChars * 4).replace(/\s+/g, " ").trim();
+      if (flat.length > 0) window.push(`${LABEL[t.role]}: ${cut(flat, opts.turnChars)}`);
     }
   }
 
-  const head = userText.trim().length > 0 ? cut(userText.trim(), opts.userChars) : "";
+  const userHead = headOf(userText.trimStart(), opts.userChars * 2).trim();
+  const head = userHead.length > 0 ? cut(userHead, opts.userChars) : "";
   const task = window.length === 0 ? head : [head, `Recent turns:\n${window.join("\n")}`].filter((p) => p.length > 0).join("\n\n");
 
   const recent: string[] = [];

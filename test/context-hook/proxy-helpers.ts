@@ -93,6 +93,8 @@ export interface CallOptions {
   pieceDelayMs?: number;
   /** hang up once this many response lines arrived */
   hangUpAfterLines?: number;
+  /** hang up this long after sending the request, whatever arrived */
+  hangUpAfterMs?: number;
   /** send the line without its newline and shut down the write side (LinesCodec's decode_eof) */
   halfCloseWithoutNewline?: boolean;
 }
@@ -119,6 +121,7 @@ export function call(socketPath: string, requestLine: string, opts: CallOptions 
       resolvePromise({ bytes, lines, firstByteMs, totalMs: performance.now() - start });
     };
     s.on("close", done);
+    if (opts.hangUpAfterMs !== undefined) setTimeout(() => s.destroy(), opts.hangUpAfterMs);
     s.on("error", (e) => (parts.length > 0 ? done() : reject(e)));
     const data = Buffer.from(opts.halfCloseWithoutNewline ? requestLine : `${requestLine}\n`);
     const pieces = opts.pieces ?? 1;

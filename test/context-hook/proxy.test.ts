@@ -199,6 +199,10 @@ describe("provider proxy process (fixed prefix builder)", () => {
 
     await call(proxy.socketPath, invokeLine(preamble, [userMsg("#mode=slow hang up")]), { hangUpAfterLines: 2 });
     await waitFor(() => readRecords(upstreamRecords).at(-1)?.cancelled, 3000, "the upstream to see the hang-up");
+    // a hung upstream writes nothing, so no failed write reveals the hang-up: the client's end does
+    // (the daemon drops the connection on a cancel or its start and stall timeouts)
+    await call(proxy.socketPath, invokeLine(preamble, [userMsg("#mode=silent")]), { hangUpAfterMs: 300 });
+    await waitFor(() => readRecords(upstreamRecords).at(-1)?.cancelled, 3000, "the upstream to see the hang-up of a silent call");
   });
 
   it("records one trace event per call and none again for the same request", async () => {
