@@ -35,7 +35,8 @@ export function registerToolset(program: Command): void {
             targetId: `${o.toolset}@${o.thread}`,
             detail: { enabled: value },
           });
-          process.stdout.write(`${o.toolset}: ${verb}d for thread ${o.thread}\n`);
+          const done = verb === "inherit" ? "inherits its parent's setting" : `${verb}d`;
+          process.stdout.write(`${o.toolset}: ${done} for thread ${o.thread}\n`);
         } finally {
           await ctx.close();
         }

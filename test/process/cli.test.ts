@@ -59,6 +59,7 @@ describe("infinity-memory CLI", () => {
     expect(runCli(["memory", "export"], env).stdout).not.toContain("quokkaberry");
 
     expect(runCli(["toolset", "disable", "--toolset", "memory", "--thread", "t-1"], env).stdout).toMatch(/disabled for thread t-1/);
+    expect(runCli(["toolset", "inherit", "--toolset", "memory", "--thread", "t-1"], env).stdout).toBe("memory: inherits its parent's setting for thread t-1\n");
     const bad = runCli(["toolset", "disable", "--toolset", "nope", "--thread", "t-1"], env);
     expect(bad.status).toBe(1);
     expect(bad.stderr).toMatch(/unknown toolset "nope"/);
