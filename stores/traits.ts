@@ -21,6 +21,17 @@ export class StoreError extends Error {
 }
 
 /**
+ * `insert` found, inside its transaction, a live memory with the same content in the same scope:
+ * one written by another process between the caller's duplicate check and this write.
+ */
+export class DuplicateMemoryError extends StoreError {
+  constructor(readonly existingId: string) {
+    super("constraint", `a memory with the same content in the same scope exists: ${existingId}`);
+    this.name = "DuplicateMemoryError";
+  }
+}
+
+/**
  * Which records a query may touch. `keys`: the visibility keys of a request (thread view; see
  * core/memory/scope.ts). `owner`: every record of one user, optionally narrowed to a project
  * (the person's own view through the CLI).

@@ -25,7 +25,7 @@ import {
   normalizeTags,
   parseExpiry,
 } from "./write-policy.js";
-import type { AuditEntry, ListPage, MemoryStore, SearchHit, Visibility } from "../../stores/traits.js";
+import { DuplicateMemoryError, type AuditEntry, type ListPage, type MemoryStore, type SearchHit, type Visibility } from "../../stores/traits.js";
 import { prepareBatch, type BatchRememberItem, type BatchRememberResult, type PreparedBatch } from "./batch.js";
 
 export type { BatchRememberItem, BatchRememberResult, PreparedBatch } from "./batch.js";
@@ -244,13 +244,15 @@ export class MemoryService {
       at: now,
     };
 
-    const dup = await this.store.findDuplicate(visibilityKey(scope), hash);
-    if (dup && !previous) {
-      // The same fact said again is supporting evidence, not a second memory.
-      await this.store.addSource(dup.id, source, this.audit(origin, "duplicate", dup.id));
-      const rec = (await this.store.get(dup.id)) ?? dup;
+    // The same fact said again is supporting evidence, not a second memory.
+    const asDuplicate = async (dupId: string): Promise<RememberResult> => {
+      await this.store.addSource(dupId, source, this.audit(origin, "duplicate", dupId));
+      const rec = await this.store.get(dupId);
+      if (!rec) throw new CoreError("conflict", `memory ${dupId} was forgotten while this one was being stored; try again`);
       return { status: "duplicate", record: rec, conflicts: [], flagged: rec.flags.length > 0, notes };
-    }
+    };
+    const dup = await this.store.findDuplicate(visibilityKey(scope), hash);
+    if (dup && !previous) return asDuplicate(dup.id);
 
     const trust: Trust = input.trust ?? (input.userStated ? "user_stated" : origin.actor === "model" ? "model_inferred" : "imported");
     const confidence =
@@ -279,13 +281,20 @@ export class MemoryService {
     };
 
     const conflicts = previous ? [] : await this.findConflicts(req, content);
-    const stored = previous
-      ? await this.store.supersede(previous.id, rec, this.audit(origin, "supersede", id, { previous: previous.id, version: rec.version }))
-      : await this.store.insert(
-          rec,
-          this.audit(origin, "create", id, { kind, level: scope.level, flags }),
-          conflicts.map((c) => ({ src: id, dst: c.id, relation: "conflicts_with" as const, at: now })),
-        );
+    let stored: MemoryRecord;
+    try {
+      stored = previous
+        ? await this.store.supersede(previous.id, rec, this.audit(origin, "supersede", id, { previous: previous.id, version: rec.version }))
+        : await this.store.insert(
+            rec,
+            this.audit(origin, "create", id, { kind, level: scope.level, flags }),
+            conflicts.map((c) => ({ src: id, dst: c.id, relation: "conflicts_with" as const, at: now })),
+          );
+    } catch (e) {
+      // another process stored the same content in this scope after the check above
+      if (e instanceof DuplicateMemoryError) return asDuplicate(e.existingId);
+      throw e;
+    }
     if (flags.length > 0) notes.push("it looks like instructions to an AI, so it is stored as pending and needs a person's confirmation (memory_review)");
     else if (rec.status === "pending") notes.push("the memory it corrects was still waiting for review, so this version waits too: a person confirms it (memory_review)");
     return { status: previous ? "superseded" : "created", record: stored, conflicts, flagged: flags.length > 0, notes };

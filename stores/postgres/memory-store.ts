@@ -18,6 +18,7 @@ import { mmr, proximityRerank } from "../../core/retrieval/rerank.js";
 import { joinsIndex, WARM_UP, type IndexDelta } from "../../core/retrieval/association-cache.js";
 import { DEFAULT_ASSOCIATIONS } from "../../core/retrieval/associations.js";
 import {
+  DuplicateMemoryError,
   StoreError,
   type AuditEntry,
   type BatchInsertItem,
@@ -514,6 +515,16 @@ export class PgMemoryStore implements MemoryStore {
     await this.writeWordRows(c, [...rowids]);
   }
 
+  /**
+   * Transaction-scoped locks on the scopes about to be written, in one order (no deadlock); one
+   * per scope, not per memory, so a large import takes a few. DSQL has no advisory locks.
+   */
+  private async lockScopes(c: Q, keys: string[]): Promise<void> {
+    if (this.db.profile !== "postgres") return;
+    const distinct = [...new Set(keys)].sort();
+    await c.query(`SELECT pg_advisory_xact_lock(hashtext('memory-scope:' || k)) FROM unnest($1::text[]) AS k ORDER BY k`, [distinct]);
+  }
+
   private async insertRow(c: Q, rec: NewMemory, vector?: Float32Array | null): Promise<number> {
     const rowid = await this.insertBaseRow(c, rec, visibilityKey(rec.scope));
     // The neighbours' context now includes this memory.
@@ -528,6 +539,11 @@ export class PgMemoryStore implements MemoryStore {
     // [semantic channel] the row and transaction of the attempt that committed
     const mine: { rowid?: number; xact?: string } = {};
     const out = await this.db.tx(async (c) => {
+      // Writers of one scope take turns here, so the duplicate check below sees what another
+      // server (or CLI) committed a moment ago; READ COMMITTED alone let both insert.
+      await this.lockScopes(c, [key]);
+      const dup = (await c.query<{ id: string }>(`SELECT id FROM memories WHERE vis_key = $1 AND content_hash = $2 AND status <> 'deleted' LIMIT 1`, [key, rec.contentHash])).rows[0];
+      if (dup) throw new DuplicateMemoryError(dup.id);
       mine.rowid = await this.insertRow(c, rec, vec);
       mine.xact = await this.xactOf(c);
       for (const e of edges) await this.addEdgeIn(c, e);
@@ -595,6 +611,7 @@ export class PgMemoryStore implements MemoryStore {
       done.joined = new Map();
       delete done.xact;
       const keys = items.map((i) => visibilityKey(i.rec.scope));
+      await this.lockScopes(c, keys);
       // (vis_key, content hash) → id of a record in the store or written earlier in this batch
       const seen = new Map<string, string>();
       const existing = await c.query<{ vis_key: string; content_hash: string; id: string }>(

@@ -5,6 +5,7 @@ import type { Statement } from "better-sqlite3";
 import { visibilityKey } from "../../core/memory/scope.js";
 import type { MemoryRecord, MemorySource, MemoryStatus, NewMemory, Trust } from "../../core/memory/record.js";
 import {
+  DuplicateMemoryError,
   StoreError,
   type AuditEntry,
   type BatchInsertItem,
@@ -310,6 +311,9 @@ export class SqliteMemoryStore implements MemoryStore {
     const [vec] = this.vectors ? await this.vectors.vectorsFor([rec.content]) : [];
     const key = visibilityKey(rec.scope);
     const change = this.db.transaction(() => {
+      // checked again under the write lock: another process may have written it since the caller looked
+      const dup = this.st.dupId!.get(key, rec.contentHash) as { id: string } | undefined;
+      if (dup) throw new DuplicateMemoryError(dup.id);
       // insertRow must run with or without a vector channel (no optional-chaining short circuit)
       const rowid = this.insertRow(rec);
       this.vectors?.onInsert(rowid, rec, vec);

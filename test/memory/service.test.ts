@@ -5,6 +5,25 @@ import { openTestMemory, req, modelOrigin, trigramMatch } from "../helpers/memor
 import { tempDir } from "../helpers/tmp.js";
 
 describe("MemoryService write policy", () => {
+  it("the same content stored at the same moment through two connections is one memory, the other a duplicate", async () => {
+    const dir = tempDir();
+    const a = openTestMemory(dir);
+    const b = openTestMemory(dir);
+    try {
+      // both look for a duplicate before either writes; the second write finds the first under its lock
+      const results = await Promise.all([a, b, a, b].map((ctx) => ctx.service.remember(req(), { content: "User's favourite shell is fish", kind: "preference" }, modelOrigin())));
+      expect(results.map((r) => r.status).sort()).toEqual(["created", "duplicate", "duplicate", "duplicate"]);
+      const id = results.find((r) => r.status === "created")!.record.id;
+      expect(results.every((r) => r.record.id === id)).toBe(true);
+      const rows = a.db.prepare(`SELECT count(*) AS n FROM memories WHERE content = ?`).get("User's favourite shell is fish") as { n: number };
+      expect(rows.n).toBe(1);
+      expect((await a.store.get(id))!.sources).toHaveLength(4);
+    } finally {
+      a.close();
+      b.close();
+    }
+  });
+
   it("defaults the scope by kind and records provenance", async () => {
     const m = openTestMemory(tempDir());
     const pref = await m.service.remember(req(), { content: "User prefers tabs over spaces", kind: "preference" }, modelOrigin("root-1", "tc-1"));

@@ -12,7 +12,8 @@ import type { PgDb } from "../../stores/postgres/pool.js";
 import { MEMORY_MIGRATIONS } from "../../stores/postgres/schema-memory.js";
 import { openPg } from "../../stores/postgres/setup.js";
 import { MEMORY_WRITE_TABLES, vacuumAnalyze } from "../../stores/postgres/vacuum.js";
-import { runCli } from "../helpers/cli.js";
+import { CLI, runCli } from "../helpers/cli.js";
+import { spawn } from "node:child_process";
 import { createTestDatabase, describePg, withDatabase } from "../helpers/postgres.js";
 
 describePg("infinity-memory memory import into PostgreSQL", (url) => {
@@ -128,6 +129,42 @@ describePg("infinity-memory memory import into PostgreSQL", (url) => {
       expect(await stats(t.url)).toEqual([{ relname: "memories", analyzed: true }]);
     } finally {
       await db.close();
+    }
+  });
+});
+
+describePg("the same memories written by several processes at once into PostgreSQL", (url) => {
+  it("two imports of one file and four adds of one text store each memory once", { timeout: 120_000 }, async () => {
+    const t = await createTestDatabase(url(), "dup");
+    const dir = mkdtempSync(join(tmpdir(), "imem-pg-dup-"));
+    try {
+      const file = join(dir, "notes.jsonl");
+      writeFileSync(file, Array.from({ length: 600 }, (_, i) => JSON.stringify({ content: `Runbook note ${i}: restart the ingest worker after step ${i * 3}` })).join("\n") + "\n");
+      const env = { ...process.env, INFINITY_MEMORY_HOME: dir, INFINITY_MEMORY_USER: "alice" };
+      const run = (args: string[]) =>
+        new Promise<{ status: number | null; stdout: string }>((done) => {
+          const child = spawn(process.execPath, [CLI, ...args, "--db", t.url], { env, stdio: ["ignore", "pipe", "ignore"] });
+          let stdout = "";
+          child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+          child.on("exit", (status) => done({ status, stdout }));
+        });
+      const imports = await Promise.all([run(["memory", "import", file, "--batch", "100", "--json"]), run(["memory", "import", file, "--batch", "100", "--json"])]);
+      expect(imports.map((r) => r.status)).toEqual([0, 0]);
+      const imported = imports.map((r) => (JSON.parse(r.stdout) as { imported: number }).imported);
+      expect(imported[0]! + imported[1]!).toBe(600);
+      const adds = await Promise.all(Array.from({ length: 4 }, () => run(["memory", "add", "User's favourite shell is fish", "--json"])));
+      expect(adds.map((r) => (JSON.parse(r.stdout) as { status: string }).status).sort()).toEqual(["created", "duplicate", "duplicate", "duplicate"]);
+      const c = new pg.Client({ connectionString: t.url });
+      await c.connect();
+      try {
+        const r = await c.query<{ rows: string; distinct: string }>(`SELECT count(*) AS rows, count(DISTINCT content) AS distinct FROM memories WHERE status <> 'deleted'`);
+        expect(r.rows[0]).toEqual({ rows: "601", distinct: "601" });
+      } finally {
+        await c.end();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+      await t.drop();
     }
   });
 });
