@@ -255,7 +255,8 @@ export function registerMemory(program: Command): void {
         }
         if (targets.length === 0) throw new Error("give memory ids or --query");
         const purged = await ctx.service.forget(viewer, targets, CLI_ORIGIN, "forgotten from the CLI");
-        process.stdout.write(`forgot ${targets.length} memor${targets.length === 1 ? "y" : "ies"} (${purged.length} versions purged)\n`);
+        if (purged.length === 0) process.stdout.write(`nothing to forget: ${targets.length === 1 ? "that memory was" : "those memories were"} forgotten already\n`);
+        else process.stdout.write(`forgot ${targets.length} memor${targets.length === 1 ? "y" : "ies"} (${purged.length} versions purged)\n`);
       }),
     );
 

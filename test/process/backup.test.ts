@@ -122,6 +122,7 @@ describe("backup, verify, restore", () => {
     expect(runCli(["backup", "--out", join(dir, "before.db"), "--db", db], env).status).toBe(0);
     // forgotten after the backup: every version of it
     expect(runCli(["memory", "forget", secret, "--db", db], env).status).toBe(0);
+    expect(runCli(["memory", "forget", secret, "--db", db], env).stdout).toBe("nothing to forget: that memory was forgotten already\n");
     const search = (file: string) => runCli(["memory", "search", "vault", "door", "--history", "--db", file], env).stdout;
     expect(search(db)).toMatch(/no memories match/);
 
