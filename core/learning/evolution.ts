@@ -369,8 +369,8 @@ export class EvolutionService {
       }
     } else if (r.kind === "retire") {
       // the staleness was measured on one version: a newer one published since is not stale
-      const now = (await skills.skill(r.skillName)).publishedVersionId;
-      if (r.versionId !== null && now !== r.versionId) {
+      const published = (await skills.skill(r.skillName)).publishedVersionId;
+      if (r.versionId !== null && published !== r.versionId) {
         throw new CoreError("conflict", `request ${id} asked to retire a version of ${r.skillName} that is no longer the published one (a newer version was published since); decline it`);
       }
       await skills.retire(r.skillName, actor, String(r.detail.reason ?? "curator"));

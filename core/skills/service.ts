@@ -190,7 +190,6 @@ export class SkillService {
     return { version, created: true, notes };
   }
 
-  /** Everything a person needs to decide on publishing `ref` (default: the newest candidate). */
   /** The version a publish of `name` means: `ref`, else the newest candidate. */
   async publishTarget(name: string, ref?: string): Promise<{ skill: Skill; to: SkillVersion }> {
     const skill = await this.skill(name);
@@ -200,6 +199,7 @@ export class SkillService {
     return { skill, to: last };
   }
 
+  /** Everything a person needs to decide on publishing `ref` (default: the newest candidate). */
   async preparePublish(name: string, ref?: string): Promise<PendingMove> {
     const { skill, to } = await this.publishTarget(name, ref);
     if (to.id === skill.publishedVersionId) throw new CoreError("conflict", `v${to.seq} of "${name}" is already published`);
