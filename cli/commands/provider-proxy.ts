@@ -14,6 +14,7 @@ interface ProxyCliOptions {
   log?: string;
   builderModule?: string;
   upstreamTimeoutMs?: number;
+  endedStallMs?: number;
 }
 
 export function registerProviderProxy(program: Command): void {
@@ -29,6 +30,7 @@ export function registerProviderProxy(program: Command): void {
     .option("--log <file>", "log file (default $INFINITY_MEMORY_HOME/provider-proxy.log)")
     .option("--builder-module <file>", "ES module exporting createPrefixBuilder(ctx) to use instead of the memory prefix builder")
     .option("--upstream-timeout-ms <ms>", "how long the upstream may take to print its socket path (default 30000)", wholeNumber(1))
+    .option("--ended-stall-ms <ms>", "how long a call whose client ended its side (the daemon dropped it) waits for the upstream's next bytes before it is closed (default 120000, the daemon's stall timeout)", wholeNumber(1))
     .action(async (rest: string[], o: ProxyCliOptions) => {
       const upstream = [...(o.upstream ?? []), ...rest];
       if (upstream.length === 0) throw new Error("give the provider command to wrap: --upstream <command…>");
@@ -41,6 +43,7 @@ export function registerProviderProxy(program: Command): void {
         logFile: o.log,
         builderModule: o.builderModule,
         upstreamTimeoutMs: o.upstreamTimeoutMs,
+        endedStallMs: o.endedStallMs,
       });
     });
 }

@@ -26,7 +26,17 @@ export interface ExchangeDeps {
   maxLineBytes: number;
   /** the trace write of a finished call (so shutdown can wait for it) */
   track(p: Promise<void>): void;
+  /** how long the upstream may stay silent once the client has ended its side (default 120 s) */
+  endedStallMs?: number;
 }
+
+/**
+ * A client's end after its request cannot be told apart from the daemon dropping the call (a
+ * cancel, its 60 s start and 120 s stall timeouts): the daemon never half-closes, a debugging
+ * `nc` does. Both are answered; but an upstream silent for the daemon's stall timeout after the
+ * end has no one waiting, so the call is closed then (a hung model kept both sockets open for good).
+ */
+const ENDED_STALL_MS = 120_000;
 
 const NEWLINE = Buffer.from("\n");
 
@@ -62,6 +72,7 @@ export function runExchange(client: Socket, id: number, deps: ExchangeDeps): voi
   const onClientGone = () => {
     if (closed) return;
     closed = true;
+    if (stall) clearTimeout(stall);
     upstream?.destroy();
     client.destroy(); // half-open after an end: our side would stay open, a descriptor per call
     if (response?.finished) log.debug("client closed after the response");
@@ -95,11 +106,22 @@ export function runExchange(client: Socket, id: number, deps: ExchangeDeps): voi
   // An end after a whole request line is the daemon going away (it never half-closes: its framed
   // socket writes the request and reads; a cancel or a start/stall timeout drops it): without
   // this, a silent or stalled upstream kept both sockets open for good.
+  let ended = false;
+  let stall: NodeJS.Timeout | null = null;
+  const endedStallMs = deps.endedStallMs ?? ENDED_STALL_MS;
+  /** (re)starts the silence limit once the client has ended; every upstream byte restarts it */
+  const watchSilence = () => {
+    if (!ended || closed) return;
+    if (stall) clearTimeout(stall);
+    stall = setTimeout(() => {
+      log.info({ ms: elapsed(started), silent_ms: endedStallMs }, "client ended its side and the upstream stayed silent; call closed");
+      onClientGone();
+    }, endedStallMs);
+    stall.unref();
+  };
   client.on("end", () => {
-    if (gotRequest) {
-      if (!response?.finished) onClientGone();
-      return;
-    }
+    ended = true;
+    if (gotRequest) return watchSilence();
     gotRequest = true;
     const rest = request.rest();
     if (rest.length > 0) void forward(rest);
@@ -214,8 +236,10 @@ export function runExchange(client: Socket, id: number, deps: ExchangeDeps): voi
       onDone();
     };
 
+    watchSilence();
     up.on("data", (chunk: Buffer) => {
       if (closed) return;
+      watchSilence();
       let pushed;
       try {
         pushed = response.push(chunk);

@@ -26,6 +26,8 @@ export interface ProviderProxyOptions {
   /** module exporting createPrefixBuilder(ctx); default: the memory prefix builder */
   builderModule?: string | undefined;
   upstreamTimeoutMs?: number | undefined;
+  /** see ExchangeDeps.endedStallMs */
+  endedStallMs?: number | undefined;
 }
 
 export async function runProviderProxy(o: ProviderProxyOptions): Promise<void> {
@@ -87,6 +89,7 @@ export async function runProviderProxy(o: ProviderProxyOptions): Promise<void> {
       traces: memory.backend.traces,
       clock: memory.clock,
       logger,
+      ...(o.endedStallMs !== undefined ? { endedStallMs: o.endedStallMs } : {}),
     });
     const socketPath = await server.listen();
 

@@ -66,7 +66,7 @@ describe("provider proxy process (fixed prefix builder)", () => {
     const argv = proxyCommand({
       upstream: [process.execPath, SCRIPTED, "--mode", "normal"],
       mainScript: CLI,
-      proxyArgs: ["--infinity-home", HOME, "--db", dbPath, "--log", logFile, "--deadline-ms", String(DEADLINE_MS), "--budget", "900", "--builder-module", FIXED_BUILDER],
+      proxyArgs: ["--infinity-home", HOME, "--db", dbPath, "--log", logFile, "--deadline-ms", String(DEADLINE_MS), "--budget", "900", "--builder-module", FIXED_BUILDER, "--ended-stall-ms", "1000"],
     });
     proxy = await startProcess(argv, { INFINITY_MEMORY_HOME: s.dir, INFINITY_MEMORY_USER: "local-user", SCRIPTED_RECORD_FILE: upstreamRecords }, "proxy");
   });
@@ -199,10 +199,14 @@ describe("provider proxy process (fixed prefix builder)", () => {
 
     await call(proxy.socketPath, invokeLine(preamble, [userMsg("#mode=slow hang up")]), { hangUpAfterLines: 2 });
     await waitFor(() => readRecords(upstreamRecords).at(-1)?.cancelled, 3000, "the upstream to see the hang-up");
-    // a hung upstream writes nothing, so no failed write reveals the hang-up: the client's end does
-    // (the daemon drops the connection on a cancel or its start and stall timeouts)
+    // a hung upstream writes nothing, so no failed write reveals the hang-up: after the client's
+    // end (the daemon drops a call on a cancel or its timeouts) the upstream's silence does
+    // (--ended-stall-ms 1000 here; the daemon's own stall timeout, 120 s, by default)
+    const t0 = Date.now();
     await call(proxy.socketPath, invokeLine(preamble, [userMsg("#mode=silent")]), { hangUpAfterMs: 300 });
-    await waitFor(() => readRecords(upstreamRecords).at(-1)?.cancelled, 3000, "the upstream to see the hang-up of a silent call");
+    await waitFor(() => readRecords(upstreamRecords).at(-1)?.cancelled, 5000, "the upstream to see the hang-up of a silent call");
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(1000);
+    expect(readLog(logFile).some((l) => l.msg === "client ended its side and the upstream stayed silent; call closed")).toBe(true);
   });
 
   it("records one trace event per call and none again for the same request", async () => {
