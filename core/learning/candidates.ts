@@ -11,7 +11,7 @@ import { recordScopeFor, visibilityKey, type RequestScope } from "../memory/scop
 import { contentHash } from "../memory/write-policy.js";
 import { analyzeQuery, contentWords, isEmptyQuery } from "../retrieval/analyze.js";
 import { scanContent } from "../safety/index.js";
-import type { MemoryStore } from "../../stores/traits.js";
+import { DuplicateMemoryError, type MemoryStore } from "../../stores/traits.js";
 import { excerpt } from "./episodes.js";
 import { asksNotToRemember, correctionBody, reactionOf } from "./user-text.js";
 import type { EpisodeDraft } from "./types.js";
@@ -263,7 +263,14 @@ export class CandidateWriter {
       contentHash: contentHash(c.content),
       source,
     };
-    await this.memory.insert(rec, audit("create", id), [{ src: id, dst: episode.id, relation: "derived_from", at: now }]);
+    try {
+      await this.memory.insert(rec, audit("create", id), [{ src: id, dst: episode.id, relation: "derived_from", at: now }]);
+    } catch (e) {
+      // written by another process since the check above: evidence for that one
+      if (!(e instanceof DuplicateMemoryError)) throw e;
+      await this.memory.addSource(e.existingId, source, audit("duplicate", e.existingId));
+      return { memoryId: e.existingId, disposition: "merged" };
+    }
     return { memoryId: id, disposition: "created" };
   }
 }

@@ -124,10 +124,14 @@ describe("hostile content corpus", () => {
     const m = openTestMemory(tempDir());
     const ids = new Map<string, HostileCase>();
     let n = 0;
+    const contents = new Set<string>();
     for (const c of corpus) {
+      const content = `Staging deploy note: ${c.text}`;
+      // one record per text (as the duplicate rule reads it): the store refuses a second live copy in one scope
+      if (contents.has(contentHash(content))) continue;
+      contents.add(contentHash(content));
       const id = `mem_hostile${String(++n).padStart(4, "0")}`;
       ids.set(id, c);
-      const content = `Staging deploy note: ${c.text}`;
       await m.store.insert(
         { id, lineageId: id, scope: recordScopeFor(req(), "user"), kind: "note", content, tags: [], trust: "imported", confidence: 0.9, status: "active", flags: [], version: 1, supersedes: null, validFrom: null, validTo: null, createdAt: T0, expiresAt: null, contentHash: contentHash(content), source: { threadId: null, messageIds: [], toolCallId: null, actor: "import", at: T0 } },
         { at: T0, actor: "test", action: "create", targetKind: "memory", targetId: id, detail: {} },
