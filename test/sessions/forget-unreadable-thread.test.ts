@@ -13,15 +13,20 @@ import { tempDir } from "../helpers/tmp.js";
 const SESSION = "0f6b3c9a-1d7e-4f25-8b4a-6e9c2d1f7a35";
 const SAID = "The ops lead's nickname at the office is Zorblattine";
 
+/** A copy of the fixture daemon home, and its thread file's text with one more turn that says SAID. */
+function homeThatSaysIt() {
+  const dir = tempDir();
+  const home = join(dir, "infinity");
+  cpSync(resolve("test/fixtures/infinity-home"), home, { recursive: true });
+  const threadFile = join(home, "threads", `${SESSION}.json`);
+  const thread = JSON.parse(readFileSync(threadFile, "utf8")) as { messages: unknown[] };
+  thread.messages.push([{ kind: "user", content: { type: "text", text: `Remember this: ${SAID}` } }, "6a1f0c52-3d4e-4b8a-9c7d-2e1f0a9b8c7d"]);
+  return { dir, home, threadFile, said: JSON.stringify(thread, null, 2) };
+}
+
 describe("forget and a conversation file caught mid-write", () => {
   it("the thread is read again before the purge, so the forgotten text is not found afterwards", { timeout: 30_000 }, async () => {
-    const dir = tempDir();
-    const home = join(dir, "infinity");
-    cpSync(resolve("test/fixtures/infinity-home"), home, { recursive: true });
-    const threadFile = join(home, "threads", `${SESSION}.json`);
-    const thread = JSON.parse(readFileSync(threadFile, "utf8")) as { messages: unknown[] };
-    thread.messages.push([{ kind: "user", content: { type: "text", text: `Remember this: ${SAID}` } }, "6a1f0c52-3d4e-4b8a-9c7d-2e1f0a9b8c7d"]);
-    const said = JSON.stringify(thread, null, 2);
+    const { dir, home, threadFile, said } = homeThatSaysIt();
 
     const child = spawn(process.execPath, [CLI, "serve", "--port", "0", "--db", join(dir, "m.db"), "--log", join(dir, "s.log"), "--sessions-from", `infinity-home:${home}`], {
       env: { ...process.env, INFINITY_MEMORY_HOME: dir, INFINITY_MEMORY_USER: "ops" },
@@ -62,13 +67,8 @@ describe("forget and a conversation file caught mid-write", () => {
   });
 
   it("a forget from the command line indexes the daemon's conversations first, so what they said is not found later", { timeout: 30_000 }, () => {
-    const dir = tempDir();
-    const home = join(dir, "infinity");
-    cpSync(resolve("test/fixtures/infinity-home"), home, { recursive: true });
-    const threadFile = join(home, "threads", `${SESSION}.json`);
-    const thread = JSON.parse(readFileSync(threadFile, "utf8")) as { messages: unknown[] };
-    thread.messages.push([{ kind: "user", content: { type: "text", text: `Remember this: ${SAID}` } }, "6a1f0c52-3d4e-4b8a-9c7d-2e1f0a9b8c7d"]);
-    writeFileSync(threadFile, JSON.stringify(thread, null, 2));
+    const { dir, home, threadFile, said } = homeThatSaysIt();
+    writeFileSync(threadFile, said);
     const env = { INFINITY_MEMORY_HOME: dir, INFINITY_MEMORY_USER: "ops", INFINITY_HOME: home };
     const id = /remembered as (mem_\w+)/.exec(runCli(["memory", "add", SAID], env).stdout)![1]!;
     // nothing has indexed the conversations yet: the forget does, before it purges
