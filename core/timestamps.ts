@@ -6,6 +6,19 @@
 const ISO_RE =
   /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,]\d{1,9})?)?(?:[Zz]|[+-](\d{2}):?(\d{2}))?)?$/;
 
+/** 0000-01-01 and 9999-12-31T23:59:59.999Z: the four-digit years every stored and printed time has */
+export const EARLIEST_TIME = Date.parse("0000-01-01T00:00:00Z");
+export const LATEST_TIME = Date.parse("9999-12-31T23:59:59.999Z");
+
+/**
+ * A stored time brought inside those years. A row written before the bounds were checked (an
+ * expiry of "99999999d") was past what Date can print, and every view showing it failed.
+ */
+export function storedTime(ms: number | null): number | null {
+  if (ms === null) return null;
+  return Math.min(LATEST_TIME, Math.max(EARLIEST_TIME, ms));
+}
+
 function daysIn(year: number, month: number): number {
   return new Date(Date.UTC(year, month, 0)).getUTCDate();
 }

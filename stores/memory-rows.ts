@@ -3,6 +3,7 @@
 // what a record looks like identical on either.
 import { MEMORY_STATUSES, type Actor, type MemoryKind, type MemoryRecord, type MemorySource, type MemoryStatus, type RecordScope, type SafetyFlag, type ScopeLevel, type Trust } from "../core/memory/record.js";
 import { CoreError } from "../core/errors.js";
+import { storedTime } from "../core/timestamps.js";
 import { StoreError, type ListPage, type ListQuery, type Visibility } from "./traits.js";
 
 /**
@@ -100,11 +101,11 @@ export function recordOf(row: MemoryRow, tags: string[], sources: MemorySource[]
     flags: row.flags ? (row.flags.split(",") as SafetyFlag[]) : [],
     version: row.version,
     supersedes: row.supersedes,
-    validFrom: row.valid_from,
+    validFrom: storedTime(row.valid_from),
     validTo: row.valid_to,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
-    expiresAt: row.expires_at,
+    expiresAt: storedTime(row.expires_at),
     contentHash: row.content_hash ?? "",
     sources,
   };

@@ -14,7 +14,7 @@ import { z } from "zod";
 import type { BatchRememberItem, BatchRememberResult } from "../../core/memory/batch.js";
 import { MemoryKind, MemoryStatus, ScopeLevel } from "../../core/memory/record.js";
 import { defaultLevelFor } from "../../core/memory/write-policy.js";
-import { parseIsoTime } from "../../core/timestamps.js";
+import { EARLIEST_TIME, LATEST_TIME, parseIsoTime } from "../../core/timestamps.js";
 import { projectDir } from "../../stores/infinity-files/project-dir.js";
 import type { PostgresBackend } from "../../stores/postgres/backend.js";
 import { MEMORY_WRITE_TABLES, vacuumAnalyze } from "../../stores/postgres/vacuum.js";
@@ -30,9 +30,7 @@ import type { AnyMemoryContext } from "../context.js";
 export const ANALYZE_AFTER_IMPORTED = 1000;
 
 const id = z.string().trim().min(1).max(500);
-/** 0000-01-01 and 9999-12-31T23:59:59.999Z: the four-digit years a stored time is written with */
-const EARLIEST_TIME = Date.parse("0000-01-01T00:00:00Z");
-const LATEST_TIME = Date.parse("9999-12-31T23:59:59.999Z");
+
 
 const ImportLine = z
   .object({

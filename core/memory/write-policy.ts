@@ -3,7 +3,7 @@
 import { createHash } from "node:crypto";
 import { CoreError } from "../errors.js";
 import { contentWords } from "../retrieval/analyze.js";
-import { parseIsoTime } from "../timestamps.js";
+import { LATEST_TIME, parseIsoTime } from "../timestamps.js";
 import type { MemoryKind, ScopeLevel } from "./record.js";
 import { MAX_TAGS, MAX_TAG_CHARS } from "./record.js";
 
@@ -55,8 +55,6 @@ const DURATION_RE = /^(\d+)\s*(m|h|d|w|y)$/i;
 const NEVER_RE = /^\s*never\s*$/i;
 /** written like an ISO date, so a parse failure is a day or hour out of range, not a wrong form */
 const ISO_SHAPE_RE = /^\d{4}-\d{2}-\d{2}(?:$|[Tt ]\d{2}:\d{2})/;
-/** 9999-12-31T23:59:59.999Z: a four-digit year, as every stored and printed time has */
-const LATEST_EXPIRY = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
 const UNIT_MS: Record<string, number> = { m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000, y: 31_536_000_000 };
 
 /** `expires_at`: an ISO 8601 date/time, a duration from now such as "30d", "12h", "2w", or "never". */
@@ -68,7 +66,7 @@ export function parseExpiry(value: string | undefined, now: number): number | nu
     if (Number(d[1]) === 0) throw new CoreError("invalid_argument", `"expires_at" (${value}) is a duration of zero; give one of at least 1, like "1h" or "30d".`);
     const at = now + Number(d[1]) * UNIT_MS[d[2]!.toLowerCase()]!;
     // past the last ISO 8601 date (and far before Date's own limit) a time cannot be written back
-    if (!(at <= LATEST_EXPIRY)) throw new CoreError("invalid_argument", `"expires_at" (${value}) reaches past the year 9999; give a shorter duration, or "never".`);
+    if (!(at <= LATEST_TIME)) throw new CoreError("invalid_argument", `"expires_at" (${value}) reaches past the year 9999; give a shorter duration, or "never".`);
     return at;
   }
   const t = parseIsoTime(value);

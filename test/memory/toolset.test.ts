@@ -175,6 +175,13 @@ describe("memory toolset over RAP", () => {
       expect(got).toBe(`Error: "expires_at" (${far}) reaches past the year 9999; give a shorter duration, or "never".`);
     }
     expect(await call(r, "memory_list", {})).not.toMatch(/^Error/);
+    // one stored before the check (its expiry past what Date can print) reads as the last day of 9999
+    const old = await call(r, "memory_remember", { content: "The office wifi password rotates every quarter", kind: "fact", expires_at: "30d" });
+    r.ctx.db.prepare(`UPDATE memories SET expires_at = ? WHERE id = ?`).run(9_000_000_000_000_000, idIn(old));
+    const listed = await call(r, "memory_list", {});
+    expect(listed).toContain("office wifi password");
+    expect(listed).toContain("expires 9999-12-31");
+    expect(await call(r, "memory_search", { query: "office wifi password" })).toContain(idIn(old));
     expect(await newest()).toMatchObject({ version: 5, content: "The staging cluster stays frozen" });
     expect(await call(r, "memory_list", {})).not.toContain("release train");
     const leap = await call(r, "memory_remember", { content: "The release train leaves at noon", kind: "project", expires_at: "2028-02-29T12:00:00+01:00" });
