@@ -427,12 +427,8 @@ export function createAdminService(d: AdminDeps): AdminHandlers {
         if (req.requestId !== undefined) {
           request = await d.evolution.approve(req.requestId, actor);
         } else {
-          // approving a version the learning loop asked about is approving its request: the
-          // request grants a new skill its verified tools, which a plain publish would refuse
-          const { to } = await d.skills.publishTarget(req.name!, req.version);
-          const filed = await pendingRequestFor(to.id);
-          if (filed) request = await d.evolution.approve(filed.id, actor);
-          else await d.skills.publish(await d.skills.preparePublish(req.name!, to.id), actor);
+          // through the request the learning loop filed for it, if any (EvolutionService.approveVersion)
+          request = (await d.evolution.approveVersion(req.name!, req.version, actor)).request ?? undefined;
         }
         const name = request?.skillName ?? req.name!;
         const skill = await d.skills.findSkill(name);

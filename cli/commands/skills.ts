@@ -141,11 +141,10 @@ export function registerSkills(program: Command): void {
     }),
   );
 
-  common(cmd.command("approve <name> [version]").description("publish a candidate (default: the newest)")).action(
-    withSkills(async (svc, actor, _u, _o, [name], version) => {
-      const move = await svc.preparePublish(name!, version?.[0]);
-      await svc.publish(move, actor);
-      out(`Published ${move.skill.name} v${move.to.seq}${move.from ? ` (v${move.from.seq} retired)` : ""}.`);
+  common(cmd.command("approve <name> [version]").description("publish a candidate (default: the newest); one the learning loop asked about is approved through its request")).action(
+    withEvolution(async (evo, actor, _o, [name], version) => {
+      const r = await evo.approveVersion(name!, version?.[0], actor);
+      out(`Published ${r.skillName} v${r.seq}${r.previousSeq !== null ? ` (v${r.previousSeq} retired)` : ""}${r.request ? ` (request ${r.request.id} approved)` : ""}.`);
     }),
   );
 

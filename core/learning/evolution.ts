@@ -389,6 +389,21 @@ export class EvolutionService {
     return (await store.request(id))!;
   }
 
+  /**
+   * A person approves a version by name (default: the newest candidate). One the loop filed a
+   * request for is approved through it, which grants a new learned skill its verified tools (a
+   * plain publish would refuse them as widening); any other is published as it is.
+   */
+  async approveVersion(name: string, ref: string | undefined, actor: string): Promise<{ skillName: string; seq: number; previousSeq: number | null; request: SkillRequest | null }> {
+    const { skills } = this.deps;
+    const { skill, to } = await skills.publishTarget(name, ref);
+    const before = skill.publishedVersionId ? await skills.version(skill) : null;
+    const filed = (await this.requests("pending")).find((r) => r.kind === "publish" && r.versionId === to.id);
+    if (filed) return { skillName: skill.name, seq: to.seq, previousSeq: before?.seq ?? null, request: await this.approve(filed.id, actor) };
+    await skills.publish(await skills.preparePublish(skill.name, to.id), actor);
+    return { skillName: skill.name, seq: to.seq, previousSeq: before?.seq ?? null, request: null };
+  }
+
   async reject(id: string, actor: string, reason?: string): Promise<SkillRequest> {
     const { skills, store, clock } = this.deps;
     const r = await this.pending(id);

@@ -61,11 +61,12 @@ describe("deciding a filed candidate another way", () => {
     expect(cli(dir, "reject", name, "v1").stderr).toMatch(/v1 of ".*" is already rejected/);
   });
 
-  it("skills approve NAME closes it as approved", async () => {
+  it("skills approve NAME approves through the request: the new skill gets its verified tools, the request is closed", async () => {
     const dir = tempDir("evo-cli-");
     const { id, name } = await filed(dir);
-    expect(cli(dir, "grant", name, "bump_version", "update_changelog", "run_tests", "git_commit", "git_tag").status).toBe(0);
-    expect(cli(dir, "approve", name).stdout).toMatch(/^Published .* v1\./);
+    expect(cli(dir, "approve", name).stdout).toBe(`Published ${name} v1 (request ${id} approved).\n`);
+    const granted = /^Granted tools: (.*)$/m.exec(cli(dir, "show", name).stdout)![1]!.split(", ").sort();
+    expect(granted).toEqual(["bump_version", "git_commit", "git_tag", "run_tests", "update_changelog"]);
     expect(cli(dir, "requests").stdout).toBe("No pending requests.\n");
     expect(cli(dir, "requests", "--all").stdout).toMatch(new RegExp(`^${id} · publish ${name} v1 · approved`));
   });
