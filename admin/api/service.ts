@@ -177,11 +177,6 @@ export function createAdminService(d: AdminDeps): AdminHandlers {
     updatedAt: iso(t.updatedAt),
   });
 
-  /** The pending publish request of this version, if the learning loop filed one. */
-  async function pendingRequestFor(versionId: string): Promise<DomainRequest | undefined> {
-    return (await d.evolution.requests("pending")).find((r) => r.kind === "publish" && r.versionId === versionId);
-  }
-
   function oneOf(req: { requestId?: string | undefined; name?: string | undefined }): void {
     if ((req.requestId === undefined) === (req.name === undefined)) {
       throw new ApiError("invalid_argument", `give exactly one of "requestId" (a skill request) or "name" (a skill, with an optional "version")`, "requestId");
@@ -450,7 +445,7 @@ export function createAdminService(d: AdminDeps): AdminHandlers {
             ? await d.skills.version(skill, req.version)
             : (await d.skills.history(skill.name)).versions.filter((v) => v.status === "candidate").at(-1);
         if (!target) throw new ApiError("not_found", `"${req.name}" has no candidate to reject`);
-        const filed = await pendingRequestFor(target.id);
+        const filed = await d.evolution.filedRequestFor(target.id);
         if (filed) {
           const request = await d.evolution.reject(filed.id, actor, req.reason);
           return { request: requestJson(request), skillName: skill.name, rejected: versionJson(await freshVersion(target.id)) };

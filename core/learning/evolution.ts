@@ -389,6 +389,11 @@ export class EvolutionService {
     return (await store.request(id))!;
   }
 
+  /** The pending publish request the loop filed for this version, if any. */
+  async filedRequestFor(versionId: string): Promise<SkillRequest | undefined> {
+    return (await this.requests("pending")).find((r) => r.kind === "publish" && r.versionId === versionId);
+  }
+
   /**
    * A person approves a version by name (default: the newest candidate). One the loop filed a
    * request for is approved through it, which grants a new learned skill its verified tools (a
@@ -398,7 +403,7 @@ export class EvolutionService {
     const { skills } = this.deps;
     const { skill, to } = await skills.publishTarget(name, ref);
     const before = skill.publishedVersionId ? await skills.version(skill) : null;
-    const filed = (await this.requests("pending")).find((r) => r.kind === "publish" && r.versionId === to.id);
+    const filed = await this.filedRequestFor(to.id);
     if (filed) return { skillName: skill.name, seq: to.seq, previousSeq: before?.seq ?? null, request: await this.approve(filed.id, actor) };
     await skills.publish(await skills.preparePublish(skill.name, to.id), actor);
     return { skillName: skill.name, seq: to.seq, previousSeq: before?.seq ?? null, request: null };

@@ -9,7 +9,7 @@ import { newId } from "../ids.js";
 import type { Llm } from "../llm/types.js";
 import type { RequestScope } from "../memory/scope.js";
 import type { ConversationReader, LearningStore, MemoryStore, StoredTraceEvent, TraceFeed, TraceStore } from "../../stores/traits.js";
-import { CandidateWriter, correctionCandidate, extractCandidates, isSuppressed } from "./candidates.js";
+import { CandidateWriter, correctionCandidate, extractCandidates, isSuppressed, type Candidate } from "./candidates.js";
 import { segmentEpisodes } from "./episodes.js";
 import { DERIVED_KINDS, backup, combine, derivedSignals } from "./reward.js";
 import { turnsOfConversation, turnsOfTraceEvents, type Turn } from "./turns.js";
@@ -283,15 +283,7 @@ export class LearningService {
     let n = 0;
     if (candidates.length > 0) {
       const scope = await this.deps.scopeOf(ep.rootThreadId, ep.threadId);
-      for (const c of candidates) {
-        const w = await this.writer.write(c, scope, ep);
-        if (!w) {
-          await store.event("candidate_refused", ep.threadId, ep.id, { kind: c.kind, reason: "safety scan" }, now);
-          continue;
-        }
-        await store.addCandidate(ep.id, w.memoryId, w.disposition, now);
-        n++;
-      }
+      for (const c of candidates) if (await this.writeCandidate(c, scope, ep)) n++;
     }
     await store.markCandidatesDone(ep.id, now);
     return n;
@@ -310,13 +302,19 @@ export class LearningService {
       const rec = await memory.get(prior.memoryId);
       if (rec?.sources.some((s) => c.messageIds.some((m) => s.messageIds.includes(m)))) return 0;
     }
-    const w = await this.writer.write(c, await this.deps.scopeOf(ep.rootThreadId, ep.threadId), ep);
+    return (await this.writeCandidate(c, await this.deps.scopeOf(ep.rootThreadId, ep.threadId), ep)) ? 1 : 0;
+  }
+
+  /** One candidate through the writer (scan, merge, pending), recorded against its episode; false when the scan refused it. */
+  private async writeCandidate(c: Candidate, scope: RequestScope, ep: StoredEpisode): Promise<boolean> {
+    const { store, clock } = this.deps;
+    const w = await this.writer.write(c, scope, ep);
     if (!w) {
-      await store.event("candidate_refused", ep.threadId, ep.id, { kind: c.kind, reason: "safety scan" }, this.deps.clock.now());
-      return 0;
+      await store.event("candidate_refused", ep.threadId, ep.id, { kind: c.kind, reason: "safety scan" }, clock.now());
+      return false;
     }
-    await store.addCandidate(ep.id, w.memoryId, w.disposition, this.deps.clock.now());
-    return 1;
+    await store.addCandidate(ep.id, w.memoryId, w.disposition, clock.now());
+    return true;
   }
 
   /**
