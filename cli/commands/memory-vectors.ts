@@ -16,7 +16,7 @@ export async function reindexVectors(ctx: MemoryContext, opts: { batch: number; 
       : null;
   const t0 = performance.now();
   let started = false;
-  let r: { embedded: number; total: number };
+  let r: Awaited<ReturnType<typeof ch.backfill>>;
   try {
     r = await ch.backfill(opts.batch, (done, total) => {
       if (!bar) return;
@@ -30,6 +30,16 @@ export async function reindexVectors(ctx: MemoryContext, opts: { batch: number; 
     bar?.stop();
   }
   const ms = Math.round(performance.now() - t0);
-  const summary = { embedder: ready.embedder.id, dimensions: ready.embedder.dimensions, embedded: r.embedded, vectors: ch.count(), ms };
-  process.stdout.write(opts.json ? `${JSON.stringify(summary)}\n` : `embedded ${r.embedded} memories with ${summary.embedder} in ${ms} ms (${summary.vectors} vectors stored)\n`);
+  const summary = {
+    embedder: ready.embedder.id,
+    dimensions: ready.embedder.dimensions,
+    embedded: r.embedded,
+    ...(r.skipped ? { skipped: r.skipped, reason: r.reason } : {}),
+    vectors: ch.count(),
+    ms,
+  };
+  const skipped = r.skipped ? `; ${r.skipped} left without a vector: ${r.reason}` : "";
+  process.stdout.write(
+    opts.json ? `${JSON.stringify(summary)}\n` : `embedded ${r.embedded} memories with ${summary.embedder} in ${ms} ms (${summary.vectors} vectors stored${skipped})\n`,
+  );
 }

@@ -442,7 +442,8 @@ export class SqliteMemoryStore implements MemoryStore {
         for (const n of neighbours(this.db, row.rowid)) around.add(n);
         this.st.deleteFts!.run(row.rowid);
         this.st.deleteTri!.run(row.rowid);
-        this.vectors?.onForget(row.rowid);
+        if (this.vectors) this.vectors.onForget(row.rowid);
+        else VectorChannel.forgetVector(this.db, row.rowid);
         pushTo(left, row.vis_key, row.rowid);
         this.st.deleteTags!.run(row.rowid);
         this.st.deleteSources!.run(row.rowid);

@@ -162,6 +162,15 @@ export class SqliteVectorIndex {
     return this.stmts().missing!.all(afterRowid, limit) as { rowid: number; content: string; vis_key: string; user_id: string }[];
   }
 
+  /** Deletes vectors whose memory was forgotten (by a process that did not know the table). */
+  removeForgotten(): number {
+    const rows = this.db
+      .prepare(`SELECT r.rowid FROM ${VECTOR_TABLE}_rowids r JOIN memories m ON m.rowid = r.rowid WHERE m.status = 'deleted'`)
+      .all() as { rowid: number | bigint }[];
+    for (const r of rows) this.remove(Number(r.rowid));
+    return rows.length;
+  }
+
   missingCount(): number {
     return (this.stmts().missingCount!.get() as { n: number }).n;
   }

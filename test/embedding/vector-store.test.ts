@@ -18,6 +18,7 @@ import { VectorChannel } from "../../stores/sqlite/vector-channel.js";
 import { SqliteVectorIndex } from "../../stores/sqlite/vector-index.js";
 import { modelOrigin, req, T0 } from "../helpers/memory.js";
 import { tempDir } from "../helpers/tmp.js";
+import { mem as record } from "../stores/memory-conformance.js";
 import { writeTinyOnnxFolder } from "./onnx-folder.js";
 
 const DIMS = 64;
@@ -362,6 +363,100 @@ describe("embedder failure, change and backfill", () => {
       await expect(ch.backfill(10)).rejects.toThrow(/no embedder is available \(embedder unavailable: model folder missing\)/);
     } finally {
       store.close();
+    }
+  });
+});
+
+describe("two processes on one file", () => {
+  it("a forget removes the vector a reindex in another process stored after this store opened", async () => {
+    const dir = tempDir();
+    // the daemon runs with no embedder: no vector table when it opens
+    const daemon = open(dir, { kind: "none" });
+    try {
+      expect(daemon.store.vectors).toBeNull();
+      const secret = "Alice's safe code is 90-12-77 behind the calligraphy poster";
+      const { record } = await daemon.service.remember(alice, { content: secret, kind: "fact", scope: "user" }, modelOrigin());
+      // `memory reindex --vectors` in another process with an embedder configured
+      const cli = open(dir);
+      expect(await cli.store.vectors!.backfill(10)).toEqual({ embedded: 1, total: 1 });
+      cli.close();
+      const rowid = rowidOf(daemon.db, record.id);
+      expect(daemon.db.prepare(`SELECT count(*) AS n FROM memory_vec_rowids WHERE rowid = ?`).get(rowid)).toEqual({ n: 1 });
+      await daemon.service.forget({ thread: alice }, [record.id], { actor: "user", threadId: null, toolCallId: null });
+      expect(daemon.db.prepare(`SELECT count(*) AS n FROM memory_vec_rowids WHERE rowid = ?`).get(rowid)).toEqual({ n: 0 });
+    } finally {
+      daemon.close();
+    }
+  });
+
+  it("a reindex removes vectors whose memory is forgotten", async () => {
+    const dir = tempDir();
+    const ctx = open(dir);
+    try {
+      const { record } = await ctx.service.remember(alice, { content: "Alice's bike lock is 4411", kind: "fact", scope: "user" }, modelOrigin());
+      const rowid = rowidOf(ctx.db, record.id);
+      // what a forget in a process that did not know the table left behind before this fix
+      ctx.db.prepare(`UPDATE memories SET status = 'deleted', content = '' WHERE rowid = ?`).run(rowid);
+      expect(ctx.store.vectors!.has(rowid)).toBe(true);
+      await ctx.store.vectors!.backfill(10);
+      expect(ctx.store.vectors!.has(rowid)).toBe(false);
+    } finally {
+      ctx.close();
+    }
+  });
+
+  it("another process switching the embedder leaves this one's writes and searches working, never mixing vectors", async () => {
+    const dir = tempDir();
+    const daemon = open(dir);
+    try {
+      await daemon.service.remember(alice, { content: "Alice speaks Portuguese", kind: "fact", scope: "user" }, modelOrigin());
+      // a command with another embedder config empties the table and makes it 32-dimensional
+      const other = open(dir, { kind: "hashing", hashing: { dimensions: 32 } });
+      other.close();
+      const r = await daemon.service.remember(alice, { content: "Alice drinks oat milk", kind: "preference", scope: "user" }, modelOrigin());
+      expect(r.status).toBe("created");
+      expect((await daemon.store.get(r.record.id))?.content).toBe("Alice drinks oat milk");
+      expect(daemon.store.vectors!.has(rowidOf(daemon.db, r.record.id))).toBe(false);
+      expect(daemon.store.vectors!.lastError).toMatch(/vector table now holds hashing-v1:32:\S+ vectors \(changed by another process\)/);
+      const hits = await daemon.service.search({ thread: alice }, { query: "oat milk" });
+      expect(hits[0]?.record.id).toBe(r.record.id);
+    } finally {
+      daemon.close();
+    }
+  });
+
+  it("the same dimension from another model is not written into the table", async () => {
+    const dir = tempDir();
+    const db = openDatabase(join(dir, "m.db"));
+    const space = (id: string) => Object.assign(new HashingEmbedder({ dimensions: 16 }), { id });
+    const m1 = VectorChannel.withEmbedder(db, { embedder: space("model-1:16") });
+    const store = new SqliteMemoryStore(db, {}, m1);
+    try {
+      await m1.whenReady();
+      // another process attaches model-2 with the same dimension (the table is made anew)
+      VectorChannel.withEmbedder(db, { embedder: space("model-2:16") });
+      const rec = await store.insert(record("Alice paints watercolours"), { at: T0, actor: "user", action: "create", targetKind: "memory", targetId: "x", detail: {} });
+      expect(m1.has(rowidOf(db, rec.id))).toBe(false);
+      expect(await m1.nearest("watercolours", { user: "alice" }, 5)).toEqual([]);
+      expect(m1.lastError).toMatch(/model-2:16 vectors .* this process embeds with model-1:16/);
+    } finally {
+      store.close();
+    }
+  });
+
+  it("a text with no usable vector (all zeros) is stored without one and never a vector hit", async () => {
+    const ctx = open(tempDir());
+    try {
+      const z = await ctx.service.remember(alice, { content: "👍👍", kind: "fact", scope: "user" }, modelOrigin());
+      expect(z.status).toBe("created");
+      expect(ctx.store.vectors!.has(rowidOf(ctx.db, z.record.id))).toBe(false);
+      await ctx.service.remember(alice, { content: "The quarterly tax report is due in April", kind: "fact", scope: "user" }, modelOrigin());
+      const hits = await ctx.service.search({ thread: alice }, { query: "quarterly tax report deadline", limit: 20 });
+      // it may come back as the tax memory's neighbour (same thread), never by its vector
+      expect(["vector", "both"]).not.toContain(hits.find((h) => h.record.id === z.record.id)?.channel);
+      expect(await ctx.store.vectors!.nearest("👍", { keys: visibleKeys(alice) }, 5)).toEqual([]);
+    } finally {
+      ctx.close();
     }
   });
 });
