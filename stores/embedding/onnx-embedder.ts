@@ -12,6 +12,7 @@ import { encode, vocabFromText, vocabFromTokenizerJson, type WordPieceVocab } fr
 // The few onnxruntime-node shapes used here, declared locally so the build does not need the
 // optional package.
 interface OrtTensor {
+  readonly type: string;
   readonly dims: readonly number[];
   readonly data: ArrayLike<number> | ArrayLike<bigint>;
 }
@@ -103,6 +104,33 @@ async function fileDigest(path: string): Promise<string> {
   return h.digest("hex").slice(0, 16);
 }
 
+/** IEEE 754 half-precision bits → number (subnormals, infinities and NaN included). */
+export function halfToFloat(h: number): number {
+  const sign = h & 0x8000 ? -1 : 1;
+  const exp = (h >> 10) & 0x1f;
+  const frac = h & 0x3ff;
+  if (exp === 0) return sign * frac * 2 ** -24;
+  if (exp === 0x1f) return frac ? Number.NaN : sign * Number.POSITIVE_INFINITY;
+  return sign * (1 + frac / 1024) * 2 ** (exp - 15);
+}
+
+/**
+ * An output tensor's values as numbers. float16 comes back as a Uint16Array of raw half bits
+ * where the runtime has no Float16Array; read as integers they would make every vector nearly
+ * the same, so they are decoded. Any other non-float type would be as wrong: refuse it.
+ */
+function outputValues(t: OrtTensor, name: string): ArrayLike<number> {
+  if (t.type === "float32" || t.type === "float64") return t.data as ArrayLike<number>;
+  if (t.type === "float16") {
+    if (!(t.data instanceof Uint16Array)) return t.data as ArrayLike<number>; // a real Float16Array
+    const bits = t.data;
+    const out = new Float32Array(bits.length);
+    for (let i = 0; i < bits.length; i++) out[i] = halfToFloat(bits[i]!);
+    return out;
+  }
+  throw new EmbedderError("invalid", `onnx output ${name} has element type ${t.type}; expected float32, float16 or float64`);
+}
+
 export class OnnxEmbedder implements Embedder {
   private constructor(
     readonly id: string,
@@ -139,7 +167,13 @@ export class OnnxEmbedder implements Embedder {
     const maxTokens = Math.max(2, opts.maxTokens ?? 256);
     const batchSize = Math.max(1, opts.batchSize ?? 16);
     const probe = new OnnxEmbedder("probe", 0, ort, session, vocab, output, maxTokens, batchSize);
-    const [v] = await probe.run(["dimension probe"]);
+    let v: Float32Array | undefined;
+    try {
+      [v] = await probe.run(["dimension probe"]);
+    } catch (e) {
+      await session.release(); // a model that cannot embed is not kept open
+      throw e;
+    }
     const dims = v!.length;
     const id = `onnx:${basename(dir)}:${await fileDigest(modelPath)}:${dims}`;
     return new OnnxEmbedder(id, dims, ort, session, vocab, output, maxTokens, batchSize);
@@ -174,7 +208,7 @@ export class OnnxEmbedder implements Embedder {
     }
     const t = result[this.output];
     if (!t) throw new EmbedderError("upstream", `onnx model returned no ${this.output} output`);
-    const data = t.data as ArrayLike<number>;
+    const data = outputValues(t, this.output);
     if (t.dims.length === 3 && t.dims[0] === texts.length) {
       const [, seq, dims] = t.dims as [number, number, number];
       return enc.map((e, b) => {

@@ -5,11 +5,11 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { EmbedderError } from "../../core/embedding/embedder.js";
-import { l2Normalize } from "../../core/embedding/vector.js";
+import { cosine, l2Normalize } from "../../core/embedding/vector.js";
 import { encode, vocabFromText } from "../../core/embedding/wordpiece.js";
-import { loadOrt, OnnxEmbedder } from "../../stores/embedding/onnx-embedder.js";
+import { halfToFloat, loadOrt, OnnxEmbedder } from "../../stores/embedding/onnx-embedder.js";
 import { tempDir } from "../helpers/tmp.js";
-import { TINY_VOCAB } from "./onnx-folder.js";
+import { TINY_VOCAB, writeTinyOnnxFolder } from "./onnx-folder.js";
 import { tinyEmbeddingModel, type TinyModel } from "./onnx-model.js";
 
 const VOCAB = TINY_VOCAB;
@@ -92,6 +92,39 @@ describe("ONNX embedder (onnxruntime-node, CPU)", () => {
     } finally {
       await e.close();
     }
+  });
+
+  it("decodes a float16 output (model_fp16.onnx exports) to the float32 model's vectors; float64 works; int32 is refused", async () => {
+    const texts = ["the cat sat on the mat", "dogs run", "photography", "the dog sat"];
+    const load = async (t?: "float16" | "float64") => OnnxEmbedder.load({ dir: writeTinyOnnxFolder(tempDir("onnx-"), 16, t) });
+    const [f32, f16, f64] = [await load(), await load("float16"), await load("float64")];
+    try {
+      const [a, b, c] = [await f32.embed(texts), await f16.embed(texts), await f64.embed(texts)];
+      texts.forEach((_, i) => {
+        expect(cosine(a[i]!, b[i]!)).toBeGreaterThan(0.99);
+        close(a[i]!, c[i]!);
+      });
+      // raw half bits read as integers made every text nearly the same vector
+      expect(cosine(b[0]!, b[2]!)).toBeCloseTo(cosine(a[0]!, a[2]!), 2);
+    } finally {
+      await Promise.all([f32.close(), f16.close(), f64.close()]);
+    }
+    const err = await OnnxEmbedder.load({ dir: writeTinyOnnxFolder(tempDir("onnx-"), 16, "int32") }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(EmbedderError);
+    expect((err as EmbedderError).code).toBe("invalid");
+    expect((err as Error).message).toMatch(/last_hidden_state has element type int32/);
+  });
+
+  it("half → float: normal, subnormal, largest, infinities, NaN", () => {
+    expect(halfToFloat(0x3c00)).toBe(1);
+    expect(halfToFloat(0xc000)).toBe(-2);
+    expect(halfToFloat(0x3555)).toBeCloseTo(1 / 3, 3);
+    expect(halfToFloat(0x0001)).toBe(2 ** -24);
+    expect(halfToFloat(0x7bff)).toBe(65504);
+    expect(halfToFloat(0x8000)).toBe(-0);
+    expect(halfToFloat(0x7c00)).toBe(Number.POSITIVE_INFINITY);
+    expect(halfToFloat(0xfc00)).toBe(Number.NEGATIVE_INFINITY);
+    expect(halfToFloat(0x7e00)).toBeNaN();
   });
 
   it("says clearly what is wrong with a folder", async () => {

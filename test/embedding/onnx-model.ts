@@ -48,7 +48,11 @@ class Pb {
 }
 
 const FLOAT = 1;
+const INT32 = 6;
 const INT64 = 7;
+const FLOAT16 = 10;
+const DOUBLE = 11;
+const ELEM_TYPES = { float16: FLOAT16, float64: DOUBLE, int32: INT32 } as const;
 const ATTR_INTS = 7;
 const ATTR_INT = 2;
 
@@ -97,23 +101,31 @@ export function embeddingTable(vocabSize: number, dims: number): Float32Array {
 /**
  * input_ids [batch, seq] (+ attention_mask, unused by the graph but declared like a BERT export)
  * → Gather(table) → last_hidden_state [batch, seq, dims]; with `pooled`, ReduceMean over the
- * token axis → sentence_embedding [batch, dims] instead.
+ * token axis → sentence_embedding [batch, dims] instead. With `outputType`, a final Cast gives the
+ * output that element type (like a model_fp16.onnx export).
  */
-export function tinyEmbeddingModel(vocabSize: number, dims: number, opts: { pooled?: boolean; withMask?: boolean } = {}): TinyModel {
+export function tinyEmbeddingModel(
+  vocabSize: number,
+  dims: number,
+  opts: { pooled?: boolean; withMask?: boolean; outputType?: keyof typeof ELEM_TYPES } = {},
+): TinyModel {
   const table = embeddingTable(vocabSize, dims);
   const graph = new Pb();
+  const outName = opts.pooled ? "sentence_embedding" : "last_hidden_state";
+  const last = opts.outputType ? "uncast" : outName;
   if (opts.pooled) {
     graph.msg(1, node("Gather", ["table", "input_ids"], ["gathered"], [new Pb().str(1, "axis").int(3, 0).int(20, ATTR_INT)]));
-    graph.msg(1, node("ReduceMean", ["gathered"], ["sentence_embedding"], [new Pb().str(1, "axes").int(8, 1).int(20, ATTR_INTS), new Pb().str(1, "keepdims").int(3, 0).int(20, ATTR_INT)]));
+    graph.msg(1, node("ReduceMean", ["gathered"], [last], [new Pb().str(1, "axes").int(8, 1).int(20, ATTR_INTS), new Pb().str(1, "keepdims").int(3, 0).int(20, ATTR_INT)]));
   } else {
-    graph.msg(1, node("Gather", ["table", "input_ids"], ["last_hidden_state"], [new Pb().str(1, "axis").int(3, 0).int(20, ATTR_INT)]));
+    graph.msg(1, node("Gather", ["table", "input_ids"], [last], [new Pb().str(1, "axis").int(3, 0).int(20, ATTR_INT)]));
   }
+  const outType = opts.outputType ? ELEM_TYPES[opts.outputType] : FLOAT;
+  if (opts.outputType) graph.msg(1, node("Cast", [last], [outName], [new Pb().str(1, "to").int(3, outType).int(20, ATTR_INT)]));
   graph.str(2, "tiny_embedder");
   graph.msg(5, floatTensor("table", [vocabSize, dims], table));
   graph.msg(11, valueInfo("input_ids", INT64, ["batch", "seq"]));
   if (opts.withMask) graph.msg(11, valueInfo("attention_mask", INT64, ["batch", "seq"]));
-  if (opts.pooled) graph.msg(12, valueInfo("sentence_embedding", FLOAT, ["batch", dims]));
-  else graph.msg(12, valueInfo("last_hidden_state", FLOAT, ["batch", "seq", dims]));
+  graph.msg(12, valueInfo(outName, outType, opts.pooled ? ["batch", dims] : ["batch", "seq", dims]));
   const model = new Pb()
     .int(1, 8) // ir_version
     .str(2, "infinity-memory-test")
