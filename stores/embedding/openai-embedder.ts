@@ -18,6 +18,13 @@ export interface OpenAiEmbedderOptions {
   env?: NodeJS.ProcessEnv;
   batchSize?: number;
   timeoutMs?: number;
+  /**
+   * waits before each retry of an overloaded or unreachable-behind-a-proxy answer (HTTP 429, 502,
+   * 503, 504); its length is the number of retries. Default [250, 1000].
+   */
+  retryDelaysMs?: readonly number[];
+  /** upper bound on a server's Retry-After wait (default 5000 ms) */
+  maxRetryAfterMs?: number;
   fetch?: typeof fetch;
 }
 
@@ -26,6 +33,21 @@ const EmbeddingResponse = z.looseObject({
 });
 
 const EXCERPT_CHARS = 300;
+/** the endpoint (or a proxy before it) is overloaded or down: worth a retry, then "unavailable" */
+const TRANSIENT = new Set([429, 502, 503, 504]);
+const DEFAULT_RETRY_DELAYS_MS = [250, 1000];
+const DEFAULT_MAX_RETRY_AFTER_MS = 5000;
+
+/** Retry-After in seconds (or an HTTP date), as a wait in ms; undefined when absent or unreadable. */
+export function retryAfterMs(header: string | null, now: number = Date.now()): number | undefined {
+  if (header === null || header.trim() === "") return undefined;
+  const secs = Number(header);
+  if (Number.isFinite(secs)) return secs >= 0 ? secs * 1000 : undefined;
+  const at = Date.parse(header);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
+}
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 export class OpenAiEmbedder implements Embedder {
   readonly id: string;
@@ -33,6 +55,8 @@ export class OpenAiEmbedder implements Embedder {
   private readonly url: string;
   private readonly batchSize: number;
   private readonly timeoutMs: number;
+  private readonly retryDelaysMs: readonly number[];
+  private readonly maxRetryAfterMs: number;
 
   constructor(private readonly opts: OpenAiEmbedderOptions) {
     if (!Number.isInteger(opts.dimensions) || opts.dimensions <= 0) {
@@ -42,6 +66,8 @@ export class OpenAiEmbedder implements Embedder {
     this.dimensions = opts.dimensions;
     this.batchSize = Math.max(1, opts.batchSize ?? 64);
     this.timeoutMs = opts.timeoutMs ?? 30_000;
+    this.retryDelaysMs = opts.retryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS;
+    this.maxRetryAfterMs = opts.maxRetryAfterMs ?? DEFAULT_MAX_RETRY_AFTER_MS;
     this.id = `openai:${opts.model}:${opts.dimensions}`;
   }
 
@@ -62,18 +88,30 @@ export class OpenAiEmbedder implements Embedder {
     const headers: Record<string, string> = { "content-type": "application/json" };
     const key = (this.opts.env ?? process.env)[this.opts.apiKeyEnv ?? "OPENAI_API_KEY"];
     if (key) headers.authorization = `Bearer ${key}`;
-    const signal = AbortSignal.timeout(this.timeoutMs);
+    const payload = JSON.stringify(body);
     let res: Response;
     let text: string;
-    try {
-      res = await (this.opts.fetch ?? fetch)(this.url, { method: "POST", headers, body: JSON.stringify(body), signal });
-      text = await res.text();
-    } catch (e) {
-      if (signal.aborted) throw new EmbedderError("unavailable", `${this.url}: no answer within ${this.timeoutMs} ms (embedder.timeoutMs)`, { cause: e });
-      const why = e instanceof Error ? (e.cause instanceof Error ? e.cause.message : e.message) : String(e);
-      throw new EmbedderError("unavailable", `${this.url}: ${why}`, { cause: e });
+    for (let attempt = 0; ; attempt++) {
+      const signal = AbortSignal.timeout(this.timeoutMs);
+      try {
+        res = await (this.opts.fetch ?? fetch)(this.url, { method: "POST", headers, body: payload, signal });
+        text = await res.text();
+      } catch (e) {
+        if (signal.aborted) throw new EmbedderError("unavailable", `${this.url}: no answer within ${this.timeoutMs} ms (embedder.timeoutMs)`, { cause: e });
+        const why = e instanceof Error ? (e.cause instanceof Error ? e.cause.message : e.message) : String(e);
+        throw new EmbedderError("unavailable", `${this.url}: ${why}`, { cause: e });
+      }
+      if (res.ok) break;
+      // Any other status is about this request (a too-long input: OpenAI's 400, llama.cpp's 500):
+      // a retry would fail the same way.
+      if (!TRANSIENT.has(res.status)) throw new EmbedderError("upstream", `${this.url} answered HTTP ${res.status}: ${excerpt(text)}`);
+      if (attempt >= this.retryDelaysMs.length) {
+        const tries = attempt + 1;
+        throw new EmbedderError("unavailable", `${this.url} answered HTTP ${res.status} (${tries} ${tries === 1 ? "try" : "tries"}): ${excerpt(text)}`);
+      }
+      const asked = retryAfterMs(res.headers.get("retry-after"));
+      await sleep(asked === undefined ? this.retryDelaysMs[attempt]! : Math.min(asked, this.maxRetryAfterMs));
     }
-    if (!res.ok) throw new EmbedderError("upstream", `${this.url} answered HTTP ${res.status}: ${excerpt(text)}`);
     let json: unknown;
     try {
       json = JSON.parse(text);

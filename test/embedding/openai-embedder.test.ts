@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { EmbedderError } from "../../core/embedding/embedder.js";
 import { HashingEmbedder } from "../../core/embedding/hashing.js";
 import { norm } from "../../core/embedding/vector.js";
-import { OpenAiEmbedder } from "../../stores/embedding/openai-embedder.js";
+import { OpenAiEmbedder, retryAfterMs } from "../../stores/embedding/openai-embedder.js";
 
 type Handler = (body: Record<string, unknown>, rq: IncomingMessage, rs: ServerResponse) => void;
 
@@ -98,6 +98,82 @@ describe("OpenAI-compatible embeddings endpoint", () => {
       expect((err as Error).message).toMatch(message);
     });
   }
+
+  /** answers with `statuses` in turn (extra headers per status), then 200 with real embeddings */
+  async function flaky(statuses: [number, Record<string, string>?][]): Promise<{ base: string; times: number[] }> {
+    const times: number[] = [];
+    const base = await serve((body, _q, rs) => {
+      times.push(Date.now());
+      const next = statuses.shift();
+      if (next) {
+        rs.writeHead(next[0], { "content-type": "application/json", ...next[1] }).end(`{"error":"status ${next[0]}"}`);
+        return;
+      }
+      json(rs, 200, { data: (body.input as string[]).map((t, index) => ({ index, embedding: Array.from(hashing.embedOne(t)) })) });
+    });
+    return { base, times };
+  }
+
+  it("retries 503 twice and then succeeds, after the configured delays", async () => {
+    const { base, times } = await flaky([[503], [503]]);
+    const e = new OpenAiEmbedder({ baseUrl: base, model: "m", dimensions: DIMS, env: {}, retryDelaysMs: [20, 60] });
+    const [v] = await e.embed(["hello"]);
+    expect(times).toHaveLength(3);
+    expect(times[1]! - times[0]!).toBeGreaterThanOrEqual(15);
+    expect(times[2]! - times[1]!).toBeGreaterThanOrEqual(55);
+    expect(norm(v!)).toBeCloseTo(1, 5);
+  });
+
+  it("retries 429, 502 and 504 too", async () => {
+    for (const status of [429, 502, 504]) {
+      const { base, times } = await flaky([[status]]);
+      await new OpenAiEmbedder({ baseUrl: base, model: "m", dimensions: DIMS, env: {}, retryDelaysMs: [0, 0] }).embed(["x"]);
+      expect(times).toHaveLength(2);
+      server!.closeAllConnections();
+      await new Promise((r) => server!.close(r));
+      server = null;
+    }
+  });
+
+  it("honours Retry-After (seconds) on a 429, capped by maxRetryAfterMs", async () => {
+    const honoured = await flaky([[429, { "retry-after": "0.3" }]]);
+    await new OpenAiEmbedder({ baseUrl: honoured.base, model: "m", dimensions: DIMS, env: {}, retryDelaysMs: [0, 0] }).embed(["x"]);
+    expect(honoured.times).toHaveLength(2);
+    expect(honoured.times[1]! - honoured.times[0]!).toBeGreaterThanOrEqual(280);
+    server!.closeAllConnections();
+    await new Promise((r) => server!.close(r));
+    const capped = await flaky([[429, { "retry-after": "3600" }]]);
+    const t0 = Date.now();
+    await new OpenAiEmbedder({ baseUrl: capped.base, model: "m", dimensions: DIMS, env: {}, retryDelaysMs: [0, 0], maxRetryAfterMs: 100 }).embed(["x"]);
+    expect(capped.times).toHaveLength(2);
+    expect(Date.now() - t0).toBeLessThan(2000);
+    expect(retryAfterMs("2")).toBe(2000);
+    expect(retryAfterMs(null)).toBeUndefined();
+    expect(retryAfterMs("soon")).toBeUndefined();
+    expect(retryAfterMs(new Date(10_000).toUTCString(), 7_000)).toBe(3000);
+  });
+
+  it("a persistent 503 is 'unavailable' after 3 requests, the status in the message", async () => {
+    const { base, times } = await flaky([[503], [503], [503], [503]]);
+    const err = await new OpenAiEmbedder({ baseUrl: base, model: "m", dimensions: DIMS, env: {}, retryDelaysMs: [0, 0] }).embed(["x"]).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(EmbedderError);
+    expect((err as EmbedderError).code).toBe("unavailable");
+    expect((err as Error).message).toMatch(/answered HTTP 503 \(3 tries\): .*status 503/);
+    expect(times).toHaveLength(3);
+  });
+
+  it("a 400 (per-input error, e.g. context length) or a 500 is 'upstream' at once: one request", async () => {
+    for (const status of [400, 500]) {
+      const { base, times } = await flaky([[status], [status]]);
+      const err = await new OpenAiEmbedder({ baseUrl: base, model: "m", dimensions: DIMS, env: {}, retryDelaysMs: [0, 0] }).embed(["x"]).catch((e: unknown) => e);
+      expect((err as EmbedderError).code).toBe("upstream");
+      expect((err as Error).message).toMatch(new RegExp(`answered HTTP ${status}: `));
+      expect(times).toHaveLength(1);
+      server!.closeAllConnections();
+      await new Promise((r) => server!.close(r));
+      server = null;
+    }
+  });
 
   it("gives up after timeoutMs when the server never answers", async () => {
     const base = await serve(() => undefined);
