@@ -89,18 +89,29 @@ function finish(
   return v;
 }
 
-const PUNCT = /[\p{P}\p{S}]/u;
-const CJK = /[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u{20000}-\u{2a6df}]/u;
+// BERT's basic tokenizer, character classes as in its _is_control / _is_whitespace /
+// _is_punctuation / _is_chinese_char:
+// - every "other" character (Cc, Cf, Co, Cs, Cn: soft hyphen, zero-width space, BOM…) is dropped,
+//   except \t \n \r, which are spaces; U+FFFD goes too;
+// - spaces are \t \n \r and Zs; Zl and Zp also separate words (Python's str.split() after cleaning);
+// - punctuation is ASCII 33–47, 58–64, 91–96, 123–126 (so $ + < = > ^ ` | ~ too) and Unicode P*,
+//   but not other symbols: "25°C" and "5€" stay one word;
+// - CJK ideographs (the unified blocks, extensions A–F, compatibility ideographs and their
+//   supplement) are words of their own.
+const DROPPED = /(?![\t\n\r])\p{C}|\ufffd/gu;
+const SPACE = /[\t\n\r\p{Z}]/u;
+const PUNCT = /[!-/:-@\[-`{-~\p{P}]/u;
+const CJK = /[\u4e00-\u9fff\u3400-\u4dbf\uf900-\ufaff\u{20000}-\u{2a6df}\u{2a700}-\u{2b73f}\u{2b740}-\u{2b81f}\u{2b820}-\u{2ceaf}\u{2f800}-\u{2fa1f}]/u;
 
 /** Whitespace/punctuation split as BERT's basic tokenizer does it. */
 export function basicTokens(text: string, v: Pick<WordPieceVocab, "lowercase" | "stripAccents">): string[] {
-  let t = text.replace(/[\u0000\ufffd]|\p{Cc}(?<![\t\n\r])/gu, "");
+  let t = text.replace(DROPPED, "");
   if (v.lowercase) t = t.toLowerCase();
   if (v.stripAccents) t = t.normalize("NFD").replace(/\p{Mn}/gu, "");
   const out: string[] = [];
   let cur = "";
   for (const ch of t) {
-    if (/\s/u.test(ch)) {
+    if (SPACE.test(ch)) {
       if (cur) out.push(cur);
       cur = "";
     } else if (PUNCT.test(ch) || CJK.test(ch)) {

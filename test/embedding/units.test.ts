@@ -68,6 +68,40 @@ describe("WordPiece", () => {
     expect(encode("Hello, world! unaffable", vocab, 4).inputIds).toEqual([2, 7, 8, 3]);
   });
 
+  describe("character classes as BERT's basic tokenizer", () => {
+    const words = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "information", "foo", "bar", "foobar", "25°c", "5€", "©", "$", "+", "|", "~", "-", "°", "𪜀", "𫠠", "丽", "ab"];
+    const v = vocabFromText(words.join("\n"));
+    const ids = (text: string) => encode(text, v, 64).inputIds.slice(1, -1).map((i) => words[i]);
+
+    it("drops every C* character (format, private use, unassigned, surrogates, controls) but \\t \\n \\r", () => {
+      expect(ids("infor\u00admation")).toEqual(["information"]); // soft hyphen (Cf)
+      expect(ids("foo\u200bbar")).toEqual(["foobar"]); // zero-width space (Cf)
+      expect(ids("\ufefffoo\u2060bar")).toEqual(["foobar"]); // BOM, word joiner (Cf)
+      expect(ids("foo\ue000bar")).toEqual(["foobar"]); // private use (Co)
+      expect(ids("foo\u0378bar")).toEqual(["foobar"]); // unassigned (Cn)
+      expect(ids("foo\ud800bar")).toEqual(["foobar"]); // lone surrogate (Cs)
+      expect(ids("foo\u0000\ufffd\u0007\u000cbar")).toEqual(["foobar"]); // NUL, U+FFFD, BEL, form feed (Cc)
+      expect(ids("foo\tbar\nfoo\rbar")).toEqual(["foo", "bar", "foo", "bar"]);
+      expect(ids("foo\u00a0bar\u3000foo\u2028bar")).toEqual(["foo", "bar", "foo", "bar"]); // Zs, Zl
+    });
+
+    it("punctuation is ASCII punctuation and P*, not other symbols", () => {
+      expect(ids("25°C")).toEqual(["25°c"]);
+      expect(ids("5€")).toEqual(["5€"]);
+      expect(ids("foo©")).toEqual(["[UNK]"]); // So is part of the word
+      expect(ids("foo$bar+foo|bar~ab")).toEqual(["foo", "$", "bar", "+", "foo", "|", "bar", "~", "ab"]);
+      expect(ids("foo\u2010bar")).toEqual(["foo", "[UNK]", "bar"]); // U+2010 hyphen is Pd: split off, not in vocab
+    });
+
+    it("CJK ideographs are words of their own, extensions C–F and the compatibility supplement included", () => {
+      expect(ids("ab𪜀ab")).toEqual(["ab", "𪜀", "ab"]); // U+2A700 (ext C)
+      expect(ids("ab𫠠ab")).toEqual(["ab", "𫠠", "ab"]); // U+2B820 (ext E)
+      expect(ids("ab\u{2f800}ab")).toEqual(["ab", "丽", "ab"]); // U+2F800, NFD → U+4E3D
+      // (the blocks' last code points are unassigned, so dropped as Cn like BERT does)
+      expect(basicTokens("x\u{2b740}\u{2ce93}\u{2fa1d}y", { lowercase: false, stripAccents: false })).toEqual(["x", "\u{2b740}", "\u{2ce93}", "\u{2fa1d}", "y"]);
+    });
+  });
+
   it("reads tokenizer.json and refuses what it cannot tokenize", () => {
     const v = vocabFromTokenizerJson({
       normalizer: { type: "BertNormalizer", lowercase: false },
