@@ -153,8 +153,12 @@ export interface MemoryStore {
   /** insert `next` as a new version of `previousId` and mark that one superseded, atomically */
   supersede(previousId: string, next: NewMemory, audit: AuditEntry): Promise<MemoryRecord>;
   get(id: string): Promise<MemoryRecord | null>;
-  /** the non-deleted record with this content hash under the same visibility key, if any */
-  findDuplicate(visibilityKey: string, contentHash: string): Promise<MemoryRecord | null>;
+  /**
+   * The current record (active or pending, not past its expiry at `now`) with this content hash
+   * under the same visibility key, if any. A superseded or expired one is history: the same text
+   * said again is a new current memory, not a duplicate of the past.
+   */
+  findDuplicate(visibilityKey: string, contentHash: string, now: number): Promise<MemoryRecord | null>;
   /** the record written by this tool call in this thread (idempotent replays) */
   findByToolCall(threadId: string, toolCallId: string): Promise<MemoryRecord | null>;
   addSource(id: string, source: MemorySource, audit: AuditEntry): Promise<void>;
@@ -162,7 +166,12 @@ export interface MemoryStore {
   list(q: ListQuery): Promise<ListPage>;
   /** every version sharing a lineage, oldest first */
   lineage(lineageId: string): Promise<MemoryRecord[]>;
-  setStatus(id: string, status: MemoryStatus, trust: Trust | null, audit: AuditEntry): Promise<MemoryRecord>;
+  /**
+   * Set a record's status (and trust when given). With `supersede`, that other current version
+   * of the lineage becomes superseded in the same transaction (a confirmed correction taking
+   * effect); it fails with a constraint error when that one is no longer current.
+   */
+  setStatus(id: string, status: MemoryStatus, trust: Trust | null, audit: AuditEntry, opts?: { supersede?: string }): Promise<MemoryRecord>;
   /** tombstone + purge content from every index, source, tag and edge payload; returns ids purged */
   forget(ids: string[], audit: AuditEntry): Promise<string[]>;
   /** mark records whose expires_at passed as expired; returns how many */

@@ -122,7 +122,9 @@ function report(ctx: AnyMemoryContext, r: RememberResult, json: boolean): void {
       ? `already remembered as ${rec.id}; added this as another source for it`
       : r.status === "superseded"
         ? `saved ${rec.id} as version ${rec.version}; ${rec.supersedes} is now a past version`
-        : `remembered as ${rec.id}`;
+        : r.status === "proposed"
+          ? `saved ${rec.id} as a proposed correction (version ${rec.version}) of ${rec.supersedes}, which stays current until it is confirmed`
+          : `remembered as ${rec.id}`;
   const lines = [head, recordBlock(rec, now)];
   for (const n of r.notes) lines.push(`note: ${forCommandLine(n)}`);
   if (r.conflicts.length > 0) {

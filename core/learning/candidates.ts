@@ -205,7 +205,7 @@ export class CandidateWriter {
   ) {}
 
   private async existing(visKey: string, content: string): Promise<MemoryRecord | null> {
-    const exact = await this.memory.findDuplicate(visKey, contentHash(content));
+    const exact = await this.memory.findDuplicate(visKey, contentHash(content), this.clock.now());
     if (exact) return exact;
     const q = analyzeQuery(content);
     if (isEmptyQuery(q)) return null;

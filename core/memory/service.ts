@@ -52,7 +52,8 @@ export interface RememberInput {
 }
 
 export interface RememberResult {
-  status: "created" | "duplicate" | "replayed" | "superseded";
+  /** "proposed": a flagged correction, pending; the memory it corrects stays current until confirmed */
+  status: "created" | "duplicate" | "replayed" | "superseded" | "proposed";
   record: MemoryRecord;
   conflicts: MemoryRecord[];
   flagged: boolean;
@@ -251,8 +252,11 @@ export class MemoryService {
       if (!rec) throw new CoreError("conflict", `memory ${dupId} was forgotten while this one was being stored; try again`);
       return { status: "duplicate", record: rec, conflicts: [], flagged: rec.flags.length > 0, notes };
     };
-    const dup = await this.store.findDuplicate(visibilityKey(scope), hash);
+    const dup = await this.store.findDuplicate(visibilityKey(scope), hash, now);
     if (dup && !previous) return asDuplicate(dup.id);
+    // A correction that looks like instructions to an AI does not replace what a person stood
+    // behind until a person confirms it: it waits as a proposal beside the current version.
+    const proposal = previous !== null && previous.status === "active" && flags.length > 0;
 
     const trust: Trust = input.trust ?? (input.userStated ? "user_stated" : origin.actor === "model" ? "model_inferred" : "imported");
     const confidence =
@@ -270,7 +274,8 @@ export class MemoryService {
       // a new version of a memory awaiting review awaits it too: correcting is not confirming
       status: flags.length > 0 || previous?.status === "pending" ? "pending" : "active",
       flags,
-      version: previous ? previous.version + 1 : 1,
+      // past the lineage's newest, not the previous one's: a proposal may sit beside it
+      version: previous ? Math.max(...(await this.store.lineage(previous.lineageId)).map((v) => v.version), previous.version) + 1 : 1,
       supersedes: previous?.id ?? null,
       validFrom: input.validFrom ?? previous?.validFrom ?? null,
       validTo: null,
@@ -283,7 +288,11 @@ export class MemoryService {
     const conflicts = previous ? [] : await this.findConflicts(req, content);
     let stored: MemoryRecord;
     try {
-      stored = previous
+      stored = proposal
+        ? await this.store.insert(rec, this.audit(origin, "supersede", id, { previous: previous.id, version: rec.version, proposed: true }), [
+            { src: id, dst: previous.id, relation: "supersedes", at: now },
+          ])
+        : previous
         ? await this.store.supersede(previous.id, rec, this.audit(origin, "supersede", id, { previous: previous.id, version: rec.version }))
         : await this.store.insert(
             rec,
@@ -295,9 +304,11 @@ export class MemoryService {
       if (e instanceof DuplicateMemoryError) return asDuplicate(e.existingId);
       throw e;
     }
-    if (flags.length > 0) notes.push("it looks like instructions to an AI, so it is stored as pending and needs a person's confirmation (memory_review)");
+    if (proposal) {
+      notes.push(`it looks like instructions to an AI, so it is stored as pending; ${previous.id} stays current until a person confirms this correction (memory_review)`);
+    } else if (flags.length > 0) notes.push("it looks like instructions to an AI, so it is stored as pending and needs a person's confirmation (memory_review)");
     else if (rec.status === "pending") notes.push("the memory it corrects was still waiting for review, so this version waits too: a person confirms it (memory_review)");
-    return { status: previous ? "superseded" : "created", record: stored, conflicts, flagged: flags.length > 0, notes };
+    return { status: proposal ? "proposed" : previous ? "superseded" : "created", record: stored, conflicts, flagged: flags.length > 0, notes };
   }
 
   /**
@@ -411,8 +422,13 @@ export class MemoryService {
       const rec = await this.getVisible(viewer, id);
       for (const v of await this.store.lineage(rec.lineageId)) if (v.status !== "deleted") targets.set(v.id, v);
     }
+    return this.purge(targets, ids, origin, reason);
+  }
+
+  /** Purge exactly these versions, then cascade through the derived indexes. */
+  private async purge(targets: Map<string, MemoryRecord>, requested: string[], origin: Origin, reason?: string): Promise<string[]> {
     if (targets.size === 0) return [];
-    const purged = await this.store.forget([...targets.keys()], this.audit(origin, "forget", ids[0]!, { requested: ids, ...(reason ? { reason } : {}) }));
+    const purged = await this.store.forget([...targets.keys()], this.audit(origin, "forget", requested[0]!, { requested, ...(reason ? { reason } : {}) }));
     // The cascade: copies of the forgotten text in derived indexes go too.
     // Needles: the forgotten texts and the ids, which results quoting the memory carry.
     const byUser = new Map<string, string[]>();
@@ -458,26 +474,78 @@ export class MemoryService {
     return this.list(viewer, { statuses: ["pending"], limit, order: "oldest" });
   }
 
-  /** A person confirmed these pending memories: they become active and user-confirmed. */
+  /**
+   * A person confirmed these pending memories: they become active and user-confirmed. A confirmed
+   * correction takes effect: the version it corrects becomes a past version in the same write.
+   */
   async confirm(viewer: Viewer, ids: string[], origin: Origin): Promise<MemoryRecord[]> {
     // every id is checked before any is confirmed, as reject does: a bad id confirms nothing
     ids = [...new Set(ids)];
+    const plan: { id: string; supersede: string | undefined }[] = [];
+    const lineages = new Set<string>();
     for (const id of ids) {
       const rec = await this.getVisible(viewer, id);
       if (rec.status !== "pending") throw new CoreError("conflict", `memory ${id} is ${rec.status}, not pending; nothing to confirm.`);
+      if (lineages.has(rec.lineageId)) {
+        throw new CoreError("conflict", `memory ${id} and another id given are versions of one memory; confirm one of them.`);
+      }
+      lineages.add(rec.lineageId);
+      plan.push({ id, supersede: this.correctedBy(rec, await this.store.lineage(rec.lineageId))?.id });
     }
     const out: MemoryRecord[] = [];
-    for (const id of ids) out.push(await this.store.setStatus(id, "active", "user_confirmed", this.audit(origin, "confirm", id)));
+    for (const { id, supersede } of plan) {
+      out.push(await this.store.setStatus(id, "active", "user_confirmed", this.audit(origin, "confirm", id, supersede ? { supersedes: supersede } : {}), supersede ? { supersede } : {}));
+    }
     return out;
   }
 
-  /** Rejecting a pending memory forgets it. */
+  /**
+   * The active version a pending correction replaces once confirmed: the first active one down
+   * its chain of corrected versions. Refused when the lineage's active version is not on that
+   * chain (it was corrected another way meanwhile: confirming would silently undo that).
+   */
+  private correctedBy(rec: MemoryRecord, lineage: MemoryRecord[]): MemoryRecord | null {
+    const byId = new Map(lineage.map((v) => [v.id, v]));
+    const active = lineage.filter((v) => v.status === "active");
+    for (let p = rec.supersedes ? byId.get(rec.supersedes) : undefined; p; p = p.supersedes ? byId.get(p.supersedes) : undefined) {
+      if (p.status === "active") return p;
+    }
+    if (active.length > 0) {
+      const now = active.at(-1)!;
+      throw new CoreError(
+        "conflict",
+        `memory ${rec.id} corrects a version that has since been corrected as ${now.id}; reject ${rec.id}, or update ${now.id} instead.`,
+      );
+    }
+    return null;
+  }
+
+  /**
+   * Rejecting a pending memory forgets it. A rejected correction goes with the unconfirmed
+   * versions it was made from, never the version a person stands behind: that one stays current.
+   */
   async reject(viewer: Viewer, ids: string[], origin: Origin): Promise<string[]> {
+    const targets = new Map<string, MemoryRecord>();
     for (const id of ids) {
       const rec = await this.getVisible(viewer, id);
       if (rec.status !== "pending") throw new CoreError("conflict", `memory ${id} is ${rec.status}, not pending; use memory_forget to remove it.`);
+      const lineage = await this.store.lineage(rec.lineageId);
+      const byId = new Map(lineage.map((v) => [v.id, v]));
+      // the active version and the versions it grew from are what a person stands behind
+      const kept = new Set<string>();
+      for (const a of lineage.filter((v) => v.status === "active")) {
+        for (let p: MemoryRecord | undefined = a; p && !kept.has(p.id); p = p.supersedes ? byId.get(p.supersedes) : undefined) kept.add(p.id);
+      }
+      if (kept.size === 0) {
+        // nothing in it was ever confirmed current: the whole lineage goes
+        for (const v of lineage) if (v.status !== "deleted") targets.set(v.id, v);
+        continue;
+      }
+      for (let p: MemoryRecord | undefined = rec; p && !kept.has(p.id); p = p.supersedes ? byId.get(p.supersedes) : undefined) {
+        if (p.status !== "deleted") targets.set(p.id, p);
+      }
     }
-    return this.forget(viewer, ids, origin, "rejected in review");
+    return this.purge(targets, ids, origin, "rejected in review");
   }
 
   exportAll(viewer: Viewer): AsyncIterable<MemoryRecord> {

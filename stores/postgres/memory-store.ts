@@ -132,6 +132,12 @@ export interface PgMemoryStoreOptions {
 /** pgvector's text form of a vector */
 export const vectorLiteral = (v: Float32Array): string => `[${Array.from(v, (x) => (Number.isFinite(x) ? x : 0)).join(",")}]`;
 
+/**
+ * A duplicate is a current record ($3 = now): the same text said after its record was superseded
+ * or expired is current again. (status <> 'deleted' repeats the partial index's predicate.)
+ */
+const CURRENT_DUP = `status <> 'deleted' AND status IN ('active','pending') AND (expires_at IS NULL OR expires_at > $3)`;
+
 export class PgMemoryStore implements MemoryStore {
   private readonly channels: RetrievalChannels;
   private readonly fts: boolean;
@@ -542,7 +548,7 @@ export class PgMemoryStore implements MemoryStore {
       // Writers of one scope take turns here, so the duplicate check below sees what another
       // server (or CLI) committed a moment ago; READ COMMITTED alone let both insert.
       await this.lockScopes(c, [key]);
-      const dup = (await c.query<{ id: string }>(`SELECT id FROM memories WHERE vis_key = $1 AND content_hash = $2 AND status <> 'deleted' LIMIT 1`, [key, rec.contentHash])).rows[0];
+      const dup = (await c.query<{ id: string }>(`SELECT id FROM memories WHERE vis_key = $1 AND content_hash = $2 AND ${CURRENT_DUP} LIMIT 1`, [key, rec.contentHash, rec.createdAt])).rows[0];
       if (dup) throw new DuplicateMemoryError(dup.id);
       mine.rowid = await this.insertRow(c, rec, vec);
       mine.xact = await this.xactOf(c);
@@ -616,9 +622,10 @@ export class PgMemoryStore implements MemoryStore {
       const seen = new Map<string, string>();
       const existing = await c.query<{ vis_key: string; content_hash: string; id: string }>(
         `SELECT DISTINCT ON (vis_key, content_hash) vis_key, content_hash, id FROM memories
-         WHERE status <> 'deleted' AND (vis_key, content_hash) IN (SELECT * FROM unnest($1::text[], $2::text[]))
+         WHERE status <> 'deleted' AND status IN ('active','pending') AND (expires_at IS NULL OR expires_at > $3)
+           AND (vis_key, content_hash) IN (SELECT * FROM unnest($1::text[], $2::text[]))
          ORDER BY vis_key, content_hash, rowid`,
-        [keys, items.map((i) => i.rec.contentHash)],
+        [keys, items.map((i) => i.rec.contentHash), items[0]?.rec.createdAt ?? 0],
       );
       for (const r of existing.rows) seen.set(`${r.vis_key}\u0000${r.content_hash}`, r.id);
       const out: BatchInsertOutcome[] = [];
@@ -700,14 +707,25 @@ export class PgMemoryStore implements MemoryStore {
     });
   }
 
-  async setStatus(id: string, status: MemoryStatus, trust: Trust | null, audit: AuditEntry): Promise<MemoryRecord> {
+  async setStatus(id: string, status: MemoryStatus, trust: Trust | null, audit: AuditEntry, opts: { supersede?: string } = {}): Promise<MemoryRecord> {
     if (status === "deleted") throw new StoreError("constraint", "use forget() to delete a memory");
-    const done: { key?: string; delta?: IndexDelta; xact?: string } = {};
+    const done: { deltas?: Map<string, IndexDelta>; keys: string[]; xact?: string } = { keys: [] };
     const out = await this.db.tx(async (c) => {
       const row = (await c.query<MemoryRow>(`SELECT * FROM memories WHERE id = $1 FOR UPDATE`, [id])).rows[0];
       if (!row) throw new StoreError("not_found", `memory ${id} not found`);
-      done.key = row.vis_key;
+      done.keys = [row.vis_key];
       const around = (await this.neighbours(c, row.rowid)).map((n) => n.rowid);
+      const deltas = new Map<string, IndexDelta>();
+      if (opts.supersede !== undefined) {
+        const old = (await c.query<MemoryRow>(`SELECT * FROM memories WHERE id = $1 FOR UPDATE`, [opts.supersede])).rows[0];
+        if (!old || (old.status !== "active" && old.status !== "pending")) {
+          throw new StoreError("constraint", `memory ${opts.supersede} is not current (status ${old?.status ?? "missing"})`);
+        }
+        around.push(...(await this.neighbours(c, old.rowid)).map((n) => n.rowid));
+        await c.query(`UPDATE memories SET status = 'superseded', updated_at = $1 WHERE rowid = $2`, [audit.at, old.rowid]);
+        deltas.set(old.vis_key, { remove: [Number(old.rowid)], add: [] });
+        done.keys.push(old.vis_key);
+      }
       await c.query(`UPDATE memories SET status = $1, trust = COALESCE($2, trust), updated_at = $3 WHERE rowid = $4`, [status, trust, audit.at, row.rowid]);
       const after = await this.writeWordRow(c, row.rowid);
       await this.refresh(c, new Set([...around, ...after]));
@@ -716,12 +734,15 @@ export class PgMemoryStore implements MemoryStore {
       // the memory joins its scope's index again as it now stands, or leaves it
       const rowid = Number(row.rowid);
       const thread = (await c.query<{ t: string | null }>(`SELECT (array_agg(thread_id ORDER BY id))[1] AS t FROM memory_sources WHERE memory_rowid = $1 AND thread_id IS NOT NULL`, [rowid])).rows[0]?.t ?? null;
-      done.delta = joinsIndex(rec) ? { remove: [], add: [{ rowid, thread, content: rec.content }] } : { remove: [rowid], add: [] };
+      const mine = deltas.get(row.vis_key) ?? deltas.set(row.vis_key, { remove: [], add: [] }).get(row.vis_key)!;
+      if (joinsIndex(rec)) mine.add.push({ rowid, thread, content: rec.content });
+      else mine.remove.push(rowid);
+      done.deltas = deltas;
       done.xact = await this.xactOf(c);
       return rec;
     });
-    if (done.key && done.delta && done.xact !== undefined) await this.followIndex(done.key, done.xact, done.delta);
-    else if (done.key) this.semantic?.changed([done.key]);
+    if (done.deltas && done.xact !== undefined) await this.followIndexes(done.deltas, done.xact);
+    else this.semantic?.changed(done.keys);
     return out;
   }
 
@@ -840,11 +861,11 @@ export class PgMemoryStore implements MemoryStore {
     });
   }
 
-  async findDuplicate(key: string, contentHash: string): Promise<MemoryRecord | null> {
+  async findDuplicate(key: string, contentHash: string, now: number): Promise<MemoryRecord | null> {
     return this.one(
-      `SELECT * FROM memories WHERE vis_key = $1 AND content_hash = $2 AND status <> 'deleted'
+      `SELECT * FROM memories WHERE vis_key = $1 AND content_hash = $2 AND ${CURRENT_DUP}
        ORDER BY (status = 'active') DESC, version DESC LIMIT 1`,
-      [key, contentHash],
+      [key, contentHash, now],
     );
   }
 

@@ -176,8 +176,12 @@ export class SqliteMemoryStore implements MemoryStore {
       deleteFts: p(`DELETE FROM memory_fts WHERE rowid = ?`),
       deleteTri: p(`DELETE FROM memory_tri WHERE rowid = ?`),
       byId: p(`SELECT * FROM memories WHERE id = ?`),
-      dupId: p(`SELECT id FROM memories WHERE vis_key = ? AND content_hash = ? AND status <> 'deleted' LIMIT 1`),
+      // only a current record counts: the same text said after it was superseded or expired is
+      // current again (status <> 'deleted' repeats the partial index's predicate so it is used)
+      dupId: p(`SELECT id FROM memories WHERE vis_key = ? AND content_hash = ? AND status <> 'deleted'
+        AND status IN ('active','pending') AND (expires_at IS NULL OR expires_at > ?) LIMIT 1`),
       dup: p(`SELECT * FROM memories WHERE vis_key = ? AND content_hash = ? AND status <> 'deleted'
+        AND status IN ('active','pending') AND (expires_at IS NULL OR expires_at > ?)
         ORDER BY (status = 'active') DESC, version DESC LIMIT 1`),
       byCall: p(`SELECT m.* FROM memory_sources s JOIN memories m ON m.rowid = s.memory_rowid
         WHERE s.thread_id = ? AND s.tool_call_id = ? ORDER BY m.version DESC LIMIT 1`),
@@ -312,7 +316,7 @@ export class SqliteMemoryStore implements MemoryStore {
     const key = visibilityKey(rec.scope);
     const change = this.db.transaction(() => {
       // checked again under the write lock: another process may have written it since the caller looked
-      const dup = this.st.dupId!.get(key, rec.contentHash) as { id: string } | undefined;
+      const dup = this.st.dupId!.get(key, rec.contentHash, rec.createdAt) as { id: string } | undefined;
       if (dup) throw new DuplicateMemoryError(dup.id);
       // insertRow must run with or without a vector channel (no optional-chaining short circuit)
       const rowid = this.insertRow(rec);
@@ -339,7 +343,7 @@ export class SqliteMemoryStore implements MemoryStore {
       for (const { rec, audit } of items) {
         const key = visibilityKey(rec.scope);
         const k = `${key}\u0000${rec.contentHash}`;
-        const prior = seen.get(k) ?? (this.st.dupId!.get(key, rec.contentHash) as { id: string } | undefined)?.id;
+        const prior = seen.get(k) ?? (this.st.dupId!.get(key, rec.contentHash, rec.createdAt) as { id: string } | undefined)?.id;
         if (prior !== undefined) {
           out.push({ status: "duplicate", id: prior });
           continue;
@@ -415,18 +419,30 @@ export class SqliteMemoryStore implements MemoryStore {
     this.indexChanged([change]);
   }
 
-  async setStatus(id: string, status: MemoryStatus, trust: Trust | null, audit: AuditEntry): Promise<MemoryRecord> {
+  async setStatus(id: string, status: MemoryStatus, trust: Trust | null, audit: AuditEntry, opts: { supersede?: string } = {}): Promise<MemoryRecord> {
     if (status === "deleted") throw new StoreError("constraint", "use forget() to delete a memory");
-    const change = this.db.transaction(() => {
+    const changes = this.db.transaction(() => {
       const row = this.st.byId!.get(id) as MemoryRow | undefined;
       if (!row) throw new StoreError("not_found", `memory ${id} not found`);
+      const old = opts.supersede === undefined ? undefined : (this.st.byId!.get(opts.supersede) as MemoryRow | undefined);
+      if (opts.supersede !== undefined && (!old || (old.status !== "active" && old.status !== "pending"))) {
+        throw new StoreError("constraint", `memory ${opts.supersede} is not current (status ${old?.status ?? "missing"})`);
+      }
       const around = neighbours(this.db, row.rowid);
+      if (old) {
+        around.push(...neighbours(this.db, old.rowid));
+        this.st.setStatus!.run("superseded", null, audit.at, old.id);
+      }
       this.st.setStatus!.run(status, trust, audit.at, id);
       refreshNeighbours(this.db, [...around, ...neighbours(this.db, row.rowid)]);
       this.writeAudit(audit);
-      return this.indexChange(row.vis_key, [row.rowid]);
+      return !old
+        ? [this.indexChange(row.vis_key, [row.rowid])]
+        : old.vis_key === row.vis_key
+          ? [this.indexChange(row.vis_key, [old.rowid, row.rowid])]
+          : [this.indexChange(old.vis_key, [old.rowid]), this.indexChange(row.vis_key, [row.rowid])];
     }).immediate();
-    this.indexChanged([change]);
+    this.indexChanged(changes);
     return this.mustGet(id);
   }
 
@@ -521,8 +537,8 @@ export class SqliteMemoryStore implements MemoryStore {
     return this.hydrate(row);
   }
 
-  async findDuplicate(key: string, contentHash: string): Promise<MemoryRecord | null> {
-    const row = this.st.dup!.get(key, contentHash) as MemoryRow | undefined;
+  async findDuplicate(key: string, contentHash: string, now: number): Promise<MemoryRecord | null> {
+    const row = this.st.dup!.get(key, contentHash, now) as MemoryRow | undefined;
     return row ? this.hydrate(row) : null;
   }
 

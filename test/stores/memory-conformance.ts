@@ -116,8 +116,8 @@ export function memoryConformance(name: string, make: () => Promise<MemoryUnderT
       const s = await fresh();
       const rec = mem("The build uses pnpm workspaces");
       await s.insert(rec, audit(rec.id));
-      expect((await s.findDuplicate(visibilityKey(rec.scope), rec.contentHash))?.id).toBe(rec.id);
-      expect(await s.findDuplicate(visibilityKey(scopeOf("bob")), rec.contentHash)).toBeNull();
+      expect((await s.findDuplicate(visibilityKey(rec.scope), rec.contentHash, T0))?.id).toBe(rec.id);
+      expect(await s.findDuplicate(visibilityKey(scopeOf("bob")), rec.contentHash, T0)).toBeNull();
       expect((await s.findByToolCall(rec.source.threadId!, rec.source.toolCallId!))?.id).toBe(rec.id);
       expect(await s.findByToolCall(rec.source.threadId!, "other")).toBeNull();
     });
@@ -483,7 +483,7 @@ export function memoryConformance(name: string, make: () => Promise<MemoryUnderT
       expect(await s.search(q("secretword", vis))).toEqual([]);
       expect(await s.search(q("4417", vis))).toEqual([]);
       expect(await s.findByToolCall(r.source.threadId!, r.source.toolCallId!)).toBeNull();
-      expect(await s.findDuplicate(visibilityKey(r.scope), r.contentHash)).toBeNull();
+      expect(await s.findDuplicate(visibilityKey(r.scope), r.contentHash, T0)).toBeNull();
       expect(await s.forget([r.id], audit(r.id, "forget"))).toEqual([]);
       const trail = await s.audit(r.id, 10);
       expect(trail[0]).toMatchObject({ action: "forget", detail: { ids: [] } });
@@ -491,6 +491,47 @@ export function memoryConformance(name: string, make: () => Promise<MemoryUnderT
       expect(JSON.stringify(trail)).not.toContain("4417");
       const listed = await s.list({ visibility: { owner: "alice" }, statuses: ["deleted"], includeFlagged: true, now: T0, limit: 10, order: "newest" });
       expect(listed.items.map((x) => x.content)).toEqual([""]);
+    });
+
+    it("only a current record is a duplicate: the text of a superseded or expired one is new again, in insert, insertMany and findDuplicate", async () => {
+      const s = await fresh();
+      const v1 = mem("The office is in Berlin");
+      await s.insert(v1, audit(v1.id));
+      await s.supersede(v1.id, mem("The office is in Munich", { lineageId: v1.id, version: 2, supersedes: v1.id }), audit("x", "supersede"));
+      const key = visibilityKey(v1.scope);
+      expect(await s.findDuplicate(key, v1.contentHash, T0)).toBeNull();
+      const back = mem("The office is in Berlin");
+      expect((await s.insert(back, audit(back.id))).status).toBe("active");
+      expect((await s.findDuplicate(key, v1.contentHash, T0))?.id).toBe(back.id);
+      // past its expiry at `now` (swept or not) it is history too
+      const short = mem("The gate code is 4471", { expiresAt: T0 + 1000 });
+      await s.insert(short, audit(short.id));
+      expect((await s.findDuplicate(key, short.contentHash, T0))?.id).toBe(short.id);
+      expect(await s.findDuplicate(key, short.contentHash, T0 + 1000)).toBeNull();
+      const later = mem("The gate code is 4471", { createdAt: T0 + 2000 });
+      const batch = await s.insertMany([later, mem("The office is in Munich")].map((rec) => ({ rec, audit: audit(rec.id) })));
+      expect(batch.map((o) => o.status)).toEqual(["created", "duplicate"]);
+    });
+
+    it("setStatus with supersede confirms a correction and retires the version it corrects in one write; a stale target changes nothing", async () => {
+      const s = await fresh();
+      const v1 = mem("The office is in Berlin");
+      await s.insert(v1, audit(v1.id));
+      const v2 = mem("The office is in Munich", { lineageId: v1.id, version: 2, supersedes: v1.id, status: "pending" });
+      await s.insert(v2, audit(v2.id), [{ src: v2.id, dst: v1.id, relation: "supersedes", at: v2.createdAt }]);
+      const vis = keysOf(scopeOf("alice"));
+      const active = { statuses: ["active" as const] };
+      expect((await s.search(q("office", vis, active))).map((h) => h.record.id)).toEqual([v1.id]);
+      const got = await s.setStatus(v2.id, "active", "user_confirmed", audit(v2.id, "confirm"), { supersede: v1.id });
+      expect(got).toMatchObject({ status: "active", trust: "user_confirmed" });
+      expect((await s.get(v1.id))?.status).toBe("superseded");
+      expect((await s.search(q("office", vis))).map((h) => h.record.id)).toEqual([v2.id]);
+      expect((await s.audit(v2.id, 10)).map((a) => a.action)).toEqual(["confirm", "create"]);
+      const v3 = mem("The office is in Hamburg", { lineageId: v1.id, version: 3, supersedes: v1.id, status: "pending" });
+      await s.insert(v3, audit(v3.id));
+      await expect(s.setStatus(v3.id, "active", "user_confirmed", audit(v3.id, "confirm"), { supersede: v1.id })).rejects.toMatchObject({ code: "constraint" });
+      expect((await s.get(v3.id))?.status).toBe("pending");
+      expect((await s.get(v2.id))?.status).toBe("active");
     });
 
     it("setStatus refuses 'deleted', reports unknown ids, and keeps the audit trail", async () => {

@@ -158,6 +158,7 @@ function rememberText(r: RememberResult, now: number): string {
   if (r.status === "duplicate") lines.push(`Already remembered as ${rec.id}; recorded this as another source for it.`);
   else if (r.status === "replayed") lines.push(`Remembered as ${rec.id} (this call was already processed).`);
   else if (r.status === "superseded") lines.push(`Saved ${rec.id} as version ${rec.version}; ${rec.supersedes} is now a past version.`);
+  else if (r.status === "proposed") lines.push(`Saved ${rec.id} as a proposed correction (version ${rec.version}) of ${rec.supersedes}, which stays current until a person confirms it.`);
   else lines.push(`Remembered as ${rec.id} (${rec.kind}, ${rec.scope.level} scope, trust ${rec.trust}).`);
   for (const n of r.notes) lines.push(`Note: ${n}.`);
   if (r.conflicts.length > 0) {
