@@ -64,7 +64,9 @@ export function openSources(specs: string[], own: OwnDatabase, ownLocation: stri
       throw new Error(`session source ${spec}: ${location} does not exist`);
     }
     if (kind === "infinity-home") {
-      const home = openInfinityHome(location);
+      // the indexer must see a thread caught mid-rewrite as unread (skipped, read again), not as
+      // its last good copy: a forget retries until every thread was read whole
+      const home = openInfinityHome(location, { tornReads: "refuse" });
       sources.push({
         kind: "infinity-files",
         location,

@@ -55,25 +55,46 @@ export class SessionSearch {
     return this.sources.length > 0;
   }
 
-  /** Bring the index up to date (incremental; concurrent callers share one run). */
+  /**
+   * Bring the index up to date (incremental; concurrent callers share one run). A forced refresh
+   * (a forget's, before its purge) reads what the sources hold now: it shares only a run that
+   * started after it was asked, since one already under way may have read a thread before the
+   * message that said the forgotten text.
+   */
   async refresh(force = false): Promise<IndexReport[]> {
+    if (force) {
+      const asked = this.runsStarted;
+      while (this.refreshing && this.runningId <= asked) await this.refreshing.catch(() => undefined);
+      if (this.refreshing) return this.refreshing;
+      return this.startRun();
+    }
     if (this.refreshing) return this.refreshing;
-    if (!force && this.clock.now() - this.lastRefresh < this.opts.refreshIntervalMs) return [];
-    this.refreshing = (async () => {
-      try {
-        const out: IndexReport[] = [];
-        for (const s of this.sources) {
-          const report = await this.indexer.run(s);
-          if (report.skipped.length > 0) this.onSkipped?.(s.location, report.skipped);
-          out.push(report);
-        }
-        return out;
-      } finally {
-        this.lastRefresh = this.clock.now();
-        this.refreshing = null;
-      }
-    })();
-    return this.refreshing;
+    if (this.clock.now() - this.lastRefresh < this.opts.refreshIntervalMs) return [];
+    return this.startRun();
+  }
+
+  private runsStarted = 0;
+  private runningId = 0;
+
+  private startRun(): Promise<IndexReport[]> {
+    // .finally's callback always runs later, once `run` is assigned
+    const run: Promise<IndexReport[]> = this.runAll().finally(() => {
+      this.lastRefresh = this.clock.now();
+      if (this.refreshing === run) this.refreshing = null;
+    });
+    this.runningId = ++this.runsStarted;
+    this.refreshing = run;
+    return run;
+  }
+
+  private async runAll(): Promise<IndexReport[]> {
+    const out: IndexReport[] = [];
+    for (const s of this.sources) {
+      const report = await this.indexer.run(s);
+      if (report.skipped.length > 0) this.onSkipped?.(s.location, report.skipped);
+      out.push(report);
+    }
+    return out;
   }
 
   /**

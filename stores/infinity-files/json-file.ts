@@ -1,6 +1,8 @@
 // Reads the daemon's JSON files and keeps the parsed result until the file's mtime or size
 // changes. The daemon rewrites files in place (no rename), so a read can catch one half-written:
-// the last good copy is served until the write completes.
+// the last good copy is served until the write completes, unless the reader must know (the
+// session indexer: a forget reads again until every thread was read whole, and a stale copy
+// looked whole, so the purge ran before the message that said the forgotten text was indexed).
 import { readFile, stat } from "node:fs/promises";
 import { InfinityStoreError } from "../infinity/errors.js";
 
@@ -17,7 +19,14 @@ export class JsonFileCache {
   /** Map order = recency, oldest first */
   private readonly entries = new Map<string, Entry>();
 
-  constructor(private readonly maxEntries = DEFAULT_CACHE_ENTRIES) {}
+  /**
+   * `tornReads`: "last-good" serves the previous parse of a file caught mid-rewrite; "refuse"
+   * reports it as corrupt (tried again later) so the caller knows it has not seen the file.
+   */
+  constructor(
+    private readonly maxEntries = DEFAULT_CACHE_ENTRIES,
+    private readonly tornReads: "last-good" | "refuse" = "last-good",
+  ) {}
 
   /** the parsed file, or null when it does not exist */
   async read<T>(path: string, parse: (raw: unknown) => T): Promise<T | null> {
@@ -45,7 +54,7 @@ export class JsonFileCache {
     try {
       value = parse(JSON.parse(text));
     } catch (e) {
-      if (cached) return cached.value as T;
+      if (cached && this.tornReads === "last-good") return cached.value as T;
       if (e instanceof InfinityStoreError) throw e;
       throw new InfinityStoreError("corrupt", `${path}: ${(e as Error).message}`);
     }

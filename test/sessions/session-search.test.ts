@@ -14,6 +14,14 @@ import { tempDir } from "../helpers/tmp.js";
 const HOME = resolve("test/fixtures/infinity-home");
 const LEGACY = resolve("test/fixtures/infinity-home-legacy");
 const ALICE_SESSION = "5b0e9d4c-2f6a-4c1e-9a7b-3d8f1e2c4a60";
+const LOCAL_SESSION = "0f6b3c9a-1d7e-4f25-8b4a-6e9c2d1f7a35";
+
+/** A thread file's text with one more user turn, as the daemon writes it. */
+function withTurn(text: string, said: string, id: string): string {
+  const thread = JSON.parse(text) as { messages: unknown[] };
+  thread.messages.push([{ kind: "user", content: { type: "text", text: said } }, id]);
+  return JSON.stringify(thread, null, 2);
+}
 
 describe("session search over the daemon's files", () => {
   it("finds a phrase with session, thread, message index and id, and a window around it", async () => {
@@ -67,6 +75,69 @@ describe("session search over the daemon's files", () => {
     m.clock.advance(5000);
     expect((await s.search("local", { query: "staging logs deploy", limit: 5, window: 0 }))[0]?.hit.rootThreadId).toBe("0f6b3c9a-1d7e-4f25-8b4a-6e9c2d1f7a35");
     expect(told).toHaveLength(1);
+    src.close();
+    m.close();
+  });
+
+  it("a thread caught mid-rewrite after it was indexed is reported unread, not served from its last good copy", async () => {
+    const dir = tempDir();
+    const home = join(dir, "home");
+    cpSync(HOME, home, { recursive: true });
+    const file = join(home, "threads", `${LOCAL_SESSION}.json`);
+    const m = openTestMemory(dir);
+    const src = openSources([`infinity-home:${home}`], m.db, m.dbPath);
+    const s = makeSessionSearch(m.db, src.sources, m.clock, "local");
+    expect((await s.refresh(true))[0]!.skipped).toEqual([]);
+    // the daemon appends a turn by rewriting the file in place: a read sees it half written
+    const whole = withTurn(readFileSync(file, "utf8"), "The vault combination is Quorvandel", "b1c2d3e4-0000-4000-8000-00000000aa01");
+    writeFileSync(file, whole.slice(0, Math.floor(whole.length * 0.7)));
+    // a forget's refresh retries until nothing is skipped: a stale copy looked whole and stopped it
+    expect((await s.refresh(true))[0]!.skipped.map((t) => t.threadId)).toEqual([LOCAL_SESSION]);
+    writeFileSync(file, whole);
+    expect((await s.refresh(true))[0]!.skipped).toEqual([]);
+    expect((await s.search("local", { query: "vault combination Quorvandel", limit: 1, window: 0 }))[0]?.hit.text).toContain("Quorvandel");
+    src.close();
+    m.close();
+  });
+
+  it("a forced refresh asked while a run is under way reads the sources again once that run ends", async () => {
+    const dir = tempDir();
+    const home = join(dir, "home");
+    cpSync(HOME, home, { recursive: true });
+    const file = join(home, "threads", `${LOCAL_SESSION}.json`);
+    const m = openTestMemory(dir);
+    const src = openSources([`infinity-home:${home}`], m.db, m.dbPath);
+    // the first run pauses after it read the thread, as a slow run over many threads would
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let read!: () => void;
+    const readIt = new Promise<void>((r) => (read = r));
+    const inner = src.sources[0]!.reader;
+    let loads = 0;
+    const reader = new Proxy(inner, {
+      get(target, prop, receiver) {
+        const v = Reflect.get(target, prop, receiver) as unknown;
+        if (prop !== "loadMessagesWithIds" || typeof v !== "function") return typeof v === "function" ? v.bind(target) : v;
+        return async (...args: unknown[]) => {
+          const out = await (v as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+          if (loads++ === 0) {
+            read();
+            await gate;
+          }
+          return out;
+        };
+      },
+    });
+    const s = makeSessionSearch(m.db, [{ ...src.sources[0]!, reader }], m.clock, "local");
+    const first = s.refresh(true);
+    await readIt;
+    writeFileSync(file, withTurn(readFileSync(file, "utf8"), "The vault combination is Quorvandel", "b1c2d3e4-0000-4000-8000-00000000aa02"));
+    const forced = s.refresh(true);
+    release();
+    await first;
+    await forced;
+    // no clock advance: the search itself does not index again, so the forced run must have
+    expect((await s.search("local", { query: "vault combination Quorvandel", limit: 1, window: 0 }))[0]?.hit.text).toContain("Quorvandel");
     src.close();
     m.close();
   });
