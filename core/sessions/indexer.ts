@@ -72,7 +72,7 @@ export class SessionIndexer {
       } catch (e) {
         // One unreadable thread (a file the daemon is rewriting in place, a damaged one) must not
         // stop every other conversation from being indexed and searched.
-        if (!isInfinityStoreError(e) || (e.code !== "corrupt" && e.code !== "io")) throw e;
+        if (!isInfinityStoreError(e) || (e.code !== "corrupt" && e.code !== "io" && e.code !== "invalid_id")) throw e;
         report.skipped.push({ threadId, reason: e.message });
       }
       onProgress?.(done, threads.length);

@@ -37,6 +37,9 @@ export class InfinityHomeLayout {
 
   /** the thread id a file in threads/ belongs to, or null for views files and strangers */
   static threadIdOfFile(name: string): string | null {
+    // hidden files are not threads (a thread id never starts with a dot): macOS leaves "._x.json"
+    // beside every file copied onto some volumes, and it made every index run fail on its id
+    if (name.startsWith(".")) return null;
     if (name.endsWith(".views.json")) return null;
     if (name.endsWith(".meta.json")) return name.slice(0, -".meta.json".length) || null;
     if (name.endsWith(".json")) return name.slice(0, -".json".length) || null;

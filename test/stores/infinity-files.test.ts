@@ -272,6 +272,15 @@ describe("infinity-files: live files", () => {
     expect(await c.messageCount(L_CHILD)).toBe(0);
   });
 
+  it("hidden files in threads/ (macOS '._x.json' copies) are not threads", async () => {
+    const home = copyHome(HOME);
+    const { conversation: c } = openInfinityHome(home);
+    const before = await c.listThreads();
+    writeFileSync(join(home, "threads", `._${ROOT}.json`), "\u0000\u0005\u0016\u0007Mac OS X");
+    writeFileSync(join(home, "threads", ".partial.meta.json"), "{}");
+    expect(await c.listThreads()).toEqual(before);
+  });
+
   it("an empty home has no threads, state or sessions", async () => {
     const home = mkdtempSync(join(tmpdir(), "imem-empty-"));
     temps.push(home);
