@@ -24,11 +24,13 @@ const SNIPPET = 160;
 
 /** ±SNIPPET characters around the first query word found in `text`. */
 export function snippet(text: string, query: string): string {
-  const lower = text.toLowerCase();
   let at = -1;
   for (const w of words(query)) {
     if (w.length < 3) continue;
-    const i = lower.indexOf(w.slice(0, Math.max(3, Math.min(w.length, 6))));
+    // matched case-insensitively in the text itself: a lower-cased copy can be longer ('İ' is
+    // two code units lower-cased), and its offsets put the snippet past the word
+    const prefix = w.slice(0, Math.max(3, Math.min(w.length, 6)));
+    const i = new RegExp(prefix.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"), "iu").exec(text)?.index ?? -1;
     if (i >= 0 && (at < 0 || i < at)) at = i;
   }
   if (at < 0) at = 0;
