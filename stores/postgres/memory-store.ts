@@ -33,6 +33,7 @@ import {
   type Visibility,
 } from "../traits.js";
 import type { Embedder } from "../../core/embedding/embedder.js";
+import { EmbedderGuard, isUsable } from "../../core/embedding/guard.js";
 import { asPgSystem, type PgDb, type Q } from "./pool.js";
 import { PgSemanticIndexes } from "./semantic-index.js";
 import { cappedTotal, DATED_AT, LIST_KEY_BRANCHES, decodeCursor, encodeCursor, exportAllVia, pushTo, totalCapOf, recordOf, sourcesByMemory, statusPredicate, type MemoryRow } from "../memory-rows.js";
@@ -142,6 +143,8 @@ export class PgMemoryStore implements MemoryStore {
   private readonly channels: RetrievalChannels;
   private readonly fts: boolean;
   private readonly embedder: Embedder | null;
+  /** asks the embedder without letting it stall or break writes and searches (core/embedding/guard.ts) */
+  private readonly guard: EmbedderGuard | null;
   private readonly vectorWeight: number;
   private readonly minSimilarity: number | null;
   /** document counts per query word, for IDF and the postings budget (see wordStats) */
@@ -164,6 +167,14 @@ export class PgMemoryStore implements MemoryStore {
     if (opts.channels?.semantic === true && !this.fts) process.emitWarning("the semantic channel is not available under the DSQL profile; search runs without it");
     this.semantic = this.channels.semantic && this.fts ? new PgSemanticIndexes(db) : null;
     this.embedder = opts.embedder ?? null;
+    this.guard = this.embedder
+      ? new EmbedderGuard(this.embedder, {
+          onFailure: (what, e) => {
+            this.lastVectorError = `${what}: ${e instanceof Error ? e.message : String(e)}`;
+            db.log.warn(`postgres: ${this.lastVectorError}`);
+          },
+        })
+      : null;
     this.vectorWeight = opts.vectorWeight ?? 1;
     this.minSimilarity = opts.minSimilarity ?? null;
     if (this.embedder && !db.features.vector) {
@@ -187,20 +198,18 @@ export class PgMemoryStore implements MemoryStore {
     return this.embedder !== null && this.db.features.vector;
   }
 
-  /** Vectors for texts about to be written; nulls where embedding failed (a write never fails for it). */
+  /**
+   * Vectors for texts about to be written; nulls where embedding failed (a write never fails for
+   * it, and an unreachable endpoint is not asked again for a while: no write waits on it).
+   */
   private async vectorsFor(texts: string[]): Promise<(Float32Array | null)[]> {
     if (!this.vectorsOn || texts.length === 0) return texts.map(() => null);
-    try {
-      return await this.embedder!.embed(texts);
-    } catch (e) {
-      this.lastVectorError = `embedding failed, memory stored without a vector: ${(e as Error).message}`;
-      this.db.log.warn(`postgres: ${this.lastVectorError}`);
-      return texts.map(() => null);
-    }
+    return this.guard!.forWrite(texts);
   }
 
   private async putVector(c: Q, rowid: number, rec: NewMemory, v: Float32Array | null | undefined): Promise<void> {
-    if (!v || !this.vectorsOn) return;
+    // an all-zero vector points nowhere: it would score every query alike
+    if (!isUsable(v) || !this.vectorsOn) return;
     await c.query(
       `INSERT INTO memory_vectors (rowid, user_id, vis_key, embedder, embedding) VALUES ($1, $2, $3, $4, $5::vector)
        ON CONFLICT (rowid) DO UPDATE SET embedder = excluded.embedder, embedding = excluded.embedding`,
@@ -216,13 +225,8 @@ export class PgMemoryStore implements MemoryStore {
     if (!this.vectorsOn || q.wordsOnly) return [];
     const text = q.text ?? [...q.query.terms, ...q.query.cjk].join(" ");
     if (text.trim() === "") return [];
-    let v: Float32Array | undefined;
-    try {
-      [v] = await this.embedder!.embed([text]);
-    } catch (e) {
-      this.lastVectorError = `query embedding failed, vector channel skipped: ${(e as Error).message}`;
-      return [];
-    }
+    // at most a short deadline, and not at all while the endpoint rests: the search runs without it
+    const v = await this.guard!.forQuery(text);
     if (!v) return [];
     const p = new Params();
     const qv = p.add(vectorLiteral(v));
@@ -234,15 +238,19 @@ export class PgMemoryStore implements MemoryStore {
   }
 
   /** Embed every live memory without a vector of the current embedder, `batch` per transaction. */
-  async backfillVectors(batch = 64): Promise<{ embedded: number }> {
+  async backfillVectors(batch = 64): Promise<{ embedded: number; skipped?: number; reason?: string }> {
     return asPgSystem(() => this.backfill(batch));
   }
 
-  private async backfill(batch: number): Promise<{ embedded: number }> {
+  private async backfill(batch: number): Promise<{ embedded: number; skipped?: number; reason?: string }> {
     const st = this.vectorStatus();
     if (!st.enabled) throw new StoreError("schema", st.reason);
     let embedded = 0;
     let after = 0;
+    // texts the embedder refused (too long for the model, say): left without a vector, said why
+    let skipped = 0;
+    let reason: string | null = null;
+    const done = () => (skipped > 0 ? { embedded, skipped, reason: reason ?? "refused by the embedder" } : { embedded });
     for (;;) {
       const rows = await this.db.query<MemoryRow>(
         `SELECT m.* FROM memories m WHERE m.rowid > $1 AND m.status <> 'deleted'
@@ -250,17 +258,25 @@ export class PgMemoryStore implements MemoryStore {
          ORDER BY m.rowid LIMIT $3`,
         [after, this.embedder!.id, batch],
       );
-      if (rows.length === 0) return { embedded };
-      const vecs = await this.embedder!.embed(rows.map((r) => r.content));
+      if (rows.length === 0) return done();
+      // an unreachable embedder throws: the backfill stops and can be run again
+      const got = await this.guard!.forBackfill(rows.map((r) => r.content));
+      reason ??= got.refused;
+      const vecs = got.vectors;
       await this.db.tx(async (c) => {
         for (const [i, r] of rows.entries()) {
           // the row may have been forgotten while the batch was embedding
           const cur = (await c.query<{ status: string }>(`SELECT status FROM memories WHERE rowid = $1 FOR UPDATE`, [r.rowid])).rows[0];
           if (!cur || cur.status === "deleted") continue;
+          const v = vecs[i];
+          if (!isUsable(v)) {
+            skipped++;
+            continue;
+          }
           await c.query(
             `INSERT INTO memory_vectors (rowid, user_id, vis_key, embedder, embedding) VALUES ($1, $2, $3, $4, $5::vector)
              ON CONFLICT (rowid) DO UPDATE SET embedder = excluded.embedder, embedding = excluded.embedding`,
-            [r.rowid, r.user_id, r.vis_key, this.embedder!.id, vectorLiteral(vecs[i]!)],
+            [r.rowid, r.user_id, r.vis_key, this.embedder!.id, vectorLiteral(v)],
           );
           embedded++;
         }
@@ -1122,8 +1138,11 @@ export class PgMemoryStore implements MemoryStore {
 
   async search(q: SearchQuery): Promise<SearchHit[]> {
     const depth = Math.max(q.limit, 10);
-    // [semantic channel] the scopes' own word associations expand the query; started first, it
-    // reads tokens (and builds what changed) on its own connection while the word channel runs
+    // [semantic channel] the scopes' own word associations expand the query. It reads tokens (and
+    // builds what changed) on a connection of its own, so it finishes before this search takes
+    // one: awaited while holding a connection, it waited for a free one, and with every connection
+    // held by such searches (a pool of one, or as many searches as connections) each waited out
+    // the pool's connection timeout.
     const keys = "keys" in q.visibility ? q.visibility.keys : null;
     const semJob =
       this.semantic && !q.wordsOnly && keys && keys.length > 0 && q.query.terms.length > 0
@@ -1132,6 +1151,7 @@ export class PgMemoryStore implements MemoryStore {
             return [];
           })
         : null;
+    const associations = semJob ? await semJob : null;
     return this.db.read(async (c) => {
       const ch = this.channels;
       const lex = q.query;
@@ -1152,7 +1172,7 @@ export class PgMemoryStore implements MemoryStore {
         withMembers = addRanks(withMembers, hits, pass.weight, "higher");
       }
       // [semantic channel] memories the scope's word associations tie to the query rise in the pool
-      const pooled = semJob ? await this.withAssociations(c, withMembers, await semJob, q, pool) : withMembers;
+      const pooled = associations ? await this.withAssociations(c, withMembers, associations, q, pool) : withMembers;
       // [cues] a question naming a period also searches the memories dated inside it (dates.ts)
       const dated =
         cues && cues.windows.length > 0

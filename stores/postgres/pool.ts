@@ -207,6 +207,9 @@ function jitOffClient(log: PgLogger): typeof pg.Client {
   };
 }
 
+/** how long a query waits for a free connection of the pool before it fails */
+export const CONNECT_TIMEOUT_MS = 10_000;
+
 /** One database: the pool, its profile and features, and the RLS context of each transaction. */
 export class PgDb {
   readonly pool: pg.Pool;
@@ -243,7 +246,7 @@ export class PgDb {
       connectionString: parsed.connectionString,
       max: opts.max ?? parsed.max ?? 10,
       idleTimeoutMillis: 30_000,
-      connectionTimeoutMillis: 10_000,
+      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
       types: PG_TYPES,
     });
     return new PgDb(pool, {

@@ -6,6 +6,7 @@ import { PGlite } from "@electric-sql/pglite";
 import { vector } from "@electric-sql/pglite-pgvector";
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { EmbedderError } from "../../core/embedding/embedder.js";
 import { HashingEmbedder } from "../../core/embedding/hashing.js";
 import { visibilityKey } from "../../core/memory/scope.js";
 import { analyzeQuery } from "../../core/retrieval/analyze.js";
@@ -108,6 +109,67 @@ describe("pgvector channel on PGlite (in-process PostgreSQL with pgvector)", () 
     expect(await store.backfillVectors(16)).toEqual({ embedded: 0 });
     const hit = (await store.search(q("violinist", alice))).find((h) => h.record.id === r.id);
     expect(hit?.channel).toBe("vector");
+  });
+});
+
+describe("pgvector channel with an embedder that fails (PGlite)", () => {
+  let lite: PGlite;
+  let server: PGLiteSocketServer;
+  let db: PgDb;
+
+  beforeAll(async () => {
+    lite = await PGlite.create({ extensions: { vector } });
+    const port = await freePort();
+    server = new PGLiteSocketServer({ db: lite, port, host: "127.0.0.1" });
+    await server.start();
+    db = PgDb.open(`postgres://postgres@127.0.0.1:${port}/postgres`, { max: 1 });
+    await preparePg(db, undefined, MEMORY_MIGRATIONS);
+  }, 60_000);
+  afterAll(async () => {
+    await db?.close();
+    await server?.stop();
+    await lite?.close();
+  });
+
+  it("an unreachable embedder is asked once, then rests: writes store no vector and searches run on words, without waiting", async () => {
+    let calls = 0;
+    const down = {
+      id: embedder.id,
+      dimensions: embedder.dimensions,
+      embed: async (): Promise<Float32Array[]> => {
+        calls++;
+        throw new EmbedderError("unavailable", "embeddings endpoint: connection refused");
+      },
+    };
+    const store = new PgMemoryStore(db, { embedder: down });
+    const a = mem("Pottery class on Thursday evenings");
+    const b = mem("Pottery kiln needs a new element");
+    await store.insert(a, audit(a.id));
+    await store.insert(b, audit(b.id));
+    expect(calls).toBe(1);
+    expect((await store.search(q("pottery", alice))).map((h) => h.record.id).sort()).toEqual([a.id, b.id].sort());
+    expect(calls).toBe(1);
+    expect(store.lastVectorError).toMatch(/connection refused/);
+  });
+
+  it("a text the embedder refuses costs only itself its vector; the backfill says how many and why", async () => {
+    const plain = new PgMemoryStore(db);
+    const ok = mem("Sailing lessons on the lake");
+    const bad = mem("Sailing regatta REFUSE-ME results");
+    for (const r of [ok, bad]) await plain.insert(r, audit(r.id));
+    const picky = {
+      id: embedder.id,
+      dimensions: embedder.dimensions,
+      embed: async (texts: string[]): Promise<Float32Array[]> => {
+        if (texts.some((t) => t.includes("REFUSE-ME"))) throw new EmbedderError("invalid", "input is longer than the model's context");
+        return embedder.embed(texts);
+      },
+    };
+    const out = await new PgMemoryStore(db, { embedder: picky }).backfillVectors(16);
+    expect(out).toMatchObject({ skipped: 1, reason: expect.stringMatching(/longer than the model's context/) });
+    expect(out.embedded).toBeGreaterThanOrEqual(1);
+    const has = async (id: string) => (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM memory_vectors v JOIN memories m ON m.rowid = v.rowid WHERE m.id = $1`, [id]))[0]!.n;
+    expect([await has(ok.id), await has(bad.id)]).toEqual([1, 0]);
   });
 });
 

@@ -8,7 +8,7 @@ import { MemoryService } from "../../core/memory/service.js";
 import { wordKey } from "../../core/retrieval/associations.js";
 import { parseChannels } from "../../core/retrieval/channels.js";
 import { PgMemoryStore } from "../../stores/postgres/memory-store.js";
-import type { PgDb } from "../../stores/postgres/pool.js";
+import { CONNECT_TIMEOUT_MS, type PgDb } from "../../stores/postgres/pool.js";
 import { MEMORY_MIGRATIONS } from "../../stores/postgres/schema-memory.js";
 import { PgSemanticIndexes } from "../../stores/postgres/semantic-index.js";
 import { openPg } from "../../stores/postgres/setup.js";
@@ -43,6 +43,24 @@ describePg("postgres semantic channel", (base) => {
       (await db.pool.query<{ token: number; prev: number | null }>(`SELECT token, prev FROM scope_tokens WHERE vis_key = $1`, [key(user)])).rows[0] ?? null;
     return { store, svc, write, token, clock };
   }
+
+  it("as many searches at once as the pool has connections all answer (the semantic job no longer waits for a connection while its search holds one)", { timeout: 60_000 }, async () => {
+    const small = await openPg(url, { max: 1, migrations: MEMORY_MIGRATIONS });
+    try {
+      await db.pool.query(`TRUNCATE memories, memory_tags, memory_sources, memory_source_messages, edges RESTART IDENTITY CASCADE`);
+      const clock = fixedClock(Date.UTC(2024, 0, 1));
+      const svc = new MemoryService(new PgMemoryStore(small, { channels: parseChannels("lexical,semantic") }), clock, defaultConfig({ localUser: "alice" }));
+      const write = turnWriter(svc, clock);
+      for (const [i, t] of ["pottery class tonight", "we talked about kiln temperatures", "the kiln glaze worked"].entries()) await write("alice", t, i);
+      const t0 = Date.now();
+      const hits = await svc.search({ thread: req("alice") }, { query: "pottery kiln" });
+      // a deadlock ends only at the pool's connection timeout, with the semantic channel skipped
+      expect(Date.now() - t0).toBeLessThan(CONNECT_TIMEOUT_MS);
+      expect(hits.length).toBeGreaterThan(0);
+    } finally {
+      await small.close();
+    }
+  });
 
   it("one user's text never shapes another user's expansions or results", async () => {
     const { svc, write } = await fresh();
