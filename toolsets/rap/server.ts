@@ -12,6 +12,7 @@ import { SqliteRapJournal } from "../../stores/sqlite/rap-journal.js";
 import { SqliteRapOutbox } from "../../stores/sqlite/rap-outbox.js";
 import { SqliteRapUserChoices } from "../../stores/sqlite/rap-user-choices.js";
 import type { RapOutboxStats } from "../../stores/traits.js";
+import { webPageMark } from "./browser-guard.js";
 import { CallbackDeliverer, type DeliveryOptions } from "./callback-client.js";
 import { HttpError, parseJson, readBody, reply } from "./http-body.js";
 import { InvocationRunner, type CompleteRetry } from "./invocations.js";
@@ -273,6 +274,13 @@ export async function startRapServer(o: RapServerOptions): Promise<RapServer> {
         path = new URL(req.url ?? "/", "http://localhost").pathname;
       } catch {
         throw new HttpError(400, "malformed request URL");
+      }
+      // no RAP client is a browser: a page the user visits must not run tools (browser-guard.ts)
+      const mark = webPageMark(req);
+      if (mark !== null) {
+        log.warn({ path, mark }, "request from a web page refused");
+        res.setHeader("connection", "close");
+        throw new HttpError(403, `refused: this RAP server answers the Infinity daemon, not web pages (the request carries ${mark})`);
       }
       const route = Object.hasOwn(routes, path) ? routes[path] : undefined;
       if (!route) throw new HttpError(404, `no such endpoint: ${path}`);
