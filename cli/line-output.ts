@@ -8,6 +8,7 @@ import { basename, dirname, join, resolve } from "node:path";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { fileReason } from "./file-errors.js";
+import { PRIVATE_FILE_MODE } from "../stores/private-files.js";
 
 /** Writes each line (newline added) and returns how many; `file` undefined means stdout. */
 export async function writeLines(lines: AsyncIterable<string>, file?: string): Promise<number> {
@@ -30,7 +31,8 @@ export async function writeLines(lines: AsyncIterable<string>, file?: string): P
   const target = resolve(file);
   const tmp = join(dirname(target), `.${basename(target)}.${process.pid}.partial`);
   try {
-    await pipeline(Readable.from(numbered()), createWriteStream(tmp));
+    // the lines are memories (memory export): owner-only, as the database they come from
+    await pipeline(Readable.from(numbered()), createWriteStream(tmp, { mode: PRIVATE_FILE_MODE }));
     const fh = await open(tmp, "r+");
     try {
       await fh.sync();

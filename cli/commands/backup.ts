@@ -7,6 +7,7 @@ import { basename, dirname, join, resolve } from "node:path";
 import Database from "better-sqlite3";
 import { backendKindOf, maskLocation } from "../../stores/backend.js";
 import { openDatabase, schemaVersion } from "../../stores/sqlite/database.js";
+import { createPrivateFile } from "../../stores/private-files.js";
 import { ftsPurge } from "../../stores/sqlite/fts-purge.js";
 import { MIGRATIONS } from "../../stores/sqlite/migrations.js";
 import { databaseLocation, missingDatabase, openMemory } from "../context.js";
@@ -77,6 +78,8 @@ export function registerBackup(program: Command): void {
         try {
           // what a forget left in the full-text segments goes before the copy is taken
           if (!ftsPurge(db).finish()) throw new Error("the full-text indexes still hold forgotten rows and another process kept the database busy; try the backup again");
+          // every memory is in the copy: owner-only, as the database (the link below keeps the mode)
+          createPrivateFile(partial);
           await db.backup(partial);
         } finally {
           db.close();
@@ -132,6 +135,8 @@ export function registerBackup(program: Command): void {
       const forgottenSince = existsSync(target) && !o.bringBackForgotten ? forgottenIds(target) : [];
       // The backup API in the other direction: page by page into the live file, under its locks.
       const backup = new Database(src, { readonly: true, fileMustExist: true });
+      // a database the restore creates is owner-only, as one serve creates
+      createPrivateFile(target);
       try {
         await backup.backup(target);
       } finally {

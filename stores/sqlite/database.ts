@@ -1,8 +1,9 @@
 // Opens a SQLite database with the pragmas every store relies on and brings its schema up to
 // date. One file holds every table of the product (memory, RAP state, later skills and traces).
 import Database from "better-sqlite3";
-import { mkdirSync, statSync } from "node:fs";
+import { statSync } from "node:fs";
 import { dirname } from "node:path";
+import { createPrivateFile, makePrivateDir } from "../private-files.js";
 import { StoreError } from "../traits.js";
 import { MIGRATIONS, type Migration } from "./migrations.js";
 
@@ -32,7 +33,11 @@ export interface MigrationEvent {
 export type MigrationListener = (e: MigrationEvent) => void;
 
 export function openDatabase(path: string, opts: OpenOptions = {}): Db {
-  if (path !== ":memory:" && !opts.readonly) mkdirSync(dirname(path), { recursive: true });
+  if (path !== ":memory:" && path !== "" && !opts.readonly) {
+    // memories and conversation excerpts: owner-only when this creates them (private-files.ts)
+    makePrivateDir(dirname(path));
+    createPrivateFile(path);
+  }
   let db: Db;
   try {
     db = new Database(path, { readonly: opts.readonly ?? false });

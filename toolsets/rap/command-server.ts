@@ -1,7 +1,9 @@
 // Boot helpers for a daemon command server (reference §2.2): the daemon runs us with
 // RAP_EMBEDDED=1 in {session cwd}/.infinity, reads exactly one stdout line `{"port":N}`, then
 // closes the pipe (later writes hit EPIPE) with stderr on /dev/null, and stops us with SIGINT.
+import { dirname } from "node:path";
 import pino, { type Logger } from "pino";
+import { makePrivateDir, PRIVATE_FILE_MODE } from "../../stores/private-files.js";
 
 export function isEmbedded(env: NodeJS.ProcessEnv = process.env): boolean {
   return env.RAP_EMBEDDED === "1";
@@ -24,9 +26,11 @@ export function announcePort(port: number): void {
 
 /** A pino logger appending to `path` (directories created); write errors never crash us. */
 export function fileLogger(path: string, level: pino.LevelWithSilent = "info"): Logger {
+  // the log names sessions, threads and tools a person used: owner-only when created here
+  makePrivateDir(dirname(path));
   // Synchronous writes: a few lines per call, and a crash or an early exit loses no line
   // (stderr goes to /dev/null under the daemon, so the file is the only trace).
-  const dest = pino.destination({ dest: path, mkdir: true, sync: true });
+  const dest = pino.destination({ dest: path, sync: true, mode: PRIVATE_FILE_MODE });
   dest.on("error", ignore);
   return pino({ level }, dest);
 }
