@@ -5,7 +5,7 @@
 import { create } from "@bufbuild/protobuf";
 import { Server, ServerCredentials, status, type sendUnaryData, type ServerUnaryCall } from "@grpc/grpc-js";
 import { createHash } from "node:crypto";
-import { lstatSync, unlinkSync } from "node:fs";
+import { chmodSync, lstatSync, unlinkSync } from "node:fs";
 import { connect } from "node:net";
 import { isAbsolute, resolve } from "node:path";
 import pino, { type Logger } from "pino";
@@ -360,6 +360,16 @@ export async function startContextHookServer(o: ContextHookServerOptions): Promi
     throw new Error(`gRPC ContextHook could not bind ${bindTo}: ${errorMessage(e)}`);
   });
 
+  // The service has no authentication: whoever can connect reads any user's memories through
+  // BuildPrefix. The socket's mode came from the umask (0775 under 002): owner only, as the proxy's.
+  if (target.kind === "unix") {
+    try {
+      chmodSync(target.path, 0o600);
+    } catch (e) {
+      server.forceShutdown();
+      throw new Error(`gRPC ContextHook could not make ${target.path} owner-only: ${errorMessage(e)}`);
+    }
+  }
   const address = target.kind === "unix" ? bindTo : `${target.host}:${boundPort}`;
   log.info({ address }, "gRPC ContextHook listening");
 
