@@ -237,7 +237,10 @@ async function serve(o: ServeOptions): Promise<void> {
   if (o.toolset === "memory" && !embedded && !o.grpc) warmStore(stores.memory, logger);
   const rapHost = embedded ? "127.0.0.1" : (o.host ?? "127.0.0.1");
   const rapPort = embedded ? 0 : Number(o.port ?? DEFAULT_PORT);
-  const server = await startRapServer({ toolset, db: stores, host: rapHost, port: rapPort, logger }).catch((e: unknown) => {
+  // A command server re-runs only the open calls of its own project (another project's server
+  // on the same database would run them against the wrong memories).
+  const journalScope = embedded ? { journalScope: commandProject } : {};
+  const server = await startRapServer({ toolset, db: stores, host: rapHost, port: rapPort, logger, ...journalScope }).catch((e: unknown) => {
     throw listenProblem("--port", `${rapHost}:${rapPort}`, e, "--host");
   });
   // The gRPC ContextHook (for a daemon patched with ThreadConfigSource::prompt_prefix).

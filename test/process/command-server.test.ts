@@ -12,6 +12,9 @@ function invocation(op: string, args: unknown, id: string, cb: string, group = "
   return `{"operation":"${op}","arguments":${JSON.stringify(args)},"id":"${id}","call_id":null,"callback_url":"${cb}","group_id":"${group}","thread_ancestors":null}`;
 }
 
+/** callbacks from servers starting up under a loaded test run */
+const SLOW = 30_000;
+
 describe("command-server mode", () => {
   it("prints only the port line, survives a closed stdout, exits 0 on SIGINT, and keeps data across restarts", async () => {
     const dir = tempDir();
@@ -90,6 +93,58 @@ describe("command-server mode", () => {
     expect(listed.status, listed.stderr).toBe(0);
     expect(listed.stdout).toContain("Staging deploys need the VPN");
   });
+
+  it("a call a crashed server left open is re-run only by a later server of the same project, never by one started in another project", async () => {
+    // The daemon starts one server per session in {session cwd}/.infinity, and that cwd is the
+    // only way a server learns its project (reference §2.2). All projects share one database.
+    const dir = tempDir();
+    const env = { INFINITY_MEMORY_USER: "dana", INFINITY_MEMORY_DB: join(dir, "memory.db") };
+    for (const p of ["x", "y"]) {
+      mkdirSync(join(dir, p, ".infinity"), { recursive: true });
+      const added = runCli(["memory", "add", `Project ${p.toUpperCase()} builds use cargo nextest`, "--kind", "project", "--project", join(dir, p)], env);
+      expect(added.status, added.stderr).toBe(0);
+    }
+    const sink = await startCallbackSink();
+    const command = `exec ${process.execPath} ${CLI} serve --toolset memory`;
+    const started: { child: { pid?: number }; exited: Promise<number | null> }[] = [];
+    const boot = async (p: string) => {
+      const s = await spawnCommandServer(command, join(dir, p, ".infinity"), env);
+      s.child.stdout.destroy();
+      started.push(s);
+      return s;
+    };
+    try {
+      // project X's server asks before forgetting, then dies with the call open (kill_on_drop, a crash)
+      const x1 = await boot("x");
+      await postJson(`http://127.0.0.1:${x1.port}/invoke`, invocation("memory_forget", { query: "nextest" }, "tu-f", sink.url, "root-X"));
+      expect((await sink.next((b) => b.type === "user_choice", SLOW)).prompt).toContain("Project X builds");
+      process.kill(-x1.child.pid!, "SIGKILL");
+      await x1.exited;
+
+      // a session of project Y starts its server on the same database: not its call to run
+      await boot("y");
+      // the next server of project X takes the call over and asks about X's memory again
+      const x2 = await boot("x");
+      const again = await sink.next((b) => b.type === "user_choice" && String(b.response_url).includes(`:${x2.port}/`), SLOW);
+      expect(again).toMatchObject({ group_id: "root-X", id: "tu-f" });
+      expect(again.prompt).toContain("Project X builds");
+      expect(sink.bodies.filter((b) => b.type === "user_choice" && String(b.prompt).includes("Project Y"))).toEqual([]);
+      expect((await postJson(String(again.response_url), '{"id":"tu-f","selected":0}')).status).toBe(200);
+      expect((await sink.next((b) => b.type === "tool_result" && b.id === "tu-f", SLOW)).text).toMatch(/^Forgot 1 memory matching "nextest"/);
+      expect(runCli(["memory", "list", "--project", join(dir, "y"), "--kind", "project"], env).stdout).toContain("Project Y builds use cargo nextest");
+      expect(runCli(["memory", "list", "--project", join(dir, "x"), "--kind", "project"], env).stdout).not.toContain("Project X builds");
+    } finally {
+      for (const s of started) {
+        try {
+          process.kill(-s.child.pid!, "SIGINT");
+        } catch {
+          // already gone
+        }
+        await s.exited;
+      }
+      await sink.close();
+    }
+  }, 120_000);
 
   it("with the semantic channel switched on in config.json, searches through its worker thread and still exits 0 on SIGINT", async () => {
     const dir = tempDir();

@@ -35,6 +35,8 @@ interface InFlight {
 
 export interface RunnerDeps {
   toolset: Toolset;
+  /** the name calls are journaled and re-run under (default: the toolset's name) */
+  journalName?: string;
   /** true while HTTP requests wait for an answer; handler starts yield to them */
   requestsWaiting?: () => boolean;
   journal: RapJournalStore;
@@ -95,8 +97,12 @@ export class InvocationRunner {
     this.queue = new TurnQueue(d.requestsWaiting ?? (() => false));
   }
 
+  private get journalName(): string {
+    return this.d.journalName ?? this.d.toolset.name;
+  }
+
   key(groupId: string, callId: string): RapCallKey {
-    return { toolset: this.d.toolset.name, groupId, callId };
+    return { toolset: this.journalName, groupId, callId };
   }
 
   get activeCount(): number {
@@ -247,7 +253,7 @@ export class InvocationRunner {
   /** Re-run open invocations whose owner is gone (crashed, or an earlier boot of this process). */
   async replay(baseUrl: string): Promise<number> {
     let n = 0;
-    for (const j of await this.d.journal.open(this.d.toolset.name)) {
+    for (const j of await this.d.journal.open(this.journalName)) {
       if (j.owner === this.d.owner || !isOwnerDead(j.owner)) continue;
       if (!(await this.d.journal.takeOver(j, j.owner, this.d.owner))) continue;
       const inv = parseJournaled(j.body);

@@ -71,6 +71,14 @@ export interface RapServerOptions {
   limits?: RapLimits;
   /** waits between attempts to store a finished call's result the database refused */
   completeRetry?: Partial<CompleteRetry>;
+  /**
+   * Journal calls under this scope besides the toolset's name: a crashed server's open calls are
+   * re-run only by a server of the same scope. A command server passes its project (the daemon
+   * starts one per session in {session cwd}/.infinity, and that cwd is all it knows of the
+   * project), so a server started for another project on the same database never re-runs a
+   * call against that project's memories.
+   */
+  journalScope?: string;
 }
 
 export interface RapServer {
@@ -118,11 +126,13 @@ export async function startRapServer(o: RapServerOptions): Promise<RapServer> {
   const tools = toolset.tools.map(toolDefOf);
 
   const owner = newOwner();
+  const journalName = o.journalScope === undefined ? toolset.name : `${toolset.name}@${o.journalScope}`;
   const stores = rapStoresOf(db);
   const { journal, outbox } = stores;
   const deliverer = new CallbackDeliverer(outbox, clock, log, o.outbox);
+  // Questions share the journal's name, so a call's question and result are one call in the outbox.
   const choices = new ChoiceBroker(
-    toolset.name,
+    journalName,
     stores.userChoices,
     async (entry) => {
       await outbox.enqueue(entry, clock.now());
@@ -133,6 +143,7 @@ export async function startRapServer(o: RapServerOptions): Promise<RapServer> {
   );
   const runner = new InvocationRunner({
     toolset,
+    journalName,
     requestsWaiting: () => unanswered > 0,
     journal,
     choices,
