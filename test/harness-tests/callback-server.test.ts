@@ -43,6 +43,13 @@ describe("callback listener", () => {
     ["a float default", '{"type":"user_choice","group_id":"g","id":"c","prompt":"p","choices":["a"],"default":2.0,"response_url":"u"}'],
     ["associative null", JSON.stringify({ type: "subscription_event", group_id: "g", tool_call_id: "t", text: "x", associative: null })],
     ["a view update without content", JSON.stringify({ type: "view_update", group_id: "g", view_type: "diff" })],
+    // serde_json reads strings as UTF-8, so a surrogate escape must be one half of a pair
+    ["a lone leading surrogate escape", '{"type":"tool_result","group_id":"g","id":"c","text":"cut \\ud83d"}'],
+    ["a lone trailing surrogate escape", '{"type":"tool_result","group_id":"g","id":"c","text":"\\ude00 cut"}'],
+    ["a surrogate escape in a key", '{"type":"tool_result","group_id":"g","id":"c","text":"t","x\\ud800":1}'],
+    // serde_json's recursion limit: 128 nested arrays or objects, counting the callback itself
+    ["content nested 128 deep", `{"type":"view_update","group_id":"g","view_type":"v","content":${"[".repeat(127)}${"]".repeat(127)}}`],
+    ["a number out of f64 range", '{"type":"view_update","group_id":"g","view_type":"v","content":{"n":1e400}}'],
   ])("rejects %s with 400 Bad request", async (_what, body) => {
     const { cb, got } = await listener();
     const res = await postCallback(cb.url, body);
@@ -56,7 +63,13 @@ describe("callback listener", () => {
     const { cb, got } = await listener();
     expect((await postCallback(cb.url, { ...result, text: "t", needs_migration: true, extra: { a: 1 } })).status).toBe(200);
     expect((await postCallback(cb.url, { type: "view_update", group_id: "g", view_type: "v", content: null })).status).toBe(200);
-    expect(got.map((c) => c.type)).toEqual(["tool_result", "view_update"]);
+    // what serde_json does take: a surrogate pair escape, 127 levels, a float that underflows to 0
+    expect((await postCallback(cb.url, '{"type":"tool_result","group_id":"g","id":"c2","text":"\\ud83d\\ude00"}')).status).toBe(200);
+    const deep = `{"type":"view_update","group_id":"g","view_type":"v","content":${"[".repeat(126)}${"]".repeat(126)}}`;
+    expect((await postCallback(cb.url, deep)).status).toBe(200);
+    expect((await postCallback(cb.url, '{"type":"view_update","group_id":"g","view_type":"v","content":{"n":1e-400}}')).status).toBe(200);
+    expect(got.map((c) => c.type)).toEqual(["tool_result", "view_update", "tool_result", "view_update", "view_update"]);
+    expect((got[2] as { text: string }).text).toBe("😀");
     await cb.close();
   });
 });

@@ -1,7 +1,10 @@
 // JSON parsing with serde_json's strictness (reference §1.2): besides what JSON.parse rejects
 // (syntax errors, a UTF-8 BOM), serde rejects invalid UTF-8 and duplicate keys in one object,
-// and a `usize` field rejects float-looking literals such as `2.0` or `1e0`. JSON.parse would
-// accept all three, so a harness built on it would pass payloads the daemon answers with 400.
+// and a `usize` field rejects float-looking literals such as `2.0` or `1e0`. Its parser also
+// refuses a surrogate escape that is not half of a pair (a Rust String is UTF-8), a number
+// beyond f64 (JSON.parse makes it Infinity) and nesting 128 arrays or objects deep. JSON.parse
+// would accept all of these, so a harness built on it would pass payloads the daemon answers
+// with 400.
 
 const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
@@ -24,7 +27,10 @@ export interface StrictParse {
   topLevelNumbers: Map<string, string>;
 }
 
-/** JSON.parse plus a scan that rejects duplicate keys. Throws StrictJsonError. */
+/** serde_json's recursion limit: entering the 128th nested array or object fails. */
+const MAX_DEPTH = 128;
+
+/** JSON.parse plus a scan for what serde_json rejects besides. Throws StrictJsonError. */
 export function parseStrictJson(text: string): StrictParse {
   let value: unknown;
   try {
@@ -40,6 +46,7 @@ export function parseStrictJson(text: string): StrictParse {
   while (i < text.length) {
     const c = text[i]!;
     if (c === "{" || c === "[") {
+      if (stack.length + 1 >= MAX_DEPTH) throw new StrictJsonError("recursion limit exceeded");
       stack.push({ keys: c === "{" ? new Set() : null, expectKey: c === "{", lastKey: null });
       i++;
     } else if (c === "}" || c === "]") {
@@ -52,9 +59,12 @@ export function parseStrictJson(text: string): StrictParse {
     } else if (c === '"') {
       let j = i + 1;
       while (text[j] !== '"') j += text[j] === "\\" ? 2 : 1;
+      const str = JSON.parse(text.slice(i, j + 1)) as string;
+      // the bytes were valid UTF-8, so a lone surrogate can only come from a \u escape
+      if (/\p{Cs}/u.test(str)) throw new StrictJsonError("lone leading surrogate in hex escape");
       const top = stack[stack.length - 1];
       if (top?.keys && top.expectKey) {
-        const key = JSON.parse(text.slice(i, j + 1)) as string;
+        const key = str;
         if (top.keys.has(key)) throw new StrictJsonError(`duplicate field \`${key}\``);
         top.keys.add(key);
         top.expectKey = false;
@@ -64,6 +74,7 @@ export function parseStrictJson(text: string): StrictParse {
     } else if (c === "-" || (c >= "0" && c <= "9")) {
       let j = i;
       while (j < text.length && /[-+0-9.eE]/.test(text[j]!)) j++;
+      if (!Number.isFinite(Number(text.slice(i, j)))) throw new StrictJsonError("number out of range");
       const top = stack[stack.length - 1];
       if (stack.length === 1 && top?.keys && top.lastKey !== null) topLevelNumbers.set(top.lastKey, text.slice(i, j));
       i = j;
