@@ -4,12 +4,13 @@ import { existsSync, readFileSync } from "node:fs";
 import { homedir, userInfo } from "node:os";
 import { join, resolve } from "node:path";
 import { systemClock, type Clock } from "../core/clock.js";
-import { MemoryConfig, unknownSettings } from "../core/config.js";
+import { MemoryConfig, unknownSettings, type EmbedderConfig } from "../core/config.js";
 import { MemoryService } from "../core/memory/service.js";
 import { backendKindOf, maskLocation, type Backend } from "../stores/backend.js";
 import { sqliteBackendOver, type SqliteBackend } from "../stores/sqlite/backend.js";
 import type { RetrievalChannels } from "../core/retrieval/channels.js";
-import { vectorChannelFromConfig } from "../stores/embedding/from-config.js";
+import { embedderFromConfig, vectorChannelFromConfig } from "../stores/embedding/from-config.js";
+import type { Embedder } from "../core/embedding/embedder.js";
 import { openDatabase, type Db, type MigrationEvent, type MigrationListener } from "../stores/sqlite/database.js";
 import type { SqliteMemoryStore } from "../stores/sqlite/memory-store.js";
 import type { SqliteToggleStore } from "../stores/sqlite/toggle-store.js";
@@ -192,15 +193,42 @@ export async function openAnyMemory(opts: OpenOpts & { location?: string } = {})
   if (backendKindOf(location) === "sqlite") return openMemory({ ...opts, dbPath: location });
   const config = opts.config ?? loadConfig(dataHome(env), env);
   const clock = opts.clock ?? systemClock;
-  const backend = await openPostgres(location, config.search.channels);
+  const embedder = await pgEmbedder(config.embedder, env);
+  const backend = await openPostgres(location, {
+    channels: config.search.channels,
+    embedder,
+    vectorWeight: config.embedder.weight,
+    minSimilarity: config.embedder.minSimilarity,
+  });
   const { service, sessionForget } = withService(backend, config, clock);
   return { location: backend.location, config, clock, backend, service, sessionForget, close: () => backend.close() };
 }
 
-async function openPostgres(url: string, channels: Partial<RetrievalChannels>): Promise<Backend> {
+/**
+ * The configured embedder for the PostgreSQL vector channel (pgvector), loaded before the store
+ * opens. As on SQLite, one that cannot be loaded does not keep memory from opening: it is said on
+ * stderr and search runs on the word channels.
+ */
+async function pgEmbedder(config: EmbedderConfig, env: NodeJS.ProcessEnv): Promise<Embedder | null> {
+  try {
+    return await embedderFromConfig(config, env);
+  } catch (e) {
+    process.stderr.write(`infinity-memory: the embedder could not be loaded (${(e as Error).message}); the vector channel is off\n`);
+    return null;
+  }
+}
+
+interface PgOpenOptions {
+  channels: Partial<RetrievalChannels>;
+  embedder: Embedder | null;
+  vectorWeight: number;
+  minSimilarity: number;
+}
+
+async function openPostgres(url: string, opts: PgOpenOptions): Promise<Backend> {
   // The module name is a variable so the SQLite build does not depend on the PostgreSQL adapter.
   const modName = "../stores/postgres/backend.js";
-  const mod = (await import(modName)) as { openPostgresBackend?: (url: string, opts: { channels: Partial<RetrievalChannels> }) => Promise<Backend> };
+  const mod = (await import(modName)) as { openPostgresBackend?: (url: string, opts: PgOpenOptions) => Promise<Backend> };
   if (typeof mod.openPostgresBackend !== "function") throw new Error("this build has no PostgreSQL adapter");
-  return mod.openPostgresBackend(url, { channels });
+  return mod.openPostgresBackend(url, opts);
 }

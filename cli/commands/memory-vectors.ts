@@ -1,13 +1,14 @@
 // `infinity-memory memory reindex --vectors`: embeds every live memory that has no vector yet
 // (after the embedder was switched on or changed, or an embedding failed), with a progress bar.
 import cliProgress from "cli-progress";
-import type { MemoryContext } from "../context.js";
+import type { AnyMemoryContext, MemoryContext } from "../context.js";
+import type { PostgresBackend } from "../../stores/postgres/backend.js";
+
+const NO_EMBEDDER = `no embedder configured: set "embedder": { "kind": "hashing" | "openai" | "onnx", … } in config.json`;
 
 export async function reindexVectors(ctx: MemoryContext, opts: { batch: number; json?: boolean }): Promise<void> {
   const ch = ctx.store.vectors;
-  if (!ch || ctx.config.embedder.kind === "none") {
-    throw new Error(`no embedder configured: set "embedder": { "kind": "hashing" | "openai" | "onnx", … } in config.json`);
-  }
+  if (!ch || ctx.config.embedder.kind === "none") throw new Error(NO_EMBEDDER);
   const ready = await ch.whenReady();
   if (!ready) throw new Error(`the embedder could not be loaded: ${ch.lastError ?? "unknown error"}`);
   const bar =
@@ -42,4 +43,19 @@ export async function reindexVectors(ctx: MemoryContext, opts: { batch: number; 
   process.stdout.write(
     opts.json ? `${JSON.stringify(summary)}\n` : `embedded ${r.embedded} memories with ${summary.embedder} in ${ms} ms (${summary.vectors} vectors stored${skipped})\n`,
   );
+}
+
+/** The same on PostgreSQL: the pgvector table of the configured embedder (stores/postgres/memory-store.ts). */
+export async function reindexVectorsPg(ctx: AnyMemoryContext, opts: { batch: number; json?: boolean }): Promise<void> {
+  const store = (ctx.backend as PostgresBackend).memory;
+  const embedder = store.vectorEmbedder();
+  if (!embedder || ctx.config.embedder.kind === "none") throw new Error(NO_EMBEDDER);
+  const status = store.vectorStatus();
+  if (!status.enabled) throw new Error(status.reason);
+  const t0 = performance.now();
+  const r = await store.backfillVectors(opts.batch);
+  const ms = Math.round(performance.now() - t0);
+  const summary = { embedder: embedder.id, dimensions: embedder.dimensions, embedded: r.embedded, ...(r.skipped ? { skipped: r.skipped, reason: r.reason } : {}), ms };
+  const skipped = r.skipped ? `; ${r.skipped} left without a vector: ${r.reason}` : "";
+  process.stdout.write(opts.json ? `${JSON.stringify(summary)}\n` : `embedded ${r.embedded} memories with ${embedder.id} in ${ms} ms (pgvector${skipped})\n`);
 }

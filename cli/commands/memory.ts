@@ -11,11 +11,12 @@ import type { Origin, Viewer } from "../../core/memory/service.js";
 import { filterText, recordBlock, recordList, totalText } from "../../toolsets/memory/render.js";
 import { writeLines } from "../line-output.js";
 import { defaultInfinityHome, makeSessionSearch, openSources, type OpenedSources } from "../sessions.js";
-import { openAnyMemory, openMemory, type AnyMemoryContext, type MemoryContext } from "../context.js";
+import { databaseLocation, openAnyMemory, openMemory, type AnyMemoryContext, type MemoryContext } from "../context.js";
+import { backendKindOf } from "../../stores/backend.js";
 import { recreateWordIndex, wordIndexDrift } from "../../stores/sqlite/memory-fts.js";
 import { addMemory, correctMemory, expiryOption, tagsOption, type AddOptions, type CorrectOptions } from "./memory-edit.js";
 import { importMemories } from "./memory-import.js";
-import { reindexVectors } from "./memory-vectors.js";
+import { reindexVectors, reindexVectorsPg } from "./memory-vectors.js";
 import { numberAtLeast, numberBetween, userId, wholeNumber } from "../options.js";
 
 interface Common {
@@ -291,12 +292,20 @@ export function registerMemory(program: Command): void {
   memory
     .command("reindex")
     .description("rebuild the word index from the memories table (its bm25 totals drift upward with use)")
-    .option("--db <path>", "database file")
+    .option("--db <path>", "database file (with --vectors also a postgres:// URL)")
     .option("--if-drift <ratio>", "only when the index counts this many times the live rows", numberAtLeast(0), 1)
     .option("--vectors", "instead: embed every memory that has no vector yet (needs config embedder)")
     .option("--batch <n>", "with --vectors: texts per embedding call", wholeNumber(1, 10_000), 64)
     .option("--json", "with --vectors: print the summary as JSON")
     .action(async (o: { db?: string; ifDrift: string; vectors?: boolean; batch: string; json?: boolean }) => {
+      if (o.vectors && backendKindOf(databaseLocation(o.db)) === "postgres") {
+        const pg = await openAnyMemory({ location: o.db });
+        try {
+          return await reindexVectorsPg(pg, { batch: Number(o.batch), json: o.json ?? false });
+        } finally {
+          await pg.close();
+        }
+      }
       const ctx = openMemory({ dbPath: o.db, existing: true });
       try {
         if (o.vectors) {

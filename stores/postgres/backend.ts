@@ -13,6 +13,8 @@ import { PgLlmBudgetStore, PgRootContexts, PgToggleStore } from "./small-stores.
 export interface PostgresBackendOptions {
   channels?: Partial<RetrievalChannels>;
   embedder?: PgMemoryStoreOptions["embedder"];
+  vectorWeight?: number;
+  minSimilarity?: number;
   /** overrides of the URL's settings (?profile=, ?rls=, ?pool_max=) */
   profile?: PgProfile;
   rls?: boolean;
@@ -31,6 +33,8 @@ export function postgresBackendOver(db: PgDb, location: string, opts: PostgresBa
   const memOpts: PgMemoryStoreOptions = {};
   if (opts.channels) memOpts.channels = opts.channels;
   if (opts.embedder !== undefined) memOpts.embedder = opts.embedder;
+  if (opts.vectorWeight !== undefined) memOpts.vectorWeight = opts.vectorWeight;
+  if (opts.minSimilarity !== undefined) memOpts.minSimilarity = opts.minSimilarity;
   return {
     kind: "postgres",
     location: maskLocation(location),

@@ -194,6 +194,11 @@ export class PgMemoryStore implements MemoryStore {
     return { enabled: true, reason: `vector channel on (${this.embedder.id}, pgvector)` };
   }
 
+  /** The embedder whose vectors this store writes and queries (null: none configured). */
+  vectorEmbedder(): { id: string; dimensions: number } | null {
+    return this.embedder ? { id: this.embedder.id, dimensions: this.embedder.dimensions } : null;
+  }
+
   private get vectorsOn(): boolean {
     return this.embedder !== null && this.db.features.vector;
   }
