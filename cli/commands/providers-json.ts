@@ -1,10 +1,10 @@
 // `infinity-memory config providers-json --upstream <command…>`: print the providers.json entry
 // that wraps a model provider with the memory proxy. Added to the `config` command by its owner.
 import type { Command } from "commander";
-import { homedir } from "node:os";
-import { join, resolve } from "node:path";
+import { resolve } from "node:path";
 import { providersJson } from "../../context-hook/provider-proxy/providers-json.js";
 import { mainScriptPath } from "../rap-json.js";
+import { defaultInfinityHome } from "../sessions.js";
 import { wholeNumber } from "../options.js";
 
 interface ProvidersJsonCliOptions {
@@ -23,7 +23,7 @@ export function registerProvidersJson(config: Command): void {
     .option("--upstream <command...>", "the provider command to wrap (argv; put arguments starting with '-' after --)")
     .argument("[command...]", "more of the upstream command, after --")
     .option("--id <provider_id>", "provider id in providers.json", "memory-proxy")
-    .option("--infinity-home <dir>", "the daemon's state directory the proxy reads", join(homedir(), ".infinity"))
+    .option("--infinity-home <dir>", "the daemon's state directory the proxy reads ($INFINITY_HOME or ~/.infinity)", defaultInfinityHome())
     .option("--db <file>", "database file the proxy should use")
     .option("--deadline-ms <ms>", "prefix deadline per call", wholeNumber(1))
     .option("--budget <tokens>", "prefix token budget", wholeNumber(1))

@@ -2,6 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, openSync, readFileSync, writeFileSync } from "node:fs";
+import { homedir } from "node:os";
 import { join } from "node:path";
 import { openMemory } from "../../cli/context.js";
 import { CLI, runCli } from "../helpers/cli.js";
@@ -113,6 +114,18 @@ describe("infinity-memory CLI", () => {
     expect(wrong.status).toBe(1);
     expect(wrong.stderr).toContain(`unknown toolset "memroy"; this version serves: memory, skills`);
     expect(runCli(["config", "rap-json", "--mode", "server", "--url", "localhost:7411"], {}).stderr).toContain(`--url must be the server's http:// or https:// address (got "localhost:7411")`);
+  });
+
+  it("providers-json points the proxy at the daemon's home: $INFINITY_HOME when set, else ~/.infinity", () => {
+    const home = tempDir();
+    const entry = (env: Record<string, string>) =>
+      (JSON.parse(runCli(["config", "providers-json", "--upstream", "my-provider"], env).stdout) as Record<string, { command: string[] }>)["memory-proxy"]!.command;
+    const set = entry({ INFINITY_HOME: home });
+    expect(set.slice(set.indexOf("--infinity-home"), set.indexOf("--infinity-home") + 2)).toEqual(["--infinity-home", home]);
+    const { INFINITY_HOME: _unset, ...rest } = process.env;
+    const child = spawnSync(process.execPath, [CLI, "config", "providers-json", "--upstream", "my-provider"], { env: rest, encoding: "utf8" });
+    const cmd = (JSON.parse(child.stdout) as Record<string, { command: string[] }>)["memory-proxy"]!.command;
+    expect(cmd[cmd.indexOf("--infinity-home") + 1]).toBe(join(homedir(), ".infinity"));
   });
 
   it("rap-manifests/ matches the zod schemas", () => {
