@@ -270,7 +270,7 @@ export const MemoryConfig = z.object({
         .prefault({}),
       curator: z
         .object({
-          /** a live skill with no use or view for this many days is proposed for retirement */
+          /** a live skill with no trial for this many days (counted from its publication at the latest) is proposed for retirement */
           staleDays: z.number().positive().default(30),
           /** description+body word overlap at which two skills are proposed for a merge */
           duplicateOverlap: z.number().min(0).max(1).default(0.7),
