@@ -6,7 +6,7 @@ import { existsSync, linkSync, rmSync, statSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import Database from "better-sqlite3";
 import { backendKindOf, maskLocation } from "../../stores/backend.js";
-import { openDatabase, schemaVersion } from "../../stores/sqlite/database.js";
+import { copyDatabase, openDatabase, schemaVersion } from "../../stores/sqlite/database.js";
 import { createPrivateFile } from "../../stores/private-files.js";
 import { ftsPurge } from "../../stores/sqlite/fts-purge.js";
 import { MIGRATIONS } from "../../stores/sqlite/migrations.js";
@@ -80,7 +80,7 @@ export function registerBackup(program: Command): void {
           if (!ftsPurge(db).finish()) throw new Error("the full-text indexes still hold forgotten rows and another process kept the database busy; try the backup again");
           // every memory is in the copy: owner-only, as the database (the link below keeps the mode)
           createPrivateFile(partial);
-          await db.backup(partial);
+          await copyDatabase(db, partial);
         } finally {
           db.close();
         }
