@@ -128,7 +128,7 @@ function withService<B extends Backend>(backend: B, config: MemoryConfig, clock:
   // after indexing whatever the conversation sources hold so far (serve sets `refresh`).
   const sessionForget: SessionForget = { refresh: null };
   service.onForget({
-    afterForget: async (user, contents) => {
+    beforeForget: async (user, contents) => {
       if (sessionForget.refresh) await sessionForget.refresh();
       await backend.sessionIndex.purgeContaining(user, contents);
     },

@@ -102,7 +102,7 @@ export async function startAdmin(o: StartAdminOptions): Promise<AdminServers> {
     o.memory ??
     (() => {
       const m = new MemoryService(o.backend.memory, clock, o.config);
-      m.onForget({ afterForget: async (user, contents) => void (await o.backend.sessionIndex.purgeContaining(user, contents)) });
+      m.onForget({ beforeForget: async (user, contents) => void (await o.backend.sessionIndex.purgeContaining(user, contents)) });
       return m;
     })();
   const skills = o.skills ?? new SkillService(o.backend.skills, clock, o.config);

@@ -125,8 +125,12 @@ function changesNothing(current: MemoryRecord, input: UpdateInput): boolean {
 
 /** Derived artifacts outside the memory store that must forget with it (e.g. the session index). */
 export interface ForgetHook {
-  /** `contents`: the forgotten texts and ids of one user's records, to find copies elsewhere */
-  afterForget(user: string, contents: string[]): Promise<void>;
+  /**
+   * Runs before the store forgets the records (their texts are still there if this fails or the
+   * process dies, so running the forget again finishes both). `contents`: the texts and ids of one
+   * user's records being forgotten, to find copies elsewhere.
+   */
+  beforeForget(user: string, contents: string[]): Promise<void>;
 }
 
 /** A caller's page size: a whole number of at least 1 (the stores put it into SQL). */
@@ -425,16 +429,19 @@ export class MemoryService {
     return this.purge(targets, ids, origin, reason);
   }
 
-  /** Purge exactly these versions, then cascade through the derived indexes. */
+  /** Cascade through the derived indexes, then purge exactly these versions. */
   private async purge(targets: Map<string, MemoryRecord>, requested: string[], origin: Origin, reason?: string): Promise<string[]> {
     if (targets.size === 0) return [];
-    const purged = await this.store.forget([...targets.keys()], this.audit(origin, "forget", requested[0]!, { requested, ...(reason ? { reason } : {}) }));
     // The cascade: copies of the forgotten text in derived indexes go too.
     // Needles: the forgotten texts and the ids, which results quoting the memory carry.
+    // First, while the store still holds the texts: done after the store's forget, a process that
+    // died between the two (or a cascade that failed) left the copies for good, since the forget
+    // run again (the journal re-runs an unfinished call) found the memory forgotten and no text
+    // to look for.
     const byUser = new Map<string, string[]>();
     for (const r of targets.values()) byUser.set(r.scope.user, [...(byUser.get(r.scope.user) ?? []), r.content, r.id]);
-    for (const hook of this.forgetHooks) for (const [user, contents] of byUser) await hook.afterForget(user, contents);
-    return purged;
+    for (const hook of this.forgetHooks) for (const [user, contents] of byUser) await hook.beforeForget(user, contents);
+    return this.store.forget([...targets.keys()], this.audit(origin, "forget", requested[0]!, { requested, ...(reason ? { reason } : {}) }));
   }
 
   /** Candidates for a forget by query: current and past versions, flagged ones included. */
