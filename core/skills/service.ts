@@ -39,6 +39,8 @@ export interface PendingMove {
 }
 
 const TRUST_OF: Record<SkillAuthor, SkillTrust> = { human: "user_written", agent: "agent_proposed", import: "imported" };
+/** a proposal looked at again after another process wrote the same skill in between, at most this often */
+const PROPOSE_ATTEMPTS = 3;
 
 function quoteFts(term: string): string {
   return `"${term.replace(/"/g, '""')}"`;
@@ -149,6 +151,20 @@ export class SkillService {
 
   /** Store a new candidate version (never live). `base` names the parent; default the published version. */
   async propose(doc: SkillDocument, by: SkillActor, base?: string): Promise<ProposeResult> {
+    // The store checks again inside its write: a constraint there means another process created
+    // this skill or stored this very content since we looked (two sessions proposing at once).
+    // Looked at again, this proposal is a version of that skill, or nothing new.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.proposeOnce(doc, by, base);
+      } catch (e) {
+        if (attempt < PROPOSE_ATTEMPTS && e instanceof StoreError && e.code === "constraint") continue;
+        throw e;
+      }
+    }
+  }
+
+  private async proposeOnce(doc: SkillDocument, by: SkillActor, base?: string): Promise<ProposeResult> {
     this.checkSize(doc);
     const existing = await this.store.skillByName(doc.name);
     if (existing?.pinned && by.author === "agent") {

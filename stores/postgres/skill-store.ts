@@ -181,6 +181,10 @@ export class PgSkillStore implements SkillStore {
       const existing = (await c.query<SkillRow>(`SELECT * FROM skills WHERE name = $1 FOR UPDATE`, [v.name])).rows[0];
       if (!existing) throw new StoreError("constraint", `skill id ${ids.skillId} belongs to another skill`);
       if (existing.id !== ids.skillId) throw new StoreError("constraint", `skill "${v.name}" has another id`);
+      // checked again under the row lock: another server may have stored this content since the caller looked
+      if ((await c.query(`SELECT 1 FROM skill_versions WHERE skill_id = $1 AND content_hash = $2`, [ids.skillId, v.contentHash])).rows.length > 0) {
+        throw new StoreError("constraint", `skill "${v.name}" already has a version with this content`);
+      }
       const seq = num((await c.query<{ n: number }>(`SELECT COALESCE(MAX(seq), 0) + 1 AS n FROM skill_versions WHERE skill_id = $1`, [ids.skillId])).rows[0]!.n);
       await c.query(
         `INSERT INTO skill_versions (id, skill_id, seq, content_hash, description, frontmatter, body, allowed_tools, author,

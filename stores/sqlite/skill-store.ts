@@ -219,6 +219,8 @@ export class SqliteSkillStore implements SkillStore {
       .transaction(() => {
         const existing = this.st.byName.get(v.name) as SkillRow | undefined;
         if (existing && existing.id !== ids.skillId) throw new StoreError("constraint", `skill "${v.name}" has another id`);
+        // checked again under the write lock: another process may have stored this content since the caller looked
+        if (existing && this.st.byHash.get(ids.skillId, v.contentHash)) throw new StoreError("constraint", `skill "${v.name}" already has a version with this content`);
         if (!existing) this.st.insertSkill.run(ids.skillId, v.name, v.createdAt, v.createdAt);
         const seq = (this.st.nextSeq.get(ids.skillId) as { n: number }).n;
         this.st.insertVersion.run({

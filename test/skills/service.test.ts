@@ -23,6 +23,29 @@ function open() {
 const doc = (body: string, extra = "") => parseSkillMd(skillMd("log-triage", "Triage production error logs by service.", body, extra));
 
 describe("skill service", () => {
+  it("two processes proposing one new skill at once: the second becomes its next version, or nothing new", async () => {
+    // two connections to one file, as two sessions' servers have; each proposal looks (no such
+    // skill yet) before either writes
+    const clock = fixedClock(T0);
+    const dbPath = join(tempDir(), "m.db");
+    const a = openMemory({ dbPath, config: defaultConfig({ localUser: "alice" }), clock, env: {} });
+    const b = openMemory({ dbPath, config: defaultConfig({ localUser: "alice" }), clock, env: {} });
+    try {
+      const [sa, sb] = [openSkills(a).service, openSkills(b).service];
+      const [one, two] = await Promise.all([sa.propose(doc("one"), person), sb.propose(doc("two"), person)]);
+      expect([one.created, two.created]).toEqual([true, true]);
+      expect([one.version.seq, two.version.seq].sort()).toEqual([1, 2]);
+      expect(one.version.skillId).toBe(two.version.skillId);
+      const [same1, same2] = await Promise.all([sa.propose(doc("three"), person), sb.propose(doc("three"), person)]);
+      expect([same1.created, same2.created].sort()).toEqual([false, true]);
+      expect(same1.version.id).toBe(same2.version.id);
+      expect((await sa.history("log-triage")).versions.map((v) => v.seq)).toEqual([1, 2, 3]);
+    } finally {
+      b.close();
+      a.close();
+    }
+  });
+
   it("rollback pops the publication stack: never bounces back to the version it left", async () => {
     const { ctx, clock, svc } = open();
     for (const b of ["one", "two", "three"]) await svc.propose(doc(b), person);
