@@ -6,7 +6,7 @@
 // file and a second real connection holding its lock.
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
-import { invocation, post, resultFor, sleep, startHarness, waitFor, type Harness } from "./helpers.js";
+import { invocation, post, postTo, resultFor, sleep, startHarness, waitFor, type Harness } from "./helpers.js";
 
 let h: Harness | null = null;
 let locker: Database.Database | null = null;
@@ -51,6 +51,23 @@ describe("a result the database refuses to store", () => {
     expect((await resultFor(h.listener, "while-locked")).text).toBe("echo: hi");
     await sleep(100);
     expect(h.listener.accepted().filter((b) => b.id === "locked-1")).toHaveLength(1);
+  });
+
+  it("a person's answer that arrives while another connection holds the lock is acted on, not dropped", async () => {
+    // the daemon posts an answer once and never again: a 500 here left the call waiting 15 minutes
+    h = await startHarness({ server: { completeRetry: { baseDelayMs: 40, maxDelayMs: 160 } } });
+    h.db.pragma("busy_timeout = 50");
+    expect((await post(h.server.url, "/invoke", invocation(h.listener.url, { operation: "ask", arguments: { question: "Forget all?" }, id: "ask-locked", group_id: "G" }))).status).toBe(200);
+    const choice = await waitFor(() => h!.listener.accepted().find((b) => b.type === "user_choice"), "user_choice callback");
+
+    locker = new Database(h.dbPath);
+    locker.exec("BEGIN IMMEDIATE");
+    const answer = await postTo(choice.response_url as string, { id: "ask-locked", selected: 0 });
+    expect(answer.status).toBe(200);
+    await sleep(300);
+    locker.exec("COMMIT");
+    expect((await resultFor(h.listener, "ask-locked")).text).toBe("the person chose Yes");
+    expect(h.state.runs.get("ask-locked")).toBe(1);
   });
 
   it("stays open for the next process when the server stops before the lock is gone", async () => {

@@ -43,6 +43,8 @@ export function choiceResponseUrl(baseUrl: string, groupId: string): string {
 
 export class ChoiceBroker {
   private readonly waiters = new Map<string, Waiter>();
+  /** answers the database refused to store (locked by another process, full), kept until their call ends */
+  private readonly unstored = new Map<string, { prompt: string; choices: string[]; selected: number }>();
 
   constructor(
     private readonly toolset: string,
@@ -69,6 +71,8 @@ export class ChoiceBroker {
       throw new CoreError("invalid_argument", `askUser default ${defaultIndex} is not an index into ${choices.length} choices`);
     }
     const id = choiceKey(inv.group_id, inv.id);
+    const kept = this.unstored.get(id);
+    if (kept && sameQuestion(kept, prompt, choices)) return kept.selected;
     const prior = await this.store.get(this.toolset, id);
     if (prior?.status === "answered" && prior.selected !== null && sameQuestion(prior, prompt, choices)) {
       return prior.selected;
@@ -132,13 +136,22 @@ export class ChoiceBroker {
     if (selected >= q.choices.length) {
       return { ok: false, status: 400, message: `selected ${selected} is out of range: the question has ${q.choices.length} choices` };
     }
-    await this.store.answer(this.toolset, id, selected, this.clock.now());
+    try {
+      await this.store.answer(this.toolset, id, selected, this.clock.now());
+    } catch (e) {
+      // The daemon sends an answer once: refused by the database (another process holds its lock
+      // past the busy timeout, a full disk), it is still the person's decision. The call waiting
+      // here acts on it, and a re-run of the call in this process finds it.
+      this.unstored.set(id, { prompt: q.prompt, choices: q.choices, selected });
+      this.log.warn({ err: e, group_id: q.groupId, choice: id }, "user choice: the answer could not be stored; it is applied in this process");
+    }
     this.waiters.get(id)?.resolve(selected);
     return { ok: true };
   }
 
   /** The call finished: its question is no longer needed. */
   async forget(groupId: string, callId: string): Promise<void> {
+    this.unstored.delete(choiceKey(groupId, callId));
     await this.store.remove(this.toolset, choiceKey(groupId, callId));
   }
 }
