@@ -60,6 +60,16 @@ export function openDatabase(path: string, opts: OpenOptions = {}): Db {
   }
 }
 
+/**
+ * SQLite refused a write for now, not for what it held: another connection kept the database
+ * locked past the busy timeout (SQLITE_BUSY…), or the disk is full (SQLITE_FULL). The same write
+ * succeeds once that has passed.
+ */
+export function refusedForNow(e: unknown): boolean {
+  const code = e instanceof Error ? (e as { code?: unknown }).code : undefined;
+  return typeof code === "string" && (code === "SQLITE_FULL" || code.startsWith("SQLITE_BUSY"));
+}
+
 /** more pages than any file holds: a backup step that copies them all */
 const ALL_PAGES = 0x7fffffff;
 

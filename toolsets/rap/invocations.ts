@@ -18,8 +18,9 @@ const ABORT_SETTLE_MS = 1000;
 const MAX_YIELDS = 50;
 
 /**
- * Waits between attempts to store a finished call's result when the database refused it (locked
- * past its busy timeout by a long transaction elsewhere, or full): doubling from base to max.
+ * Waits between attempts when the database refused a call's writes (locked past its busy timeout
+ * by a long transaction elsewhere, or full): to store a finished call's result, and to run a call
+ * whose handler it refused. Doubling from base to max.
  */
 export interface CompleteRetry {
   baseDelayMs: number;
@@ -47,6 +48,12 @@ export interface RunnerDeps {
   clock: Clock;
   log: Logger;
   completeRetry?: Partial<CompleteRetry>;
+  /**
+   * The database refused a handler's write for now, not for what it wrote (e.g. SQLite's lock held
+   * elsewhere past the busy timeout, a full disk): the call is run again later instead of answered
+   * with the engine's error.
+   */
+  refusedForNow?: (e: unknown) => boolean;
 }
 
 function sleep(ms: number): Promise<void> {
@@ -148,10 +155,10 @@ export class InvocationRunner {
     const inv = ctx.invocation;
     const started = this.d.clock.now();
     // Cancelled or closed while it waited for its turn: the handler never starts.
-    const out: ToolOutput = ctx.signal.aborted ? { text: "" } : await dispatch(this.d.toolset, ctx);
+    const out = ctx.signal.aborted ? { text: "" } : await this.dispatchDurably(ctx);
     // Cancel and close have closed the journal entry already; on shutdown it stays open so the
     // next process re-runs the call.
-    if (ctx.signal.aborted || this.stopped) {
+    if (out === null || ctx.signal.aborted || this.stopped) {
       ctx.log.info({ reason: String(ctx.signal.reason ?? "shutdown") }, "tool call aborted; no result sent");
       if (!this.stopped) await this.forgetQuestion(inv, ctx.log);
       return;
@@ -168,6 +175,35 @@ export class InvocationRunner {
     }
     ctx.log.info({ ms: this.d.clock.now() - started }, "tool call finished");
     this.d.onEnqueued();
+  }
+
+  /**
+   * Run the handler, again while the database refuses its writes (another process holds the lock
+   * past the busy timeout, as a reindex or an import of a large store does; a full disk): the
+   * runtime waits for this result, and handlers are idempotent per call id (the re-run of a call
+   * a dead process left open relies on it too), so the call answers late instead of with
+   * "database is locked". Null when the call was cancelled or the server stopped first (the entry
+   * stays open: the next process re-runs it).
+   */
+  private async dispatchDurably(ctx: ToolContext): Promise<ToolOutput | null> {
+    const refused = this.d.refusedForNow;
+    if (!refused) return dispatch(this.d.toolset, ctx);
+    const r = { ...COMPLETE_RETRY, ...this.d.completeRetry };
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const out = await dispatch(this.d.toolset, ctx, { rethrow: refused });
+        if (attempt > 1) ctx.log.info({ attempts: attempt }, "tool call ran after the database refused it");
+        return out;
+      } catch (e) {
+        if (this.stopped || ctx.signal.aborted) {
+          ctx.log.error({ err: e }, "the database refused the tool call; it stays open for a later re-run");
+          return null;
+        }
+        const ms = Math.min(r.maxDelayMs, r.baseDelayMs * 2 ** (attempt - 1));
+        ctx.log.warn({ err: e, attempt, retry_in_ms: ms }, "the database refused the tool call's writes; running it again");
+        await wait(ms, undefined, { signal: ctx.signal, ref: false }).catch(() => {});
+      }
+    }
   }
 
   /**

@@ -114,9 +114,10 @@ function errorText(e: unknown): string {
 
 /**
  * Run one invocation against a toolset: gate, tool lookup, argument validation, handler.
- * Never throws; every failure becomes an `Error: …` text the model can act on.
+ * Every failure becomes an `Error: …` text the model can act on, except one `rethrow` picks
+ * (the caller runs the call again instead).
  */
-export async function dispatch(ts: Toolset, ctx: ToolContext): Promise<ToolOutput> {
+export async function dispatch(ts: Toolset, ctx: ToolContext, opts: { rethrow?: (e: unknown) => boolean } = {}): Promise<ToolOutput> {
   const inv = ctx.invocation;
   const tool = ts.tools.find((t) => t.name === inv.operation);
   const name = tool?.name ?? inv.operation;
@@ -137,6 +138,7 @@ export async function dispatch(ts: Toolset, ctx: ToolContext): Promise<ToolOutpu
     if (typeof out?.text !== "string") throw new Error("the handler returned no text");
     return out;
   } catch (e) {
+    if (opts.rethrow?.(e)) throw e;
     if (isCoreError(e)) return { text: `Error: ${errorText(e)}` };
     ctx.log.error({ err: e, tool: name }, "tool handler failed");
     return { text: `Error: ${name} failed: ${errorText(e)}` };

@@ -7,7 +7,7 @@ import type { AddressInfo } from "node:net";
 import type { Logger } from "pino";
 import { systemClock, type Clock } from "../../core/clock.js";
 import type { Backend } from "../../stores/backend.js";
-import type { Db } from "../../stores/sqlite/database.js";
+import { refusedForNow, type Db } from "../../stores/sqlite/database.js";
 import { SqliteRapJournal } from "../../stores/sqlite/rap-journal.js";
 import { SqliteRapOutbox } from "../../stores/sqlite/rap-outbox.js";
 import { SqliteRapUserChoices } from "../../stores/sqlite/rap-user-choices.js";
@@ -69,7 +69,7 @@ export interface RapServerOptions {
   bodyLimitBytes?: number;
   /** bounded work: refused invocations get 429 and the runtime reports an Error result */
   limits?: RapLimits;
-  /** waits between attempts to store a finished call's result the database refused */
+  /** waits between attempts to store a finished call's result, or run its handler, the database refused */
   completeRetry?: Partial<CompleteRetry>;
   /**
    * Journal calls under this scope besides the toolset's name: a crashed server's open calls are
@@ -152,6 +152,7 @@ export async function startRapServer(o: RapServerOptions): Promise<RapServer> {
     clock,
     log,
     ...(o.completeRetry ? { completeRetry: o.completeRetry } : {}),
+    refusedForNow,
   });
   let accepting = true;
   const maxActive = o.limits?.maxActiveCalls ?? MAX_ACTIVE_CALLS;
