@@ -70,6 +70,32 @@ describe("a result the database refuses to store", () => {
     expect(h.state.runs.get("ask-locked")).toBe(1);
   });
 
+  it("a delivered callback whose outcome the database refused to record is not sent again, nor holds up its call's result", async () => {
+    // left to its 30 s lease, the question went to the daemon a second time after the person had
+    // answered, and the call's result waited behind it until then
+    let lockOnQuestion = true;
+    h = await startHarness({
+      server: { completeRetry: { baseDelayMs: 40, maxDelayMs: 160 } },
+      listenerStatus: (body) => {
+        // another process takes the lock while the question is on its way
+        if (lockOnQuestion && body.includes('"user_choice"')) {
+          lockOnQuestion = false;
+          locker = new Database(h!.dbPath);
+          locker.exec("BEGIN IMMEDIATE");
+        }
+        return 200;
+      },
+    });
+    h.db.pragma("busy_timeout = 50");
+    expect((await post(h.server.url, "/invoke", invocation(h.listener.url, { operation: "ask", arguments: { question: "Publish it?" }, id: "ask-once", group_id: "G" }))).status).toBe(200);
+    const choice = await waitFor(() => h!.listener.accepted().find((b) => b.type === "user_choice"), "user_choice callback");
+    await sleep(300);
+    locker!.exec("COMMIT");
+    expect((await postTo(choice.response_url as string, { id: "ask-once", selected: 0 })).status).toBe(200);
+    expect((await resultFor(h.listener, "ask-once")).text).toBe("the person chose Yes");
+    expect(h.listener.accepted().filter((b) => b.type === "user_choice")).toHaveLength(1);
+  });
+
   it("stays open for the next process when the server stops before the lock is gone", async () => {
     h = await startHarness({ server: { completeRetry: { baseDelayMs: 40, maxDelayMs: 160 } } });
     h.db.pragma("busy_timeout = 50");

@@ -157,29 +157,50 @@ export class CallbackDeliverer {
   }
 
   private async deliver(row: RapOutboxRow): Promise<void> {
+    const leaseEnds = this.clock.now() + this.opts.leaseMs;
     const outcome = await this.post(row);
     const now = this.clock.now();
     const log = this.log.child({ outbox_id: row.id, group_id: row.groupId, call_id: row.callId });
-    try {
-      switch (outcome.kind) {
-        case "delivered":
-          await this.store.markDelivered(row.id, now);
-          log.debug({ attempts: row.attempts + 1 }, "callback delivered");
-          return;
-        case "rejected":
-          await this.store.markRejected(row.id, now, outcome.error);
+    switch (outcome.kind) {
+      case "delivered":
+        if (await this.record(() => this.store.markDelivered(row.id, now), leaseEnds, log)) log.debug({ attempts: row.attempts + 1 }, "callback delivered");
+        return;
+      case "rejected":
+        if (await this.record(() => this.store.markRejected(row.id, now, outcome.error), leaseEnds, log)) {
           log.warn({ error: outcome.error }, "callback rejected by the receiver; not retrying");
-          return;
-        case "retry": {
-          const delay = retryDelay(row.attempts, this.opts, this.random);
-          await this.store.retryAt(row.id, now + delay, outcome.error);
-          log.info({ error: outcome.error, attempts: row.attempts + 1, retry_in_ms: delay }, "callback delivery failed; will retry");
-          return;
         }
+        return;
+      case "retry": {
+        const delay = retryDelay(row.attempts, this.opts, this.random);
+        if (await this.record(() => this.store.retryAt(row.id, now + delay, outcome.error), leaseEnds, log)) {
+          log.info({ error: outcome.error, attempts: row.attempts + 1, retry_in_ms: delay }, "callback delivery failed; will retry");
+        }
+        return;
       }
-    } catch (e) {
-      // The lease expires on its own, so the row is retried even if this write failed.
-      log.error({ err: e }, "outbox: recording the delivery outcome failed");
+    }
+  }
+
+  /**
+   * Record a delivery's outcome, trying again while the database refuses (another process holds
+   * its lock past the busy timeout) and this row's lease lasts. Left to the lease, a delivered
+   * callback was sent a second time once the lease ran out (a question the person had already
+   * answered), and the later rows of its call waited behind it until then.
+   */
+  private async record(write: () => Promise<void>, leaseEnds: number, log: Logger): Promise<boolean> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await write();
+        return true;
+      } catch (e) {
+        const delay = Math.min(this.opts.maxDelayMs, this.opts.baseDelayMs * 2 ** attempt);
+        if (this.stopped || this.clock.now() + delay >= leaseEnds) {
+          // The lease expires on its own, so the row is retried even if this write failed.
+          log.error({ err: e }, "outbox: recording the delivery outcome failed");
+          return false;
+        }
+        log.warn({ err: e, retry_in_ms: delay }, "outbox: recording the delivery outcome failed; trying again");
+        await new Promise<void>((r) => setTimeout(r, delay).unref());
+      }
     }
   }
 
