@@ -140,20 +140,31 @@ export class FtsPurge {
     // Old page images of the merged segments live on in the WAL until a checkpoint rewrites them.
     // Another connection's checkpoint (the store's checkpoint worker, wal-checkpoints.ts) holds the
     // lock for a few ms at most: wait it out rather than leave the images until the next purge.
+    // Without a busy timeout: a TRUNCATE checkpoint takes the writers' lock and then waits, under
+    // the busy timeout, for readers of an older snapshot (an export, a backup, a search in another
+    // process), so every writer of every process waited with it, up to 5 s, and an /invoke meanwhile
+    // got a 503. With none it gives up at once and lets go of the lock; this loop tries again.
+    if (!this.db.open) return;
+    const timeout = this.db.pragma("busy_timeout", { simple: true }) as number;
+    this.db.pragma("busy_timeout = 0");
     const start = performance.now();
-    for (;;) {
-      let busy = true;
-      try {
-        const [r] = this.db.pragma("wal_checkpoint(TRUNCATE)") as { busy: number }[];
-        busy = r?.busy === 1;
-        if (!busy) this.unsynced = false;
-      } catch {
-        // the database closed under it, or an I/O error: the next purge or checkpoint does it
-        return;
+    try {
+      for (;;) {
+        let busy = true;
+        try {
+          const [r] = this.db.pragma("wal_checkpoint(TRUNCATE)") as { busy: number }[];
+          busy = r?.busy === 1;
+          if (!busy) this.unsynced = false;
+        } catch {
+          // the database closed under it, or an I/O error: the next purge or checkpoint does it
+          return;
+        }
+        // still busy (a reader kept it past CHECKPOINT_WAIT_MS): the next purge or checkpoint does it
+        if (!busy || performance.now() - start >= CHECKPOINT_WAIT_MS) return;
+        Atomics.wait(PAUSE, 0, 0, CHECKPOINT_RETRY_MS);
       }
-      // still busy (a reader kept it past the busy timeout): the next purge or checkpoint does it
-      if (!busy || performance.now() - start >= CHECKPOINT_WAIT_MS) return;
-      Atomics.wait(PAUSE, 0, 0, CHECKPOINT_RETRY_MS);
+    } finally {
+      if (this.db.open) this.db.pragma(`busy_timeout = ${timeout}`);
     }
   }
 

@@ -3,7 +3,9 @@
 // first leaves a mark the next one takes up, and closing the store finishes it. Checked on the
 // bytes of the index and of the database file, not through search (which hides tombstoned rows).
 import Database from "better-sqlite3";
-import { existsSync, readFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { existsSync, readFileSync, statSync } from "node:fs";
+import { createInterface } from "node:readline";
 import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
 import type { RequestScope } from "../../core/memory/scope.js";
@@ -179,6 +181,57 @@ describe("full-text purge after a forget", () => {
     } finally {
       pragma.mockRestore();
       store.close();
+    }
+  });
+
+  it("its checkpoint does not hold up another process's writes while a reader keeps an older snapshot", async () => {
+    // A TRUNCATE checkpoint takes the writers' lock and waits for readers of older snapshots (an
+    // export, a backup): under the 5 s busy timeout every writer waited with it, and an /invoke
+    // meanwhile got a 503.
+    const dir = tempDir();
+    const { ctx, store, id } = await seeded(dir);
+    const path = join(dir, "memory.db");
+    const reader = new Database(path, { readonly: true });
+    const writer = spawn(
+      process.execPath,
+      [
+        "-e",
+        `const db = new (require("better-sqlite3"))(process.argv[1]); db.pragma("busy_timeout = 10000");
+         const row = db.prepare("INSERT INTO audit_log (at, actor, action, target_kind, target_id, detail) VALUES (?, 'user', 'create', 'memory', 'w', '{}')");
+         const pause = new Int32Array(new SharedArrayBuffer(4));
+         console.log("ready");
+         let longest = 0;
+         for (const end = Date.now() + 2000; Date.now() < end; Atomics.wait(pause, 0, 0, 10)) {
+           const t = Date.now(); row.run(t); longest = Math.max(longest, Date.now() - t);
+         }
+         console.log(longest);`,
+        path,
+      ],
+      { cwd: process.cwd(), stdio: ["ignore", "pipe", "inherit"] },
+    );
+    const lines = createInterface({ input: writer.stdout! })[Symbol.asyncIterator]();
+    try {
+      await forgetUnpurged(store, id);
+      // a reader in the middle of a long read, on a snapshot older than the log's end
+      reader.exec("BEGIN");
+      reader.prepare(`SELECT count(*) FROM memories`).get();
+      await ctx.service.remember(scope, { content: "written after the reader began", kind: "fact" }, user);
+      expect((await lines.next()).value).toBe("ready");
+      // the merge and its checkpoint, while the other process writes every 10 ms
+      ftsPurge(ctx.db).finish();
+      const longest = Number((await lines.next()).value);
+      expect(longest).toBeLessThan(1000);
+      expect(inIndex(ctx.db)).toBe(false);
+      // the old page images wait in the log for a checkpoint after the reader is done
+      reader.exec("COMMIT");
+      await ctx.service.forget({ thread: scope }, [(await ctx.service.remember(scope, { content: "one more to forget", kind: "fact" }, user)).record.id], user);
+      await store.purged();
+      expect(statSync(`${path}-wal`).size).toBe(0);
+    } finally {
+      if (reader.inTransaction) reader.exec("COMMIT");
+      reader.close();
+      writer.kill();
+      ctx.close();
     }
   });
 
