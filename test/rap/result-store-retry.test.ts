@@ -96,6 +96,23 @@ describe("a result the database refuses to store", () => {
     expect(h.listener.accepted().filter((b) => b.type === "user_choice")).toHaveLength(1);
   });
 
+  it("a cancel that arrives while another connection holds the lock is recorded once it is gone", async () => {
+    // left open in the journal, the cancelled call was run again by the next process to start
+    h = await startHarness({ server: { completeRetry: { baseDelayMs: 40, maxDelayMs: 160 } } });
+    h.db.pragma("busy_timeout = 50");
+    expect((await post(h.server.url, "/invoke", invocation(h.listener.url, { operation: "slow", arguments: {}, id: "cancel-locked", group_id: "G" }))).status).toBe(200);
+    await waitFor(() => h!.state.release.get("cancel-locked"), "slow handler to start");
+
+    locker = new Database(h.dbPath);
+    locker.exec("BEGIN IMMEDIATE");
+    expect((await post(h.server.url, "/cancel_tool_call", { thread_id: "G", tool_call_id: "cancel-locked" })).status).toBe(200);
+    await sleep(300);
+    expect(h.state.aborted).toEqual(["cancel-locked"]);
+    locker.exec("COMMIT");
+    await waitFor(() => journalStatus(h!.db, "cancel-locked") === "cancelled", "the cancel to be recorded", 3000);
+    expect(h.listener.accepted().filter((b) => b.type === "tool_result")).toEqual([]);
+  });
+
   it("stays open for the next process when the server stops before the lock is gone", async () => {
     h = await startHarness({ server: { completeRetry: { baseDelayMs: 40, maxDelayMs: 160 } } });
     h.db.pragma("busy_timeout = 50");

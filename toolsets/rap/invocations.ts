@@ -262,7 +262,7 @@ export class InvocationRunner {
     this.inflight
       .get(`${groupId}\u0000${callId}`)
       ?.controller.abort(new CoreError("cancelled", "the runtime cancelled this tool call"));
-    await this.d.journal.cancel(this.key(groupId, callId), this.d.clock.now());
+    await this.recordCancel(this.key(groupId, callId));
   }
 
   /** /close_thread: abort every call of the thread and forget them. */
@@ -271,9 +271,29 @@ export class InvocationRunner {
     for (const [, e] of calls) e.controller.abort(new CoreError("cancelled", "the thread was closed"));
     for (const [k] of calls) {
       const callId = k.slice(k.indexOf("\u0000") + 1);
-      await this.d.journal.cancel(this.key(groupId, callId), this.d.clock.now());
+      await this.recordCancel(this.key(groupId, callId));
     }
     return calls.length;
+  }
+
+  /**
+   * Close the journal entry of a cancelled call, again while the database refuses (another process
+   * holds its lock past the busy timeout, a full disk): left open, the entry was run again by the
+   * next process to start, a call the runtime had cancelled.
+   */
+  private async recordCancel(key: RapCallKey): Promise<void> {
+    const r = { ...COMPLETE_RETRY, ...this.d.completeRetry };
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.d.journal.cancel(key, this.d.clock.now());
+        return;
+      } catch (e) {
+        if (this.stopped || !this.d.refusedForNow?.(e)) throw e;
+        const ms = Math.min(r.maxDelayMs, r.baseDelayMs * 2 ** (attempt - 1));
+        this.d.log.warn({ err: e, group_id: key.groupId, call_id: key.callId, attempt, retry_in_ms: ms }, "recording a cancel failed; trying again");
+        await sleep(ms);
+      }
+    }
   }
 
   /** A duplicate delivery of a call whose owner died: take it over and run it here. */
