@@ -25,7 +25,7 @@ import {
   normalizeTags,
   parseExpiry,
 } from "./write-policy.js";
-import { DuplicateMemoryError, type AuditEntry, type ListPage, type MemoryStore, type SearchHit, type Visibility } from "../../stores/traits.js";
+import { DuplicateMemoryError, StoreError, type AuditEntry, type ListPage, type MemoryStore, type SearchHit, type Visibility } from "../../stores/traits.js";
 import { prepareBatch, type BatchRememberItem, type BatchRememberResult, type PreparedBatch } from "./batch.js";
 
 export type { BatchRememberItem, BatchRememberResult, PreparedBatch } from "./batch.js";
@@ -306,6 +306,9 @@ export class MemoryService {
     } catch (e) {
       // another process stored the same content in this scope after the check above
       if (e instanceof DuplicateMemoryError) return asDuplicate(e.existingId);
+      // another process corrected or forgot the memory this one corrects after the check above:
+      // the answer that check gives, not the store's
+      if (previous && e instanceof StoreError && e.code === "constraint") throw await this.notCurrent(previous.id, previous.lineageId);
       throw e;
     }
     if (proposal) {
@@ -384,13 +387,7 @@ export class MemoryService {
       if (prior) return { status: "replayed", record: prior, conflicts: [], flagged: prior.flags.length > 0, notes: [] };
     }
     const current = await this.getVisible({ thread: req }, input.id);
-    if (current.status !== "active" && current.status !== "pending") {
-      const newest = (await this.store.lineage(current.lineageId)).filter((r) => r.status === "active" || r.status === "pending").at(-1);
-      throw new CoreError(
-        "conflict",
-        `memory ${current.id} is ${current.status}${newest ? `; its current version is ${newest.id}, update that one` : ""}.`,
-      );
-    }
+    if (current.status !== "active" && current.status !== "pending") throw await this.notCurrent(current.id, current.lineageId);
     if (changesNothing(current, input)) {
       throw new CoreError(
         "invalid_argument",
@@ -410,6 +407,13 @@ export class MemoryService {
       },
       origin,
     );
+  }
+
+  /** A memory that is no longer current: what it is now, and its current version if it has one. */
+  private async notCurrent(id: string, lineageId: string): Promise<CoreError> {
+    const status = (await this.store.get(id))?.status ?? "deleted";
+    const newest = (await this.store.lineage(lineageId)).filter((r) => r.status === "active" || r.status === "pending").at(-1);
+    return new CoreError("conflict", `memory ${id} is ${status}${newest ? `; its current version is ${newest.id}, update that one` : ""}.`);
   }
 
   async history(viewer: Viewer, id: string): Promise<{ versions: MemoryRecord[]; audit: Awaited<ReturnType<MemoryStore["audit"]>> }> {

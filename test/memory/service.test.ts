@@ -24,6 +24,29 @@ describe("MemoryService write policy", () => {
     }
   });
 
+  it("a correction that loses the race to another connection's correction is told what the memory is now", async () => {
+    const dir = tempDir();
+    const a = openTestMemory(dir);
+    const b = openTestMemory(dir);
+    try {
+      const id = (await a.service.remember(req(), { content: "The build server is ci-3", kind: "fact" }, modelOrigin())).record.id;
+      // both find it current before either writes; the second write finds it superseded under its lock
+      const [first, second] = await Promise.allSettled([
+        a.service.update(req(), { id, content: "The build server is ci-4" }, modelOrigin()),
+        b.service.update(req(), { id, content: "The build server is ci-5" }, modelOrigin()),
+      ]);
+      expect(first.status).toBe("fulfilled");
+      const winner = first.status === "fulfilled" ? first.value.record.id : "";
+      expect(second.status).toBe("rejected");
+      const reason = second.status === "rejected" ? (second.reason as Error) : null;
+      expect(reason).toBeInstanceOf(CoreError);
+      expect(reason?.message).toBe(`memory ${id} is superseded; its current version is ${winner}, update that one.`);
+    } finally {
+      a.close();
+      b.close();
+    }
+  });
+
   it("defaults the scope by kind and records provenance", async () => {
     const m = openTestMemory(tempDir());
     const pref = await m.service.remember(req(), { content: "User prefers tabs over spaces", kind: "preference" }, modelOrigin("root-1", "tc-1"));
