@@ -58,7 +58,16 @@ export class LearningWorker {
       await store.event("discover_failed", null, null, { error: (e as Error).message.slice(0, 500) }, this.clock.now()).catch(() => undefined);
     }
     const claimedAt = this.clock.now();
-    const items = await store.claim(claimedAt, this.cfg.leaseMs, this.cfg.batch);
+    let items: QueueItem[];
+    try {
+      items = await store.claim(claimedAt, this.cfg.leaseMs, this.cfg.batch);
+    } catch (e) {
+      // The database refused (another process holds its lock past the busy timeout, as a reindex of
+      // a large store does): the next pass claims them. Nothing awaits a background pass, so thrown
+      // from here it ended the whole server process.
+      this.log?.warn({ err: e }, "learning: claiming queued threads failed; the next pass tries again");
+      return out;
+    }
     for (const item of items) {
       if (this.stopped) break;
       try {
@@ -70,9 +79,14 @@ export class LearningWorker {
       } catch (e) {
         out.failed++;
         const msg = (e as Error).message;
-        const dropped = await store.fail(item.source, item.threadId, msg, this.cfg.maxAttempts, this.clock.now() + this.cfg.intervalMs * 2 ** item.attempts);
-        await store.event(dropped ? "thread_dropped" : "thread_failed", item.threadId, null, { source: item.source, attempts: item.attempts + 1, error: msg.slice(0, 500) }, this.clock.now());
         this.log?.warn({ err: e, thread: item.threadId }, "learning: processing a thread failed");
+        try {
+          const dropped = await store.fail(item.source, item.threadId, msg, this.cfg.maxAttempts, this.clock.now() + this.cfg.intervalMs * 2 ** item.attempts);
+          await store.event(dropped ? "thread_dropped" : "thread_failed", item.threadId, null, { source: item.source, attempts: item.attempts + 1, error: msg.slice(0, 500) }, this.clock.now());
+        } catch (e2) {
+          // refused as well: the claim expires and a later pass takes the thread again
+          this.log?.warn({ err: e2, thread: item.threadId }, "learning: recording a failed thread failed");
+        }
       }
       await yieldToLoop();
     }

@@ -1,5 +1,7 @@
 // The worker isolates failures: a thread that cannot be read is retried, then dropped, each time
 // recorded as an event, while the other threads are processed.
+import Database from "better-sqlite3";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { LearningService } from "../../core/learning/service.js";
 import { LearningWorker } from "../../core/learning/worker.js";
@@ -9,6 +11,25 @@ import { tempDir } from "../helpers/tmp.js";
 import { msg, openWorld } from "./world.js";
 
 describe("learning worker", () => {
+  it("a pass while another process holds the database past the busy timeout ends quietly, and the next one does the work", async () => {
+    // nothing awaits a background pass: a claim that threw took the whole server process down
+    const dir = tempDir("learn-");
+    const w = openWorld(dir);
+    await w.append("later", [msg.user("Say hi"), msg.text("Hi!")]);
+    w.mem.db.pragma("busy_timeout = 50");
+    const locker = new Database(join(dir, "memory.db"));
+    try {
+      locker.exec("BEGIN IMMEDIATE");
+      await expect(w.worker.runOnce()).resolves.toMatchObject({ processed: 0 });
+      locker.exec("COMMIT");
+    } finally {
+      if (locker.inTransaction) locker.exec("ROLLBACK");
+      locker.close();
+    }
+    expect(await w.worker.runOnce()).toMatchObject({ discovered: 1, processed: 1 });
+    expect((await w.store.episodesOfThread("conversation", "later")).length).toBe(1);
+  });
+
   it("records a failing thread as an event, retries it with back-off, drops it after maxAttempts, and processes the rest", async () => {
     const w = openWorld(tempDir("learn-"));
     await w.append("good", [msg.user("Say hi"), msg.text("Hi!")]);
