@@ -77,11 +77,19 @@ export class SqliteVectorIndex {
   static forEmbedder(db: Db, meta: VectorMeta, now: number): { index: SqliteVectorIndex; reset: boolean } {
     loadSqliteVec(db);
     if (!Number.isInteger(meta.dimensions) || meta.dimensions <= 0) throw new Error(`vector dimension must be a positive integer (got ${meta.dimensions})`);
+    const ready = (): boolean => {
+      const cur = readMeta(db);
+      return cur !== null && cur.embedderId === meta.embedderId && cur.dimensions === meta.dimensions && vectorTableExists(db);
+    };
+    // The table is usually there already: then no write lock, so a store opens while another
+    // process holds it past the busy timeout (a server started during a reindex of a large store
+    // refused to start, and an embedder that loaded later left the channel off for good).
+    if (ready()) return { index: new SqliteVectorIndex(db), reset: false };
     let reset = false;
     db.transaction(() => {
       const cur = readMeta(db);
-      const same = cur && cur.embedderId === meta.embedderId && cur.dimensions === meta.dimensions;
-      if (!same || !vectorTableExists(db)) {
+      // checked again under the write lock: another process may have set it up meanwhile
+      if (!ready()) {
         reset = cur !== null || vectorTableExists(db);
         db.exec(`DROP TABLE IF EXISTS ${VECTOR_TABLE}`);
         // Both keys partition the index (a key belongs to one user, so the shards are the same):

@@ -1,6 +1,7 @@
 // The vector channel end to end over real SQLite files: wiring from config, scope isolation inside
 // the KNN (two users sharing near-identical text), the forget cascade, status sync, an embedder
 // that fails, a change of embedder, and backfill.
+import Database from "better-sqlite3";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { readFileSync } from "node:fs";
@@ -368,6 +369,29 @@ describe("embedder failure, change and backfill", () => {
 });
 
 describe("two processes on one file", () => {
+  it("a store opens while another process holds the write lock, when its embedder's table is already there", async () => {
+    // a server the daemon starts during a long write elsewhere (memory reindex of a large store):
+    // setting up a table that already held this embedder's vectors took the write lock, waited out
+    // the busy timeout and the server refused to start
+    const dir = tempDir();
+    open(dir).close();
+    const locker = new Database(join(dir, "memory.db"));
+    locker.exec("BEGIN IMMEDIATE");
+    let ctx: ReturnType<typeof open> | null = null;
+    try {
+      const started = performance.now();
+      ctx = open(dir);
+      expect(performance.now() - started).toBeLessThan(2000);
+      locker.exec("COMMIT");
+      const { record } = await ctx.service.remember(alice, { content: "Alice collects vintage calligraphy gear", kind: "fact", scope: "user" }, modelOrigin());
+      expect(ctx.store.vectors?.has(rowidOf(ctx.db, record.id))).toBe(true);
+    } finally {
+      if (locker.inTransaction) locker.exec("ROLLBACK");
+      locker.close();
+      ctx?.close();
+    }
+  });
+
   it("a forget removes the vector a reindex in another process stored after this store opened", async () => {
     const dir = tempDir();
     // the daemon runs with no embedder: no vector table when it opens
