@@ -133,21 +133,38 @@ export function registerBackup(program: Command): void {
       // A forget is meant to be for good: what the database forgot after the backup was made (its
       // tombstones keep the ids, not the text) is forgotten again once the backup's copy is back.
       const forgottenSince = existsSync(target) && !o.bringBackForgotten ? forgottenIds(target) : [];
-      // The backup API in the other direction: page by page into the live file, under its locks.
-      const backup = new Database(src, { readonly: true, fileMustExist: true });
-      // a database the restore creates is owner-only, as one serve creates
-      createPrivateFile(target);
+      // Forgotten again in a copy beside the database first, and that copy goes in whole: restored
+      // straight into the live file, a restore that stopped before forgetting again (killed, a
+      // config.json it could not read) left those memories back for good, their tombstones gone.
+      const staged = forgottenSince.length > 0 ? join(dirname(target), `.${basename(target)}.${process.pid}.restoring`) : null;
+      let again = 0;
       try {
-        await backup.backup(target);
+        if (staged) {
+          await copyFile(src, staged);
+          again = await forgetAgain(staged, forgottenSince);
+        }
+        // The backup API in the other direction: into the live file in one transaction, under its locks.
+        await copyFile(staged ?? src, target);
       } finally {
-        backup.close();
+        if (staged) for (const f of [staged, `${staged}-wal`, `${staged}-shm`, `${staged}-journal`]) rmSync(f, { force: true });
       }
-      const again = forgottenSince.length > 0 ? await forgetAgain(target, forgottenSince) : 0;
       const db = openDatabase(target);
       process.stdout.write(`restored ${r.memories - again} memories from ${src} (schema now ${schemaVersion(db)})\n`);
       if (again > 0) process.stdout.write(`${again} of them had been forgotten after this backup was made and were forgotten again (--bring-back-forgotten keeps them)\n`);
       db.close();
     });
+}
+
+/** Copy one SQLite file into another (created or replaced in one transaction). */
+async function copyFile(from: string, to: string): Promise<void> {
+  const db = new Database(from, { readonly: true, fileMustExist: true });
+  // a database the restore creates (and its staged copy) is owner-only, as one serve creates
+  createPrivateFile(to);
+  try {
+    await copyDatabase(db, to);
+  } finally {
+    db.close();
+  }
 }
 
 /** Ids of the forgotten memories (tombstones) in a database; none in a file that is not one yet. */
