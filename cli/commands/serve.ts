@@ -5,7 +5,7 @@ import { existsSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { projectDir } from "../../stores/infinity-files/project-dir.js";
 import { SessionsReader } from "../../stores/infinity-files/sessions.js";
-import { announcePort, fileLogger, installShutdown, isEmbedded } from "../../toolsets/rap/command-server.js";
+import { announcePort, fileLogger, installCrashGuards, installShutdown, isEmbedded } from "../../toolsets/rap/command-server.js";
 import { startRapServer } from "../../toolsets/rap/server.js";
 import { startContextHookServer } from "../../context-hook/grpc/server.js";
 import { memoryPrefixBuilder, warmStore } from "../../context-hook/provider-proxy/builder.js";
@@ -92,6 +92,9 @@ async function serve(o: ServeOptions): Promise<void> {
   // Logs go to a file in both modes: the daemon discards a command server's stderr, and a person
   // running `npm start` wants the banner, not JSON lines.
   const logger = fileLogger(logFile);
+  // a stray rejection is logged and survived, an uncaught exception logged before the exit: under
+  // the daemon stderr goes nowhere, so either used to end the server with no word anywhere
+  installCrashGuards(logger);
   let config: MemoryConfig;
   try {
     checkToolset(o.toolset);

@@ -212,4 +212,41 @@ describe("command-server mode", () => {
     const proxyLog = readFileSync(join(dir, "provider-proxy.log"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as { msg: string });
     expect(proxyLog.at(-1)).toMatchObject({ msg: "config.json is not valid; not starting" });
   });
+
+  it("a stray promise rejection is logged and survived, an uncaught exception logged before it exits 1 (the daemon discards stderr)", { timeout: 60_000 }, async () => {
+    const dir = tempDir();
+    const cwd = join(dir, "proj", ".infinity");
+    mkdirSync(cwd, { recursive: true });
+    // a fault planted in the server's own process, set off on SIGUSR2 once it serves
+    const fault = join(dir, "fault.mjs");
+    writeFileSync(
+      fault,
+      `process.on("SIGUSR2", () => {
+  if (process.env.FAULT === "reject") void Promise.reject(new Error("planted stray rejection"));
+  else setImmediate(() => { throw new Error("planted uncaught exception"); });
+});\n`,
+    );
+    const sink = await startCallbackSink();
+    const command = `exec ${process.execPath} --import ${JSON.stringify(`file://${fault}`)} ${CLI} serve --toolset memory --db ${join(dir, "memory.db")}`;
+    const log = () => readFileSync(join(cwd, "infinity-memory.log"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as { msg: string; err?: { message?: string } });
+    const settle = () => new Promise((r) => setTimeout(r, 500));
+    try {
+      const s1 = await spawnCommandServer(command, cwd, { FAULT: "reject" });
+      process.kill(s1.child.pid!, "SIGUSR2");
+      await settle();
+      expect(log().find((l) => l.msg === "unhandled promise rejection")?.err?.message).toBe("planted stray rejection");
+      // still serving
+      await postJson(`http://127.0.0.1:${s1.port}/invoke`, invocation("memory_remember", { content: "Release notes go in CHANGES.md" }, "cg-1", sink.url));
+      expect((await sink.next((b) => b.id === "cg-1", SLOW)).text).toMatch(/^Remembered as/);
+      process.kill(s1.child.pid!, "SIGINT");
+      expect(await s1.exited).toBe(0);
+
+      const s2 = await spawnCommandServer(command, cwd, { FAULT: "throw" });
+      process.kill(s2.child.pid!, "SIGUSR2");
+      expect(await s2.exited).toBe(1);
+      expect(log().at(-1)).toMatchObject({ msg: "uncaught exception; exiting", err: { message: "planted uncaught exception" } });
+    } finally {
+      await sink.close();
+    }
+  });
 });
