@@ -5,6 +5,7 @@
 import { forgetNeedles } from "../../core/sessions/forget-needles.js";
 import { visibilityKey } from "../../core/memory/scope.js";
 import { cjkBigrams } from "../../core/retrieval/analyze.js";
+import { headOf } from "../../core/text.js";
 import type { IndexedMessage, LexicalQuery, SessionHit, SessionIndexStore, SessionThreadState } from "../traits.js";
 import type { PgDb, Q } from "./pool.js";
 
@@ -29,6 +30,13 @@ function userKeyOf(user: string): string {
 const QUOTE_CHARS = 120;
 const MIN_QUOTE_CHARS = 24;
 const TSV = `setweight(to_tsvector('english', $TEXT), 'A') || setweight(to_tsvector('simple', $CJK), 'B')`;
+/**
+ * A message's tsvector holds its first TSV_CHARS characters: a tsvector cannot pass 1 MB, and a
+ * pasted log of 1.7 MB (its distinct words) failed the append, leaving that thread and every one
+ * after it unindexed. 100,000 characters make at most ~650 KB (CJK pairs and bigrams, the worst
+ * case measured). SQLite indexes the whole text; a forget checks the rest here too (candidates).
+ */
+const TSV_CHARS = 100_000;
 const likePattern = (s: string) => `%${s.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 const norm = (t: string) => t.normalize("NFKC").toLowerCase().replace(/\s+/g, " ").trim();
 
@@ -96,9 +104,11 @@ export class PgSessionIndex implements SessionIndexStore {
         const vals: unknown[] = [sourceId, thread.threadId, thread.rootThreadId, m.ord, m.messageId, m.role, m.text, key, thread.user, at];
         const exprs = vals.map((_, i) => `$${i + 1}`);
         if (this.fts) {
-          vals.push(cjkBigrams(m.text).join(" "));
+          const head = headOf(m.text, TSV_CHARS);
+          const text = head === m.text ? "$7" : `$${vals.push(head)}`;
+          vals.push(cjkBigrams(head).join(" "));
           cols.push("tsv");
-          exprs.push(TSV.replace("$TEXT", "$7").replace("$CJK", `$${vals.length}`));
+          exprs.push(TSV.replace("$TEXT", text).replace("$CJK", `$${vals.length}`));
         }
         if (dsql) {
           vals.push(this.db.rowIds.next());
@@ -183,20 +193,29 @@ export class PgSessionIndex implements SessionIndexStore {
     const words = [...new Set(needle.match(/[\p{L}\p{N}]{3,}/gu) ?? [])].slice(0, 8);
     const cjk = cjkBigrams(needle).slice(0, 8);
     if (words.length === 0 && cjk.length === 0) return [];
+    const pats = [...words, ...cjk].map((w) => likePattern(w));
     if (this.fts) {
       const parts: string[] = [];
-      const params: unknown[] = [key];
+      const params: unknown[] = [key, pats];
       if (words.length) {
         params.push(words.join(" "));
-        parts.push(`m.tsv @@ plainto_tsquery('english', $${params.length})`);
+        parts.push(`tsv @@ plainto_tsquery('english', $${params.length})`);
       }
       if (cjk.length) {
         params.push(cjk.join(" "));
-        parts.push(`m.tsv @@ plainto_tsquery('simple', $${params.length})`);
+        parts.push(`tsv @@ plainto_tsquery('simple', $${params.length})`);
       }
-      return (await c.query<Row>(`SELECT m.* FROM session_messages m WHERE m.vis_key = $1 AND (${parts.join(" OR ")})`, params)).rows;
+      // A message longer than its tsvector's head is checked whole (octet_length, never below the
+      // length in UTF-16 units, reads no toasted text).
+      return (
+        await c.query<Row>(
+          `SELECT m.* FROM session_messages m WHERE m.rowid IN (
+             SELECT rowid FROM session_messages WHERE vis_key = $1 AND (${parts.join(" OR ")})
+             UNION SELECT rowid FROM session_messages WHERE vis_key = $1 AND octet_length(text) > ${TSV_CHARS} AND lower(text) LIKE ALL($2::text[]))`,
+          params,
+        )
+      ).rows;
     }
-    const pats = [...words, ...cjk].map((w) => likePattern(w));
     return (
       await c.query<Row>(`SELECT m.* FROM session_messages m WHERE m.vis_key = $1 AND lower(m.text) LIKE ALL($2::text[])`, [key, pats])
     ).rows;
@@ -258,10 +277,11 @@ export class PgSessionIndex implements SessionIndexStore {
     return this.db.tx(async (c) => {
       const rows = (await c.query<{ rowid: number; text: string }>(`SELECT rowid, text FROM session_messages`)).rows;
       for (const r of rows) {
+        const head = headOf(r.text, TSV_CHARS);
         await c.query(`UPDATE session_messages SET tsv = ${TSV.replace("$TEXT", "$2").replace("$CJK", "$3")} WHERE rowid = $1`, [
           r.rowid,
-          r.text,
-          cjkBigrams(r.text).join(" "),
+          head,
+          cjkBigrams(head).join(" "),
         ]);
       }
       return rows.length;

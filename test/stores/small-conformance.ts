@@ -132,5 +132,31 @@ export function smallStoreConformance(name: string, make: () => Promise<SmallSto
       expect(await sessions.threadState(src, "t1")).toBeNull();
       expect(await sessions.counts()).toEqual({ threads: 2, messages: 2 });
     });
+
+    it("a pasted log of a million distinct words is indexed with its thread, and a forget finds text at its end", async () => {
+      const { sessions } = await make();
+      const src = await sessions.sourceId("infinity-files", "/home/a/.infinity");
+      // ~1.7 MB: its distinct words alone are more than a PostgreSQL tsvector holds (1 MB)
+      const lines = Array.from({ length: 80_000 }, (_, i) => `req${i.toString(36)}x${((i * 2654435761) >>> 0).toString(36)} ok`);
+      const secret = "the vault passphrase is marmalade-quokka-41";
+      const log = `Here is the deploy log\n${lines.join("\n")}\n${secret}`;
+      const thread = { threadId: "big", rootThreadId: "big", user: "alice", cwd: null };
+      const added = await sessions.append(
+        src,
+        thread,
+        [
+          { ord: 0, messageId: "b0", role: "user", text: log },
+          { ord: 1, messageId: "b1", role: "assistant", text: "The deploy log shows the harbour job timing out." },
+        ],
+        2,
+        "b1",
+        100,
+      );
+      expect(added).toBe(2);
+      expect(await sessions.threadState(src, "big")).toEqual({ indexedCount: 2, fingerprint: "b1" });
+      expect((await sessions.search({ user: "alice", query: analyzeQuery("deploy log"), limit: 10 })).map((h) => h.messageId).sort()).toEqual(["b0", "b1"]);
+      expect(await sessions.purgeContaining("alice", [secret])).toBe(1);
+      expect((await sessions.window(src, "big", 0, 1)).map((h) => h.messageId)).toEqual(["b1"]);
+    });
   });
 }
