@@ -348,6 +348,21 @@ const pendingIndexes = (p: P) => `
 ${idx(p)} memories_pending_vis ON memories (status, vis_key, updated_at)${where(p, "status = 'pending'")};
 ${idx(p)} memories_pending_user ON memories (status, user_id, updated_at)${where(p, "status = 'pending'")};`;
 
+/**
+ * Session messages indexed before are tokenized as new ones are (PgSessionIndex's TSV): ASCII
+ * punctuation read as spaces, so the words inside an address, host name, path or dashed number are
+ * found, and a forget's candidates (the forgotten text's words) match. The CJK bigrams (weight B)
+ * are kept as they were; as system maintenance, so row-level security (rls=1) hides no row from
+ * it. DSQL keeps no tsvector.
+ */
+const sessionWordsSplit = (p: P) =>
+  p === "postgres"
+    ? `SELECT set_config('app.system', 'on', true);
+UPDATE session_messages SET tsv = setweight(to_tsvector('english',
+    translate(left(text, 100000), '!"#$%&''()*+,-./:;<=>?@[\\]^_\`{|}~', '                                ')), 'A')
+  || ts_filter(tsv, '{b}');`
+    : `-- none under the DSQL profile (no tsvector)`;
+
 function step(version: number, name: string, ddl: (p: P) => string): PgMigration {
   return { version, name, sql: ddl("postgres"), dsql: ddl("dsql") };
 }
@@ -361,6 +376,7 @@ export const MEMORY_MIGRATIONS: PgMigration[] = [
   step(6, "memories by date per scope", datedIndex),
   step(7, "word rows of undated memories hold the day they were written", writtenDateWords),
   step(8, "pending memories by scope and by person", pendingIndexes),
+  step(9, "session messages: words inside addresses, host names and paths", sessionWordsSplit),
 ];
 
 /** Tables whose rows belong to one user (column user_id): the row-level security set. */

@@ -6,6 +6,7 @@ import { forgetNeedles } from "../../core/sessions/forget-needles.js";
 import { visibilityKey } from "../../core/memory/scope.js";
 import { cjkBigrams } from "../../core/retrieval/analyze.js";
 import { headOf } from "../../core/text.js";
+import { splitPunct } from "./words.js";
 import type { IndexedMessage, LexicalQuery, SessionHit, SessionIndexStore, SessionThreadState } from "../traits.js";
 import type { PgDb, Q } from "./pool.js";
 
@@ -29,7 +30,8 @@ function userKeyOf(user: string): string {
 /** A message counts as quoted when this much of its (normalised) start appears elsewhere. */
 const QUOTE_CHARS = 120;
 const MIN_QUOTE_CHARS = 24;
-const TSV = `setweight(to_tsvector('english', $TEXT), 'A') || setweight(to_tsvector('simple', $CJK), 'B')`;
+// the text as SQLite's tokenizer splits it (words.ts); migration 9 gave older rows the same
+const TSV = `setweight(to_tsvector('english', ${splitPunct("$TEXT")}), 'A') || setweight(to_tsvector('simple', $CJK), 'B')`;
 /**
  * A message's tsvector holds its first TSV_CHARS characters: a tsvector cannot pass 1 MB, and a
  * pasted log of 1.7 MB (its distinct words) failed the append, leaving that thread and every one
@@ -155,7 +157,7 @@ export class PgSessionIndex implements SessionIndexStore {
     const limit = Math.max(1, Math.floor(q.limit));
     let sql: string;
     if (this.fts) {
-      const tq = [...terms.map((t) => `plainto_tsquery('english', ${add(t)})`), ...cjk.map((t) => `plainto_tsquery('simple', ${add(t)})`)].join(" || ");
+      const tq = [...terms.map((t) => `plainto_tsquery('english', ${splitPunct(add(t))})`), ...cjk.map((t) => `plainto_tsquery('simple', ${add(t)})`)].join(" || ");
       sql = `SELECT m.*, ts_rank(m.tsv, qq.q, 1) AS rank FROM (SELECT (${tq}) AS q) qq, session_messages m
         WHERE m.vis_key = $1 AND m.tsv @@ qq.q${extra} ORDER BY rank DESC, m.rowid LIMIT ${limit}`;
     } else {

@@ -13,6 +13,7 @@ import { mem, scopeOf } from "../stores/memory-conformance.js";
 import { analyzeQuery } from "../../core/retrieval/analyze.js";
 import { visibilityKey } from "../../core/memory/scope.js";
 import { PgMemoryStore } from "../../stores/postgres/memory-store.js";
+import { PgSessionIndex } from "../../stores/postgres/session-index.js";
 import { grantServerRole } from "../../stores/postgres/grants.js";
 
 describe("postgres migration units", () => {
@@ -157,6 +158,33 @@ describePg("postgres migrations on a cluster", (base) => {
     }
   });
 
+  it("step 9 tokenizes the session messages indexed before as new ones: words inside addresses and host names match, CJK bigrams stay", async () => {
+    const t = await createTestDatabase(base(), "migsess");
+    try {
+      const old = await openPg(t.url, { max: 1, migrations: MEMORY_MIGRATIONS, targetVersion: 8 });
+      const sessions = new PgSessionIndex(old);
+      const src = await sessions.sourceId("infinity-files", "/home/a/.infinity");
+      const texts = ["my email is alice.smith@corp.example.com", "the vpn host is vpn.acme-corp.io", "数据库备份在周五"];
+      await sessions.append(src, { threadId: "t", rootThreadId: "t", user: "alice", cwd: null }, texts.map((text, i) => ({ ord: i, messageId: `m${i}`, role: "user", text })), 3, "m2", 1);
+      // the rows as a build before step 9 wrote them: the parser saw the punctuation
+      await old.pool.query(`UPDATE session_messages SET tsv = setweight(to_tsvector('english', text), 'A') || ts_filter(tsv, '{b}')`);
+      const find = (s: PgSessionIndex, q: string) => s.search({ user: "alice", query: analyzeQuery(q), limit: 10 }).then((hs) => hs.map((h) => h.messageId));
+      expect(await find(sessions, "acme")).toEqual([]);
+      await old.close();
+      const db = await openPg(t.url, { max: 1, migrations: MEMORY_MIGRATIONS });
+      try {
+        const now = new PgSessionIndex(db);
+        expect(await find(now, "acme")).toEqual(["m1"]);
+        expect(await find(now, "数据库")).toEqual(["m2"]);
+        expect(await now.purgeContaining("alice", [texts[0]!])).toBe(1);
+      } finally {
+        await db.close();
+      }
+    } finally {
+      await t.drop();
+    }
+  });
+
   it("the DSQL profile migrates step by step and converges after a partial run", async () => {
     const t = await createTestDatabase(base(), "migdsql");
     try {
@@ -205,8 +233,9 @@ describePg("postgres migrations on a cluster", (base) => {
         await db.close();
       }
       expect((await admin.query(`SELECT count(*)::int AS n FROM schema_migrations`)).rows[0].n).toBe(before);
-      // one step behind: the role cannot apply it and says so, leaving the table as it was
-      await admin.query(`DELETE FROM schema_migrations WHERE version = $1`, [MEMORY_MIGRATIONS.at(-1)!.version]);
+      // one step with DDL behind: the role cannot apply it and says so, leaving the table as it was
+      const withDdl = MEMORY_MIGRATIONS.filter((m) => dsqlStatements(m.dsql!).length > 0).at(-1)!;
+      await admin.query(`DELETE FROM schema_migrations WHERE version = $1`, [withDdl.version]);
       await expect(openPg(u.toString(), { profile: "dsql", max: 1, migrations: MEMORY_MIGRATIONS })).rejects.toThrow(
         new RegExp(`needs 1 migration\\(s\\) .* role ${role} may not change it .*infinity-memory db upgrade --db <owner's URL> --grant ${role}`),
       );

@@ -133,6 +133,30 @@ export function smallStoreConformance(name: string, make: () => Promise<SmallSto
       expect(await sessions.counts()).toEqual({ threads: 2, messages: 2 });
     });
 
+    it("words inside addresses, host names, paths and dashed numbers are found, and a forget of such a text purges it", async () => {
+      const { sessions } = await make();
+      const src = await sessions.sourceId("infinity-files", "/home/a/.infinity");
+      const secrets = [
+        "my email is alice.smith@corp.example.com",
+        "the vpn host is vpn.acme-corp.io on port 4443",
+        "the backup key is in /home/alice/keys/backup.pem",
+        "the gate pin is 4417-9921",
+      ];
+      await sessions.append(
+        src,
+        { threadId: "t3", rootThreadId: "t3", user: "alice", cwd: null },
+        secrets.map((s, i) => ({ ord: i, messageId: `s${i}`, role: "user", text: `Please remember: ${s}.` })),
+        secrets.length,
+        `s${secrets.length - 1}`,
+        100,
+      );
+      for (const [word, id] of [["smith", "s0"], ["acme", "s1"], ["keys", "s2"], ["9921", "s3"]] as const) {
+        expect((await sessions.search({ user: "alice", query: analyzeQuery(word), limit: 10 })).map((h) => h.messageId), word).toEqual([id]);
+      }
+      for (const s of secrets) expect(await sessions.purgeContaining("alice", [s]), s).toBe(1);
+      expect(await sessions.window(src, "t3", 0, secrets.length)).toEqual([]);
+    });
+
     it("a pasted log of a million distinct words is indexed with its thread, and a forget finds text at its end", async () => {
       const { sessions } = await make();
       const src = await sessions.sourceId("infinity-files", "/home/a/.infinity");
