@@ -16,7 +16,10 @@ export const FEEDBACK_TOOLS = new Set(["task_feedback", "skill_feedback"]);
 type Limits = Pick<MemoryConfig["learning"], "taskChars" | "excerptChars" | "argsShapeChars" | "maxStepsPerEpisode">;
 
 export function excerpt(text: string, max: number): string {
-  return clip(text.trim(), max);
+  // A NUL (a binary tool result) cannot be stored in PostgreSQL text: the episode failed there
+  // ("invalid byte sequence") and was never learned from. A space takes its place, as in the
+  // session index; the conversation itself is untouched.
+  return clip(text.replace(/\u0000/g, " ").trim(), max);
 }
 
 interface Building {

@@ -17,6 +17,8 @@ export function episodeKey(d: Pick<EpisodeDraft, "source" | "threadId" | "startO
 }
 
 const clamp = (x: number) => Math.max(-1, Math.min(1, x));
+/** A NUL cannot be stored in PostgreSQL text (the episode failed there): a space, as in excerpts. */
+const storable = (s: string) => s.replace(/\u0000/g, " ");
 
 /** Signals read from the episode's own record: verdicts, tool errors, the next user turn, skill feedback. */
 export function derivedSignals(d: EpisodeDraft, cfg: LearningConfig, at: number): RewardSignal[] {
@@ -70,10 +72,10 @@ export function derivedSignals(d: EpisodeDraft, cfg: LearningConfig, at: number)
     if (a.outcome !== "pass" && a.outcome !== "fail") continue;
     out.push({
       kind: "explicit",
-      source: `skill_feedback:${typeof a.name === "string" ? a.name : "?"}`,
+      source: `skill_feedback:${typeof a.name === "string" ? storable(a.name) : "?"}`,
       value: a.outcome === "pass" ? 1 : -1,
       weight: w.skillFeedback,
-      note: typeof a.note === "string" ? a.note.slice(0, 200) : null,
+      note: typeof a.note === "string" ? storable(a.note.slice(0, 200)) : null,
       dedupKey: `${key}:skill_feedback:${f.callId ?? JSON.stringify(f.args).slice(0, 100)}`,
       at,
     });

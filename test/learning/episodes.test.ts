@@ -93,6 +93,15 @@ describe("episode boundaries", () => {
     expect(st!.excerpt.length).toBeLessThanOrEqual(w.config.learning.excerptChars);
     expect(st!.argsShape).toBe('{"content":"<text>","path":"<path>"}');
   });
+
+  it("keeps a NUL of a binary tool result or a pasted text as a space (PostgreSQL text cannot hold it)", async () => {
+    const w = openWorld(tempDir("learn-"));
+    await w.append(T, [msg.user("Show me\u0000 the header"), msg.call("c1", "cat", { path: "/bin/tool" }), msg.result("c1", "\u007fELF\u0002\u0001\u0000\u0000 binary"), msg.text("It is an ELF\u0000 binary.")]);
+    await w.worker.drain();
+    const [ep] = await w.store.episodesOfThread("conversation", T);
+    const [st] = await w.store.stepsOf(ep!.id);
+    expect([ep!.task, ep!.finalExcerpt, st!.excerpt]).toEqual(["Show me  the header", "It is an ELF  binary.", "\u007fELF\u0002\u0001   binary"]);
+  });
 });
 
 describe("episodes from gRPC RecordTurn events", () => {
