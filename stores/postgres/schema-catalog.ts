@@ -367,4 +367,18 @@ CREATE TABLE skill_golden_tasks (
 );
 ${idx(p)} skill_golden_tasks_skill ON skill_golden_tasks (skill_name);
 `),
+  // The search documents of published versions as the store now writes them: ASCII punctuation
+  // read as spaces (stores/postgres/words.ts), so the words inside a file name, path or host name
+  // of a description are found. DSQL keeps no search documents.
+  step(104, "skill search: words inside file names, paths and host names", (p) =>
+    p === "postgres"
+      ? `
+UPDATE skill_search ss
+  SET doc = setweight(to_tsvector('english', translate(s.name, '!"#$%&''()*+,-./:;<=>?@[\\]^_\`{|}~', '                                ')), 'A')
+    || setweight(to_tsvector('english', translate(v.description, '!"#$%&''()*+,-./:;<=>?@[\\]^_\`{|}~', '                                ')), 'B')
+  FROM skills s JOIN skill_versions v ON v.id = s.published_version_id
+  WHERE s.id = ss.skill_id;
+`
+      : `-- none under the DSQL profile (no search documents)`,
+  ),
 ];

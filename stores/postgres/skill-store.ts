@@ -7,6 +7,7 @@ import type { SkillFile } from "../../core/skills/skill-md.js";
 import type { NewSkillVersion, Skill, SkillGrant, SkillSearchHit, SkillStatus, SkillToggle, SkillVersion } from "../../core/skills/version.js";
 import { StoreError, type SkillAuditEntry, type SkillSearchQuery, type SkillStore } from "../traits.js";
 import { containsPattern, inTx, num, numOrNull, parseJson, POSTGRES_FLAVOR, type PgFlavor, type Queryable } from "./rows.js";
+import { splitPunct } from "./words.js";
 
 interface SkillRow {
   rowid: string | number;
@@ -50,6 +51,13 @@ const VERSION_SELECT = `SELECT v.*, s.name AS name FROM skill_versions v JOIN sk
 
 /** the text search configuration; English stemming like SQLite's porter tokenizer */
 const TS_CONFIG = "english";
+/**
+ * A published version's search document. Name and description reach the parser split as SQLite's
+ * tokenizer splits them (words.ts): "package.json" or "vpn.acme-corp.io" in a description was one
+ * token, so "package" or "acme" found nothing (migration 104 rebuilt the older documents).
+ */
+const SKILL_DOC = (name: string, description: string) =>
+  `setweight(to_tsvector('${TS_CONFIG}', ${splitPunct(name)}), 'A') || setweight(to_tsvector('${TS_CONFIG}', ${splitPunct(description)}), 'B')`;
 
 function toSkill(r: SkillRow): Skill {
   return {
@@ -113,7 +121,7 @@ export async function rebuildSkillSearch(q: Queryable): Promise<void> {
   await q.query(`DELETE FROM skill_search`);
   await q.query(
     `INSERT INTO skill_search (skill_id, doc)
-     SELECT s.id, setweight(to_tsvector('${TS_CONFIG}', replace(s.name, '-', ' ')), 'A') || setweight(to_tsvector('${TS_CONFIG}', v.description), 'B')
+     SELECT s.id, ${SKILL_DOC("s.name", "v.description")}
      FROM skills s JOIN skill_versions v ON v.id = s.published_version_id`,
   );
 }
@@ -251,9 +259,9 @@ export class PgSkillStore implements SkillStore {
         await c.query(`UPDATE skills SET published_version_id = $1, updated_at = $2 WHERE id = $3`, [m.to, audit.at, skillId]);
         if (!this.f.dsql) await c.query(
           `INSERT INTO skill_search (skill_id, doc)
-           VALUES ($1, setweight(to_tsvector('${TS_CONFIG}', $2::text), 'A') || setweight(to_tsvector('${TS_CONFIG}', $3::text), 'B'))
+           VALUES ($1, ${SKILL_DOC("$2::text", "$3::text")})
            ON CONFLICT (skill_id) DO UPDATE SET doc = excluded.doc`,
-          [skillId, s.name.replace(/-/g, " "), target.description],
+          [skillId, s.name, target.description],
         );
         await writeSkillAudit(c, audit, this.f);
       },
@@ -356,7 +364,7 @@ export class PgSkillStore implements SkillStore {
     if (terms.length === 0) return [];
     if (this.f.dsql) return this.searchByScan(terms, q);
     // Any term matches (the service's OR expression); each term goes through the parser alone.
-    const tsq = terms.map((_, i) => `plainto_tsquery('${TS_CONFIG}', $${i + 5}::text)`).join(" || ");
+    const tsq = terms.map((_, i) => `plainto_tsquery('${TS_CONFIG}', ${splitPunct(`$${i + 5}::text`)})`).join(" || ");
     const r = await this.pool.query<VersionRow & { s_rowid: string; s_id: string; s_name: string; s_pub: string; s_pinned: number; s_created: string; s_updated: string; rank: number }>(
       `WITH q AS (SELECT ${tsq} AS query)
        SELECT s.rowid AS s_rowid, s.id AS s_id, s.name AS s_name, s.published_version_id AS s_pub, s.pinned AS s_pinned,

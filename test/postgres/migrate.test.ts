@@ -14,6 +14,8 @@ import { analyzeQuery } from "../../core/retrieval/analyze.js";
 import { visibilityKey } from "../../core/memory/scope.js";
 import { PgMemoryStore } from "../../stores/postgres/memory-store.js";
 import { PgSessionIndex } from "../../stores/postgres/session-index.js";
+import { PgSkillStore } from "../../stores/postgres/skill-store.js";
+import { newVersion } from "../stores/skills-conformance.js";
 import { grantServerRole } from "../../stores/postgres/grants.js";
 
 describe("postgres migration units", () => {
@@ -177,6 +179,32 @@ describePg("postgres migrations on a cluster", (base) => {
         expect(await find(now, "acme")).toEqual(["m1"]);
         expect(await find(now, "数据库")).toEqual(["m2"]);
         expect(await now.purgeContaining("alice", [texts[0]!])).toBe(1);
+      } finally {
+        await db.close();
+      }
+    } finally {
+      await t.drop();
+    }
+  });
+
+  it("step 104 rebuilds the skill search documents written before: words inside a file name of a description match", async () => {
+    const t = await createTestDatabase(base(), "migskill");
+    try {
+      const old = await openPg(t.url, { max: 1, targetVersion: 103 });
+      const skills = new PgSkillStore(old.pool);
+      const audit = { at: 1, actor: "alice", targetKind: "skill" as const, targetId: "sync-scripts", detail: {} };
+      await skills.insertVersion(newVersion("sync-scripts", "keep package.json scripts in step", "h1"), { skillId: "s1", versionId: "v1" }, { ...audit, action: "propose" });
+      await skills.movePointer("s1", { expectedFrom: null, to: "v1", toStatus: "active", fromStatus: "retired", kind: "publish" }, { ...audit, action: "publish" });
+      // the document as a build before step 104 wrote it: the parser saw the punctuation
+      await old.pool.query(
+        `UPDATE skill_search SET doc = setweight(to_tsvector('english', 'sync scripts'), 'A') || setweight(to_tsvector('english', 'keep package.json scripts in step'), 'B')`,
+      );
+      const find = (s: PgSkillStore) => s.search({ match: `"package"`, minEta: 0.1, excludeSkillIds: [], limit: 5 }).then((hs) => hs.map((h) => h.skill.name));
+      expect(await find(skills)).toEqual([]);
+      await old.close();
+      const db = await openPg(t.url, { max: 1 });
+      try {
+        expect(await find(new PgSkillStore(db.pool))).toEqual(["sync-scripts"]);
       } finally {
         await db.close();
       }

@@ -129,6 +129,22 @@ export function skillsConformance(name: string, factory: CatalogFactory): void {
       expect(await s.skills.search({ match: `"nothing"`, minEta: 0, excludeSkillIds: [], limit: 5 })).toEqual([]);
     });
 
+    it("search finds the words inside a file name, path or host name of a description", async () => {
+      const s = await c.fresh();
+      const skills = [
+        ["sync-scripts", "keep package.json and tsconfig.json scripts in step"],
+        ["vpn-certs", "renew the certificates of vpn.acme-corp.io before they lapse"],
+        ["ssh-keys", "rotate the keys listed in ~/.ssh/authorized_keys"],
+      ] as const;
+      for (const [i, [name, description]] of skills.entries()) {
+        await s.skills.insertVersion(newVersion(name, description, `h${i}`), { skillId: `s${i}`, versionId: `v${i}` }, audit("propose", name));
+        await s.skills.movePointer(`s${i}`, { expectedFrom: null, to: `v${i}`, toStatus: "active", fromStatus: "retired", kind: "publish" }, audit("publish", name));
+      }
+      for (const [word, name] of [["package", "sync-scripts"], ["tsconfig", "sync-scripts"], ["acme", "vpn-certs"], ["authorized", "ssh-keys"]]) {
+        expect((await s.skills.search({ match: `"${word}"`, minEta: 0.1, excludeSkillIds: [], limit: 5 })).map((h) => h.skill.name), word).toEqual([name]);
+      }
+    });
+
     it("search filters by status and the probationary η floor before its limit", async () => {
       const s = await c.fresh();
       for (let i = 1; i <= 4; i++) {
