@@ -40,6 +40,15 @@ const TSV = `setweight(to_tsvector('english', ${splitPunct("$TEXT")}), 'A') || s
  */
 const TSV_CHARS = 100_000;
 const likePattern = (s: string) => `%${s.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+/** A regex finding lower-case `word` in lower(text) with each non-ASCII letter in either case. */
+function eitherCase(word: string): string {
+  return [...word]
+    .map((ch) => {
+      const up = ch.toUpperCase();
+      return ch.charCodeAt(0) < 128 || up === ch || [...up].length !== 1 ? ch.replace(/[\\^$.*+?()[\]{}|]/g, "\\$&") : `[${ch}${up}]`;
+    })
+    .join("");
+}
 const norm = (t: string) => t.normalize("NFKC").toLowerCase().replace(/\s+/g, " ").trim();
 
 function toHit(r: Row): SessionHit {
@@ -195,32 +204,26 @@ export class PgSessionIndex implements SessionIndexStore {
     const words = [...new Set(needle.match(/[\p{L}\p{N}]{3,}/gu) ?? [])].slice(0, 8);
     const cjk = cjkBigrams(needle).slice(0, 8);
     if (words.length === 0 && cjk.length === 0) return [];
-    const pats = [...words, ...cjk].map((w) => likePattern(w));
-    if (this.fts) {
-      const parts: string[] = [];
-      const params: unknown[] = [key, pats];
-      if (words.length) {
-        params.push(words.join(" "));
-        parts.push(`tsv @@ plainto_tsquery('english', $${params.length})`);
-      }
-      if (cjk.length) {
-        params.push(cjk.join(" "));
-        parts.push(`tsv @@ plainto_tsquery('simple', $${params.length})`);
-      }
+    // lower() and the parser fold ASCII under every locale, other letters only under one that
+    // knows them (Aurora DSQL and a C-locale database keep 'Ü' or 'М'): a word with such letters
+    // is matched by a pattern taking either case, and only ASCII words go to the tsvector.
+    const ascii = words.filter((w) => /^[\x00-\x7f]+$/.test(w));
+    const params: unknown[] = [key, [...ascii, ...cjk].map((w) => likePattern(w)), words.filter((w) => !ascii.includes(w)).map(eitherCase)];
+    const scan = `lower(text) LIKE ALL($2::text[]) AND lower(text) ~ ALL($3::text[])`;
+    if (this.fts && (ascii.length > 0 || cjk.length > 0)) {
+      params.push((ascii.length > 0 ? ascii : cjk).join(" "));
       // A message longer than its tsvector's head is checked whole (octet_length, never below the
       // length in UTF-16 units, reads no toasted text).
       return (
         await c.query<Row>(
           `SELECT m.* FROM session_messages m WHERE m.rowid IN (
-             SELECT rowid FROM session_messages WHERE vis_key = $1 AND (${parts.join(" OR ")})
-             UNION SELECT rowid FROM session_messages WHERE vis_key = $1 AND octet_length(text) > ${TSV_CHARS} AND lower(text) LIKE ALL($2::text[]))`,
+             SELECT rowid FROM session_messages WHERE vis_key = $1 AND tsv @@ plainto_tsquery('${ascii.length > 0 ? "english" : "simple"}', $4)
+             UNION SELECT rowid FROM session_messages WHERE vis_key = $1 AND octet_length(text) > ${TSV_CHARS} AND ${scan})`,
           params,
         )
       ).rows;
     }
-    return (
-      await c.query<Row>(`SELECT m.* FROM session_messages m WHERE m.vis_key = $1 AND lower(m.text) LIKE ALL($2::text[])`, [key, pats])
-    ).rows;
+    return (await c.query<Row>(`SELECT m.* FROM session_messages m WHERE m.vis_key = $1 AND ${scan}`, params)).rows;
   }
 
   async purgeContaining(user: string, texts: string[]): Promise<number> {

@@ -157,6 +157,22 @@ export function smallStoreConformance(name: string, make: () => Promise<SmallSto
       expect(await sessions.window(src, "t3", 0, secrets.length)).toEqual([]);
     });
 
+    it("a forget purges text with capital letters outside ASCII, whatever the database's locale folds", async () => {
+      const { sessions } = await make();
+      const src = await sessions.sourceId("infinity-files", "/home/a/.infinity");
+      const secrets = ["Mein Übungsraum ist Zimmer 12 im Ölhafen", "Мой пароль от почты лежит в сейфе", "Ο κωδικός είναι στο ΣΥΡΤΆΡΙ", "ÉTÉ 2026: clé sous le paillasson"];
+      await sessions.append(
+        src,
+        { threadId: "t4", rootThreadId: "t4", user: "alice", cwd: null },
+        secrets.map((s, i) => ({ ord: i, messageId: `u${i}`, role: "user", text: `Note this: ${s}` })),
+        secrets.length,
+        `u${secrets.length - 1}`,
+        100,
+      );
+      for (const s of secrets) expect(await sessions.purgeContaining("alice", [s]), s).toBe(1);
+      expect(await sessions.window(src, "t4", 0, secrets.length)).toEqual([]);
+    });
+
     it("a pasted log of a million distinct words is indexed with its thread, and a forget finds text at its end", async () => {
       const { sessions } = await make();
       const src = await sessions.sourceId("infinity-files", "/home/a/.infinity");
