@@ -36,6 +36,7 @@ import type { Embedder } from "../../core/embedding/embedder.js";
 import { EmbedderGuard, isUsable } from "../../core/embedding/guard.js";
 import { asPgSystem, type PgDb, type Q } from "./pool.js";
 import { PgSemanticIndexes } from "./semantic-index.js";
+import { holdsWord } from "./words.js";
 import { cappedTotal, DATED_AT, LIST_KEY_BRANCHES, decodeCursor, encodeCursor, exportAllVia, pushTo, totalCapOf, recordOf, sourcesByMemory, statusPredicate, type MemoryRow } from "../memory-rows.js";
 
 
@@ -525,10 +526,12 @@ export class PgMemoryStore implements MemoryStore {
         live.map((b) => b.rowid),
         live.map((b) => b.user_id),
         live.map((b) => b.vis_key),
-        live.map((b) => b.content),
-        live.map((b) => b.tags ?? ""),
+        // lower-cased here: the parser folds letters outside ASCII only under a locale that knows
+        // them ('Übungsraum' stayed unfound by "übungsraum" in a C-locale database; migration 10)
+        live.map((b) => b.content.toLowerCase()),
+        live.map((b) => (b.tags ?? "").toLowerCase()),
         live.map((b) => cjkBigrams(b.content).join(" ")),
-        live.map((b) => [...(near.get(b.rowid) ?? []).map((n) => n.content), dateWords(b.valid_from ?? b.created_at)].join(" ")),
+        live.map((b) => [...(near.get(b.rowid) ?? []).map((n) => n.content), dateWords(b.valid_from ?? b.created_at)].join(" ").toLowerCase()),
       ],
     );
     return [...new Set([...near.values()].flat().map((n) => n.rowid))];
@@ -1128,9 +1131,10 @@ export class PgMemoryStore implements MemoryStore {
     const words = [...new Set(opts.words ?? [...q.query.terms, ...q.query.cjk])].slice(0, 32);
     if (words.length === 0) return [];
     const p = new Params();
-    const pats = words.map((w) => p.add(likePattern(w)));
+    const add = (v: string) => p.add(v);
     const tags = `coalesce((SELECT string_agg(tag, ' ') FROM memory_tags t WHERE t.memory_rowid = m.rowid), '')`;
-    const score = pats.map((x) => `(CASE WHEN lower(m.content) LIKE ${x} THEN 1 ELSE 0 END) + (CASE WHEN lower(${tags}) LIKE ${x} THEN 2 ELSE 0 END)`).join(" + ");
+    // letters outside ASCII in either case, whatever the database's locale folds (holdsWord)
+    const score = words.map((w) => `(CASE WHEN ${holdsWord("m.content", w.toLowerCase(), add)} THEN 1 ELSE 0 END) + (CASE WHEN ${holdsWord(tags, w.toLowerCase(), add)} THEN 2 ELSE 0 END)`).join(" + ");
     const inPeriod = opts.dated
       ? ` AND (${opts.dated.map((d) => `(${DATED_AT} >= ${p.add(d.from)} AND ${DATED_AT} < ${p.add(d.to)})`).join(" OR ")})`
       : "";

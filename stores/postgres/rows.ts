@@ -55,8 +55,3 @@ export interface PgFlavor {
 }
 
 export const POSTGRES_FLAVOR: PgFlavor = { dsql: false, ids: { next: () => { throw new Error("row ids come from sequences on PostgreSQL"); } } };
-
-/** `ILIKE` pattern matching `text` anywhere, with the pattern characters escaped */
-export function containsPattern(text: string): string {
-  return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-}

@@ -381,4 +381,25 @@ UPDATE skill_search ss
 `
       : `-- none under the DSQL profile (no search documents)`,
   ),
+  // The search documents of published versions whose text has letters outside ASCII, folded as
+  // the store now folds them (lower-cased before the parser), in a database whose locale does not
+  // fold them (the C locale), with ICU's root locale when the server has it.
+  step(105, "skill search: letters outside ASCII folded under a C locale", (p) =>
+    p === "postgres"
+      ? `
+DO $fold$
+BEGIN
+  IF lower('ÄΣМ') = 'äσм' OR NOT EXISTS (SELECT 1 FROM pg_collation WHERE collname = 'und-x-icu') THEN
+    RETURN;
+  END IF;
+  EXECUTE $q$UPDATE skill_search ss
+    SET doc = setweight(to_tsvector('english', translate(lower(s.name COLLATE "und-x-icu"), '!"#$%&''()*+,-./:;<=>?@[\\]^_\`{|}~', '                                ')), 'A')
+      || setweight(to_tsvector('english', translate(lower(v.description COLLATE "und-x-icu"), '!"#$%&''()*+,-./:;<=>?@[\\]^_\`{|}~', '                                ')), 'B')
+    FROM skills s JOIN skill_versions v ON v.id = s.published_version_id
+    WHERE s.id = ss.skill_id AND v.description ~ '[^\\x01-\\x7f]'$q$;
+END
+$fold$;
+`
+      : `-- none under the DSQL profile (no search documents)`,
+  ),
 ];

@@ -363,6 +363,32 @@ UPDATE session_messages SET tsv = setweight(to_tsvector('english',
   || ts_filter(tsv, '{b}');`
     : `-- none under the DSQL profile (no tsvector)`;
 
+/**
+ * Word rows and session messages written before the stores lower-cased their text, in a database
+ * whose locale does not fold letters outside ASCII (the C locale: 'Übungsraum' was indexed as
+ * written and "übungsraum" found nothing), folded with ICU's root locale when the server has it.
+ * Only rows holding such letters change; a memory's context (neighbours, weight D) and its tags
+ * and CJK bigrams are kept. Nothing to do where the locale folds, or without ICU (documented).
+ */
+const foldedWords = (p: P) =>
+  p === "postgres"
+    ? `DO $fold$
+BEGIN
+  IF lower('ÄΣМ') = 'äσм' OR NOT EXISTS (SELECT 1 FROM pg_collation WHERE collname = 'und-x-icu') THEN
+    RETURN;
+  END IF;
+  PERFORM set_config('app.system', 'on', true);
+  EXECUTE $q$UPDATE session_messages SET tsv = setweight(to_tsvector('english',
+      translate(lower(left(text, 100000) COLLATE "und-x-icu"), '!"#$%&''()*+,-./:;<=>?@[\\]^_\`{|}~', '                                ')), 'A')
+    || ts_filter(tsv, '{b}')
+    WHERE text ~ '[^\\x01-\\x7f]'$q$;
+  EXECUTE $q$UPDATE memory_words w SET tsv = setweight(to_tsvector('english', lower(m.content COLLATE "und-x-icu")), 'B')
+    || ts_filter(w.tsv, '{a,c,d}')
+    FROM memories m WHERE m.rowid = w.rowid AND m.content ~ '[^\\x01-\\x7f]'$q$;
+END
+$fold$;`
+    : `-- none under the DSQL profile (no tsvector)`;
+
 function step(version: number, name: string, ddl: (p: P) => string): PgMigration {
   return { version, name, sql: ddl("postgres"), dsql: ddl("dsql") };
 }
@@ -377,6 +403,7 @@ export const MEMORY_MIGRATIONS: PgMigration[] = [
   step(7, "word rows of undated memories hold the day they were written", writtenDateWords),
   step(8, "pending memories by scope and by person", pendingIndexes),
   step(9, "session messages: words inside addresses, host names and paths", sessionWordsSplit),
+  step(10, "word rows and session messages: letters outside ASCII folded under a C locale", foldedWords),
 ];
 
 /** Tables whose rows belong to one user (column user_id): the row-level security set. */

@@ -6,7 +6,7 @@ import { forgetNeedles } from "../../core/sessions/forget-needles.js";
 import { visibilityKey } from "../../core/memory/scope.js";
 import { cjkBigrams } from "../../core/retrieval/analyze.js";
 import { headOf } from "../../core/text.js";
-import { splitPunct } from "./words.js";
+import { eitherCase, holdsWord, splitPunct } from "./words.js";
 import type { IndexedMessage, LexicalQuery, SessionHit, SessionIndexStore, SessionThreadState } from "../traits.js";
 import type { PgDb, Q } from "./pool.js";
 
@@ -30,7 +30,9 @@ function userKeyOf(user: string): string {
 /** A message counts as quoted when this much of its (normalised) start appears elsewhere. */
 const QUOTE_CHARS = 120;
 const MIN_QUOTE_CHARS = 24;
-// the text as SQLite's tokenizer splits it (words.ts); migration 9 gave older rows the same
+// the text as SQLite's tokenizer splits it (words.ts; migration 9 gave older rows the same),
+// lower-cased here: the parser folds letters outside ASCII only under a locale that knows them
+// (migration 10 folded older rows where it could)
 const TSV = `setweight(to_tsvector('english', ${splitPunct("$TEXT")}), 'A') || setweight(to_tsvector('simple', $CJK), 'B')`;
 /**
  * A message's tsvector holds its first TSV_CHARS characters: a tsvector cannot pass 1 MB, and a
@@ -40,15 +42,6 @@ const TSV = `setweight(to_tsvector('english', ${splitPunct("$TEXT")}), 'A') || s
  */
 const TSV_CHARS = 100_000;
 const likePattern = (s: string) => `%${s.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-/** A regex finding lower-case `word` in lower(text) with each non-ASCII letter in either case. */
-function eitherCase(word: string): string {
-  return [...word]
-    .map((ch) => {
-      const up = ch.toUpperCase();
-      return ch.charCodeAt(0) < 128 || up === ch || [...up].length !== 1 ? ch.replace(/[\\^$.*+?()[\]{}|]/g, "\\$&") : `[${ch}${up}]`;
-    })
-    .join("");
-}
 const norm = (t: string) => t.normalize("NFKC").toLowerCase().replace(/\s+/g, " ").trim();
 
 function toHit(r: Row): SessionHit {
@@ -116,10 +109,9 @@ export class PgSessionIndex implements SessionIndexStore {
         const exprs = vals.map((_, i) => `$${i + 1}`);
         if (this.fts) {
           const head = headOf(m.text, TSV_CHARS);
-          const text = head === m.text ? "$7" : `$${vals.push(head)}`;
-          vals.push(cjkBigrams(head).join(" "));
+          vals.push(head.toLowerCase(), cjkBigrams(head).join(" "));
           cols.push("tsv");
-          exprs.push(TSV.replace("$TEXT", text).replace("$CJK", `$${vals.length}`));
+          exprs.push(TSV.replace("$TEXT", `$${vals.length - 1}`).replace("$CJK", `$${vals.length}`));
         }
         if (dsql) {
           vals.push(this.db.rowIds.next());
@@ -170,7 +162,7 @@ export class PgSessionIndex implements SessionIndexStore {
       sql = `SELECT m.*, ts_rank(m.tsv, qq.q, 1) AS rank FROM (SELECT (${tq}) AS q) qq, session_messages m
         WHERE m.vis_key = $1 AND m.tsv @@ qq.q${extra} ORDER BY rank DESC, m.rowid LIMIT ${limit}`;
     } else {
-      const score = [...terms, ...cjk].slice(0, 32).map((t) => `(CASE WHEN lower(m.text) LIKE ${add(likePattern(t))} THEN 1 ELSE 0 END)`).join(" + ");
+      const score = [...terms, ...cjk].slice(0, 32).map((t) => `(CASE WHEN ${holdsWord("m.text", t, add)} THEN 1 ELSE 0 END)`).join(" + ");
       sql = `SELECT * FROM (SELECT m.*, (${score})::float8 AS rank FROM session_messages m WHERE m.vis_key = $1${extra}) s
         WHERE s.rank > 0 ORDER BY s.rank DESC, s.rowid LIMIT ${limit}`;
     }
@@ -285,7 +277,7 @@ export class PgSessionIndex implements SessionIndexStore {
         const head = headOf(r.text, TSV_CHARS);
         await c.query(`UPDATE session_messages SET tsv = ${TSV.replace("$TEXT", "$2").replace("$CJK", "$3")} WHERE rowid = $1`, [
           r.rowid,
-          head,
+          head.toLowerCase(),
           cjkBigrams(head).join(" "),
         ]);
       }

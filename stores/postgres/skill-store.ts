@@ -6,8 +6,8 @@ import type { Pool } from "pg";
 import type { SkillFile } from "../../core/skills/skill-md.js";
 import type { NewSkillVersion, Skill, SkillGrant, SkillSearchHit, SkillStatus, SkillToggle, SkillVersion } from "../../core/skills/version.js";
 import { StoreError, type SkillAuditEntry, type SkillSearchQuery, type SkillStore } from "../traits.js";
-import { containsPattern, inTx, num, numOrNull, parseJson, POSTGRES_FLAVOR, type PgFlavor, type Queryable } from "./rows.js";
-import { splitPunct } from "./words.js";
+import { inTx, num, numOrNull, parseJson, POSTGRES_FLAVOR, type PgFlavor, type Queryable } from "./rows.js";
+import { holdsWord, splitPunct } from "./words.js";
 
 interface SkillRow {
   rowid: string | number;
@@ -54,7 +54,9 @@ const TS_CONFIG = "english";
 /**
  * A published version's search document. Name and description reach the parser split as SQLite's
  * tokenizer splits them (words.ts): "package.json" or "vpn.acme-corp.io" in a description was one
- * token, so "package" or "acme" found nothing (migration 104 rebuilt the older documents).
+ * token, so "package" or "acme" found nothing (migration 104 rebuilt the older documents). The
+ * texts are lower-cased before they come here: the parser folds letters outside ASCII only under
+ * a locale that knows them (migration 105 folded older documents where it could).
  */
 const SKILL_DOC = (name: string, description: string) =>
   `setweight(to_tsvector('${TS_CONFIG}', ${splitPunct(name)}), 'A') || setweight(to_tsvector('${TS_CONFIG}', ${splitPunct(description)}), 'B')`;
@@ -118,12 +120,14 @@ export async function writeSkillAudit(q: Queryable, a: SkillAuditEntry, f: PgFla
 export async function rebuildSkillSearch(q: Queryable): Promise<void> {
   const have = await q.query<{ t: string | null }>(`SELECT to_regclass('skill_search')::text AS t`);
   if (!have.rows[0]?.t) return;
-  await q.query(`DELETE FROM skill_search`);
-  await q.query(
-    `INSERT INTO skill_search (skill_id, doc)
-     SELECT s.id, ${SKILL_DOC("s.name", "v.description")}
-     FROM skills s JOIN skill_versions v ON v.id = s.published_version_id`,
+  const published = await q.query<{ id: string; name: string; description: string }>(
+    `SELECT s.id, s.name, v.description FROM skills s JOIN skill_versions v ON v.id = s.published_version_id`,
   );
+  await q.query(`DELETE FROM skill_search`);
+  // lower-cased here, not by lower(), which folds what the database's locale knows (a catalog is small)
+  for (const r of published.rows) {
+    await q.query(`INSERT INTO skill_search (skill_id, doc) VALUES ($1, ${SKILL_DOC("$2::text", "$3::text")})`, [r.id, r.name.toLowerCase(), r.description.toLowerCase()]);
+  }
 }
 
 export class PgSkillStore implements SkillStore {
@@ -261,7 +265,7 @@ export class PgSkillStore implements SkillStore {
           `INSERT INTO skill_search (skill_id, doc)
            VALUES ($1, ${SKILL_DOC("$2::text", "$3::text")})
            ON CONFLICT (skill_id) DO UPDATE SET doc = excluded.doc`,
-          [skillId, s.name, target.description],
+          [skillId, s.name.toLowerCase(), target.description.toLowerCase()],
         );
         await writeSkillAudit(c, audit, this.f);
       },
@@ -390,15 +394,18 @@ export class PgSkillStore implements SkillStore {
    * stemming), ranked by terms matched, name matches weighing 3 as in the word index.
    */
   private async searchByScan(terms: string[], q: SkillSearchQuery): Promise<SkillSearchHit[]> {
-    const patterns = terms.map((t) => containsPattern(t.toLowerCase()));
+    const params: unknown[] = [q.minEta, q.excludeSkillIds, q.probationaryMinEta ?? 0];
+    const add = (v: unknown) => `$${params.push(v)}`;
+    // a description's letters outside ASCII in either case (holdsWord); scored below as found here
+    const found = terms.map((t) => t.toLowerCase()).flatMap((t) => [holdsWord("replace(s.name, '-', ' ')", t, add), holdsWord("v.description", t, add)]);
     const r = await this.pool.query<VersionRow & { s_id: string; s_name: string; s_pub: string; s_pinned: number; s_created: string; s_updated: string }>(
       `SELECT s.id AS s_id, s.name AS s_name, s.published_version_id AS s_pub, s.pinned AS s_pinned,
               s.created_at AS s_created, s.updated_at AS s_updated, v.*, s.name AS name
          FROM skills s JOIN skill_versions v ON v.id = s.published_version_id
-        WHERE (lower(replace(s.name, '-', ' ')) LIKE ANY($3::text[]) OR lower(v.description) LIKE ANY($3::text[]))
+        WHERE (${found.join(" OR ")})
           AND v.eta > $1 AND v.flags = '[]' AND NOT (s.id = ANY($2::text[]))
-          AND (v.status = 'active' OR (v.status = 'probationary' AND v.eta >= $4))`,
-      [q.minEta, q.excludeSkillIds, patterns, q.probationaryMinEta ?? 0],
+          AND (v.status = 'active' OR (v.status = 'probationary' AND v.eta >= $3))`,
+      params,
     );
     const scored = r.rows.map((x) => {
       const name = x.s_name.replace(/-/g, " ").toLowerCase();

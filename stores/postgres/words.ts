@@ -1,11 +1,33 @@
-// What PostgreSQL's text search parser reads of a text (session index, skill search): ASCII
-// punctuation as spaces. The parser keeps 'alice.smith@corp.com', 'vpn.acme-corp.io',
-// '/home/a/b.pem', 'package.json' and '4417-9921' whole (an email, a host, a file, a signed
-// '-9921'), so a word inside them was found nowhere; SQLite's tokenizer splits at every mark.
+// Words as SQLite's tokenizer finds them, on PostgreSQL. The text search parser (session index,
+// skill search) reads ASCII punctuation as spaces: it keeps 'alice.smith@corp.com',
+// 'vpn.acme-corp.io', '/home/a/b.pem', 'package.json' and '4417-9921' whole (an email, a host, a
+// file, a signed '-9921'), so a word inside them was found nowhere; SQLite splits at every mark.
+// And a substring scan (the DSQL profile) matches letters outside ASCII in either case.
 
 const PUNCT = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~";
 
 /** `sql` (a text expression) with every ASCII punctuation mark as a space, for to_tsvector / plainto_tsquery */
 export function splitPunct(sql: string): string {
   return `translate(${sql}, '${PUNCT.replace(/'/g, "''")}', '${" ".repeat(PUNCT.length)}')`;
+}
+
+/** A regex finding lower-case `word` in a lower()ed text, each letter outside ASCII in either case. */
+export function eitherCase(word: string): string {
+  return [...word]
+    .map((ch) => {
+      const up = ch.toUpperCase();
+      return ch.charCodeAt(0) < 128 || up === ch || [...up].length !== 1 ? ch.replace(/[\\^$.*+?()[\]{}|]/g, "\\$&") : `[${ch}${up}]`;
+    })
+    .join("");
+}
+
+/**
+ * SQL: `expr` (a text) holds `word` (lower-case). lower() folds ASCII under every locale, other
+ * letters only under a locale that knows them (Aurora DSQL and a C-locale database keep 'Ü' or
+ * 'М' as written), so a word with such letters is matched by a regex taking either case.
+ */
+export function holdsWord(expr: string, word: string, param: (v: string) => string): string {
+  return /^[\x00-\x7f]*$/.test(word)
+    ? `lower(${expr}) LIKE ${param(`%${word.replace(/[\\%_]/g, "\\$&")}%`)}`
+    : `lower(${expr}) ~ ${param(eitherCase(word))}`;
 }

@@ -213,6 +213,44 @@ describePg("postgres migrations on a cluster", (base) => {
     }
   });
 
+  it("steps 10 and 105 fold the capitals outside ASCII of word rows, session messages and skill documents written before (a C-locale cluster)", async () => {
+    const t = await createTestDatabase(base(), "migfold");
+    try {
+      const old = await openPg(t.url, { max: 1, migrations: PG_MIGRATIONS.filter((m) => m.version !== 10 && m.version !== 105) });
+      // this suite's cluster runs the C locale, which folds ASCII only
+      expect((await old.pool.query<{ l: string }>(`SELECT lower('Ü') AS l`)).rows[0]!.l).toBe("Ü");
+      const store = new PgMemoryStore(old);
+      const r = mem("Der Übungsraum ist im Keller");
+      await store.insert(r, { at: 1, actor: "t", action: "create", targetKind: "memory", targetId: r.id, detail: {} });
+      const sessions = new PgSessionIndex(old);
+      const src = await sessions.sourceId("infinity-files", "/home/a/.infinity");
+      await sessions.append(src, { threadId: "t", rootThreadId: "t", user: "alice", cwd: null }, [{ ord: 0, messageId: "m0", role: "user", text: "ПАРОЛЬ лежит в сейфе" }], 1, "m0", 1);
+      const skills = new PgSkillStore(old.pool);
+      const audit = { at: 1, actor: "alice", targetKind: "skill" as const, targetId: "oil-change", detail: {} };
+      await skills.insertVersion(newVersion("oil-change", "Ölwechsel am Dienstwagen planen", "h1"), { skillId: "s1", versionId: "v1" }, { ...audit, action: "propose" });
+      await skills.movePointer("s1", { expectedFrom: null, to: "v1", toStatus: "active", fromStatus: "retired", kind: "publish" }, { ...audit, action: "publish" });
+      // the rows as a build before these steps wrote them: the text as written reached the parser
+      await old.pool.query(`UPDATE memory_words w SET tsv = setweight(to_tsvector('english', m.content), 'B') || ts_filter(w.tsv, '{a,c,d}') FROM memories m WHERE m.rowid = w.rowid`);
+      await old.pool.query(`UPDATE session_messages SET tsv = setweight(to_tsvector('english', text), 'A') || ts_filter(tsv, '{b}')`);
+      await old.pool.query(`UPDATE skill_search SET doc = setweight(to_tsvector('english', 'oil change'), 'A') || setweight(to_tsvector('english', 'Ölwechsel am Dienstwagen planen'), 'B')`);
+      const found = async (db: PgDb) => [
+        (await new PgMemoryStore(db).search({ visibility: { keys: [visibilityKey(r.scope)] }, query: analyzeQuery("übungsraum"), statuses: ["active"], includeFlagged: false, now: 2, limit: 5, wordsOnly: true })).length,
+        (await new PgSessionIndex(db).search({ user: "alice", query: analyzeQuery("пароль"), limit: 5 })).length,
+        (await new PgSkillStore(db.pool).search({ match: `"ölwechsel"`, minEta: 0.1, excludeSkillIds: [], limit: 5 })).length,
+      ];
+      expect(await found(old)).toEqual([0, 0, 0]);
+      await old.close();
+      const db = await openPg(t.url, { max: 1 });
+      try {
+        expect(await found(db)).toEqual([1, 1, 1]);
+      } finally {
+        await db.close();
+      }
+    } finally {
+      await t.drop();
+    }
+  });
+
   it("the DSQL profile migrates step by step and converges after a partial run", async () => {
     const t = await createTestDatabase(base(), "migdsql");
     try {

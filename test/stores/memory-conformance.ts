@@ -416,6 +416,21 @@ export function memoryConformance(name: string, make: () => Promise<MemoryUnderT
       expect((await s.search(q("مَرْحَبًا", vis))).map((h) => h.record.id)).toEqual([arabic.id]);
     });
 
+    it("a word written with capitals outside ASCII is found by its lower-case form, whatever the database's locale folds", async () => {
+      const s = await fresh();
+      const german = mem("Der Übungsraum ist im Keller neben dem Öltank");
+      const russian = mem("ПАРОЛЬ от Wi-Fi лежит в сейфе");
+      const other = mem("A plain note about the weekly meeting");
+      for (const r of [german, russian, other]) await s.insert(r, audit(r.id));
+      const vis = keysOf(scopeOf("alice"));
+      expect((await s.search(q("übungsraum", vis))).map((h) => h.record.id)).toEqual([german.id]);
+      expect((await s.search(q("öltank", vis))).map((h) => h.record.id)).toEqual([german.id]);
+      expect((await s.search(q("пароль", vis))).map((h) => h.record.id)).toEqual([russian.id]);
+      // the words alone (a conflict check's search), without channels that fold on their own
+      expect((await s.search(q("übungsraum", vis, { wordsOnly: true }))).map((h) => h.record.id)).toEqual([german.id]);
+      expect((await s.search(q("пароль", vis, { wordsOnly: true }))).map((h) => h.record.id)).toEqual([russian.id]);
+    });
+
     if (stemming) {
       it("the word channel stems: 'running' finds 'runs'", async () => {
         const s = await fresh();

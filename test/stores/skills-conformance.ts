@@ -145,6 +145,13 @@ export function skillsConformance(name: string, factory: CatalogFactory): void {
       }
     });
 
+    it("search finds a description word written with capitals outside ASCII by its lower-case form, whatever the database's locale folds", async () => {
+      const s = await c.fresh();
+      await s.skills.insertVersion(newVersion("oil-change", "Ölwechsel am Dienstwagen planen", "h1"), { skillId: "s1", versionId: "v1" }, audit("propose", "oil-change"));
+      await s.skills.movePointer("s1", { expectedFrom: null, to: "v1", toStatus: "active", fromStatus: "retired", kind: "publish" }, audit("publish", "oil-change"));
+      expect((await s.skills.search({ match: `"ölwechsel"`, minEta: 0.1, excludeSkillIds: [], limit: 5 })).map((h) => h.skill.name)).toEqual(["oil-change"]);
+    });
+
     it("search filters by status and the probationary η floor before its limit", async () => {
       const s = await c.fresh();
       for (let i = 1; i <= 4; i++) {

@@ -173,6 +173,23 @@ export function smallStoreConformance(name: string, make: () => Promise<SmallSto
       expect(await sessions.window(src, "t4", 0, secrets.length)).toEqual([]);
     });
 
+    it("session search finds a word written with capitals outside ASCII by its lower-case form, whatever the database's locale folds", async () => {
+      const { sessions } = await make();
+      const src = await sessions.sourceId("infinity-files", "/home/a/.infinity");
+      const texts = ["Der Übungsraum ist im Keller", "ПАРОЛЬ лежит в сейфе", "The weekly meeting moved"];
+      await sessions.append(
+        src,
+        { threadId: "t5", rootThreadId: "t5", user: "alice", cwd: null },
+        texts.map((text, i) => ({ ord: i, messageId: `w${i}`, role: "user", text })),
+        texts.length,
+        `w${texts.length - 1}`,
+        100,
+      );
+      for (const [word, id] of [["übungsraum", "w0"], ["пароль", "w1"]] as const) {
+        expect((await sessions.search({ user: "alice", query: analyzeQuery(word), limit: 10 })).map((h) => h.messageId), word).toEqual([id]);
+      }
+    });
+
     it("a pasted log of a million distinct words is indexed with its thread, and a forget finds text at its end", async () => {
       const { sessions } = await make();
       const src = await sessions.sourceId("infinity-files", "/home/a/.infinity");
