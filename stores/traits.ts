@@ -150,6 +150,8 @@ export interface MemoryStore {
    * row and index entries exactly as `insert` would give them.
    */
   insertMany(items: BatchInsertItem[]): Promise<BatchInsertOutcome[]>;
+  /** Optional: the most records one insertMany may hold (Aurora DSQL's rows per transaction); callers split larger batches */
+  readonly maxBatch?: number | undefined;
   /** insert `next` as a new version of `previousId` and mark that one superseded, atomically */
   supersede(previousId: string, next: NewMemory, audit: AuditEntry): Promise<MemoryRecord>;
   get(id: string): Promise<MemoryRecord | null>;

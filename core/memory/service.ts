@@ -25,7 +25,7 @@ import {
   normalizeTags,
   parseExpiry,
 } from "./write-policy.js";
-import { DuplicateMemoryError, StoreError, type AuditEntry, type ListPage, type MemoryStore, type SearchHit, type Visibility } from "../../stores/traits.js";
+import { DuplicateMemoryError, StoreError, type AuditEntry, type BatchInsertOutcome, type ListPage, type MemoryStore, type SearchHit, type Visibility } from "../../stores/traits.js";
 import { prepareBatch, type BatchRememberItem, type BatchRememberResult, type PreparedBatch } from "./batch.js";
 
 export type { BatchRememberItem, BatchRememberResult, PreparedBatch } from "./batch.js";
@@ -331,7 +331,14 @@ export class MemoryService {
   /** Write a batch prepared by `prepareBatch` (possibly on a worker thread). */
   async commitBatch(p: PreparedBatch): Promise<BatchRememberResult[]> {
     const out = [...p.results];
-    const stored = p.items.length > 0 ? await this.store.insertMany(p.items.map(({ rec, audit }) => ({ rec, audit }))) : [];
+    // A store that takes at most maxBatch records a call (Aurora DSQL) gets the batch in parts,
+    // one transaction each; a duplicate of an earlier part is then found in the store. An import's
+    // default of 1,000 lines a batch was refused there whole.
+    const per = this.store.maxBatch ?? Math.max(1, p.items.length);
+    const stored: BatchInsertOutcome[] = [];
+    for (let i = 0; i < p.items.length; i += per) {
+      stored.push(...(await this.store.insertMany(p.items.slice(i, i + per).map(({ rec, audit }) => ({ rec, audit })))));
+    }
     stored.forEach((r, j) => {
       const b = p.items[j]!;
       out[b.at] =

@@ -141,6 +141,8 @@ export const vectorLiteral = (v: Float32Array): string => `[${Array.from(v, (x) 
 const CURRENT_DUP = `status <> 'deleted' AND status IN ('active','pending') AND (expires_at IS NULL OR expires_at > $3)`;
 
 export class PgMemoryStore implements MemoryStore {
+  /** a DSQL transaction may modify at most 3,000 rows; each memory writes about six */
+  readonly maxBatch: number | undefined;
   private readonly channels: RetrievalChannels;
   private readonly fts: boolean;
   private readonly embedder: Embedder | null;
@@ -163,6 +165,7 @@ export class PgMemoryStore implements MemoryStore {
   ) {
     this.channels = { ...DEFAULT_CHANNELS, ...opts.channels, lexical: true };
     this.fts = db.profile === "postgres";
+    this.maxBatch = db.profile === "dsql" ? DSQL_MAX_BATCH : undefined;
     // The semantic channel needs the scope change tokens that triggers keep, which DSQL lacks;
     // said only when asked for by name (it is on in the defaults).
     if (opts.channels?.semantic === true && !this.fts) process.emitWarning("the semantic channel is not available under the DSQL profile; search runs without it");
@@ -627,8 +630,7 @@ export class PgMemoryStore implements MemoryStore {
 
   async insertMany(items: BatchInsertItem[]): Promise<BatchInsertOutcome[]> {
     if (items.length === 0) return [];
-    if (this.db.profile === "dsql" && items.length > DSQL_MAX_BATCH) {
-      // a DSQL transaction may modify at most 3,000 rows; each memory writes about six
+    if (this.maxBatch !== undefined && items.length > this.maxBatch) {
       throw new StoreError("constraint", `insertMany: ${items.length} memories in one transaction exceed Aurora DSQL's row limit; send at most ${DSQL_MAX_BATCH} per batch`);
     }
     const users = new Set(items.map((i) => i.rec.scope.user));

@@ -120,6 +120,18 @@ describePg("infinity-memory memory import into PostgreSQL", (url) => {
     }
   });
 
+  it("under the DSQL profile an import with the default batch goes in, in parts a DSQL transaction may write", { timeout: 120_000 }, async () => {
+    const t = await createTestDatabase(url(), "impd");
+    drops.push(t.drop);
+    const db = `${t.url}?profile=dsql`;
+    const file = lines(450, "plover");
+    const first = runCli(["memory", "import", file, "--json", "--db", db], env());
+    expect(first.stderr).toBe("");
+    expect(JSON.parse(first.stdout)).toMatchObject({ lines: 450, imported: 450, duplicates: 0, failed: 0 });
+    // again: each line a duplicate, whichever part it was written in
+    expect(JSON.parse(runCli(["memory", "import", file, "--json", "--db", db], env()).stdout)).toMatchObject({ imported: 0, duplicates: 450, failed: 0 });
+  });
+
   it("under the DSQL profile on PostgreSQL (no word index table) the tables it has are vacuumed", async () => {
     const t = await createTestDatabase(url(), "vacd");
     drops.push(t.drop);
