@@ -5,6 +5,7 @@ import { homedir, userInfo } from "node:os";
 import { join, resolve } from "node:path";
 import { systemClock, type Clock } from "../core/clock.js";
 import { MemoryConfig, unknownSettings, type EmbedderConfig } from "../core/config.js";
+import { experienceForgetHook } from "../core/learning/forget.js";
 import { MemoryService } from "../core/memory/service.js";
 import { backendKindOf, maskLocation, type Backend } from "../stores/backend.js";
 import { sqliteBackendOver, type SqliteBackend } from "../stores/sqlite/backend.js";
@@ -121,7 +122,7 @@ export function printMigration(e: MigrationEvent): void {
   );
 }
 
-/** The memory service over a backend, with forget cascading into the session index. */
+/** The memory service over a backend, with forget cascading into the session index and the learning loop. */
 function withService<B extends Backend>(backend: B, config: MemoryConfig, clock: Clock) {
   const service = new MemoryService(backend.memory, clock, config);
   // Forgetting a memory also purges the conversation messages that said it from the session index,
@@ -133,6 +134,8 @@ function withService<B extends Backend>(backend: B, config: MemoryConfig, clock:
       await backend.sessionIndex.purgeContaining(user, contents);
     },
   });
+  // and the learning loop's episodes and trace events that hold it
+  service.onForget(experienceForgetHook(backend, clock));
   return { service, sessionForget };
 }
 

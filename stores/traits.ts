@@ -336,6 +336,14 @@ export interface TraceStore {
   record(event: TraceEvent): Promise<boolean>;
   /** a thread's events in recording order, after `afterId` (exclusive), at most `limit` */
   listByThread(threadId: string, opts?: { afterId?: number; limit?: number }): Promise<StoredTraceEvent[]>;
+  /**
+   * Events whose body (its JSON text) contains one of `probes` (ASCII letters and digits, case
+   * ignored; an empty one matches every event), with that text for the caller's exact check. A
+   * forget looks for copies of its text; a long scan gives way to other work now and then.
+   */
+  eventsMentioning(probes: string[]): Promise<{ id: number; threadId: string | null; rootThreadId: string | null; text: string }[]>;
+  /** delete these events (a forget found the forgotten text in them) */
+  forgetEvents(ids: number[]): Promise<void>;
 }
 
 /** What the toolsets learned about a session (root thread) from its invocations. */
@@ -523,7 +531,8 @@ export interface LearningStore {
   /**
    * Insert or update the episode keyed by (source, thread, startOrd) with its steps, message
    * edges and derived signals (kinds in `derivedKinds` are replaced; explicit and rubric ones are
-   * kept), in one transaction. `changed` is false when the stored content hash was the same.
+   * kept), in one transaction. `changed` is false when the stored content hash was the same, or
+   * the stored episode was forgotten (it stays as forgetEpisodes left it).
    */
   upsertEpisode(
     draft: EpisodeDraft,
@@ -551,6 +560,19 @@ export interface LearningStore {
   markCandidatesDone(episodeId: string, at: number): Promise<void>;
   addCandidate(episodeId: string, memoryId: string, disposition: CandidateDisposition, at: number): Promise<void>;
   candidatesOf(episodeId: string): Promise<{ memoryId: string; disposition: CandidateDisposition }[]>;
+  /**
+   * Episodes one of whose texts (task, final answer, step excerpts and argument shapes, signal and
+   * feedback notes) contains one of `probes` (ASCII letters and digits, case ignored; an empty one
+   * matches every text), with the texts that matched for the caller's exact check. A forget looks
+   * for copies of its text; a long scan gives way to other work now and then.
+   */
+  episodesMentioning(probes: string[]): Promise<{ id: string; rootThreadId: string; texts: string[] }[]>;
+  /**
+   * A forget reached these episodes: their texts are blanked (steps dropped, notes cleared), they
+   * are suppressed with their candidates done, and their content hash becomes
+   * FORGOTTEN_EPISODE_HASH, so upsertEpisode never writes them again.
+   */
+  forgetEpisodes(ids: string[], at: number): Promise<void>;
 
   /** keep a task_feedback call; false when this call was recorded before */
   recordFeedback(fb: TaskFeedback): Promise<boolean>;

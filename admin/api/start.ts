@@ -8,6 +8,7 @@ import type { Logger } from "pino";
 import { systemClock, type Clock } from "../../core/clock.js";
 import type { MemoryConfig } from "../../core/config.js";
 import { settleFiledRequests, type EvolutionService } from "../../core/learning/evolution.js";
+import { experienceForgetHook } from "../../core/learning/forget.js";
 import { MemoryService } from "../../core/memory/service.js";
 import { SkillService } from "../../core/skills/service.js";
 import type { Backend } from "../../stores/backend.js";
@@ -103,6 +104,7 @@ export async function startAdmin(o: StartAdminOptions): Promise<AdminServers> {
     (() => {
       const m = new MemoryService(o.backend.memory, clock, o.config);
       m.onForget({ beforeForget: async (user, contents) => void (await o.backend.sessionIndex.purgeContaining(user, contents)) });
+      m.onForget(experienceForgetHook(o.backend, clock));
       return m;
     })();
   const skills = o.skills ?? new SkillService(o.backend.skills, clock, o.config);

@@ -62,6 +62,12 @@ export interface EpisodeDraft {
   contentHash: string;
 }
 
+/**
+ * The content hash of an episode a forget blanked: no draft has it, and the stores never rewrite
+ * such an episode, so reading its thread again cannot bring the forgotten text back.
+ */
+export const FORGOTTEN_EPISODE_HASH = "forgotten";
+
 export interface StoredEpisode {
   id: string;
   source: EpisodeSource;

@@ -2,9 +2,15 @@
 // holds a tool call as `name {JSON arguments}` cut at 1,000 characters, so a memory_remember
 // call carries the text JSON-escaped (a quote as \", a line break as \n) and, when long, only
 // its beginning; a plain substring test of the text missed both and left the call searchable.
+// The learning loop's experience is searched for the same needles (core/learning/forget.ts).
 
 /** A text's first characters: long enough to be the forgotten text and nothing else, short enough to survive an argument excerpt. */
 export const NEEDLE_HEAD_CHARS = 400;
+
+/** The form texts are compared in: NFKC, lower case, runs of white space as one space. */
+export function foldForMatch(text: string): string {
+  return text.normalize("NFKC").toLowerCase().replace(/\s+/g, " ").trim();
+}
 
 export function forgetNeedles(texts: string[]): string[] {
   const out = new Set<string>();

@@ -3,18 +3,19 @@
 // claimed with FOR UPDATE SKIP LOCKED plus a lease, so across every server sharing the database
 // each queued thread is processed by one worker at a time.
 import type { Pool, PoolClient } from "pg";
-import type {
-  CandidateDisposition,
-  EpisodeDraft,
-  EpisodeSource,
-  LearningEvent,
-  QueueItem,
-  RewardSignal,
-  ScoredStep,
-  SignalKind,
-  StoredEpisode,
-  StoredSignal,
-  TaskFeedback,
+import {
+  FORGOTTEN_EPISODE_HASH,
+  type CandidateDisposition,
+  type EpisodeDraft,
+  type EpisodeSource,
+  type LearningEvent,
+  type QueueItem,
+  type RewardSignal,
+  type ScoredStep,
+  type SignalKind,
+  type StoredEpisode,
+  type StoredSignal,
+  type TaskFeedback,
 } from "../../core/learning/types.js";
 import type { LearningStore } from "../traits.js";
 import { inTx, num, numOrNull, parseJson, POSTGRES_FLAVOR, retryIdClash, type PgFlavor } from "./rows.js";
@@ -110,7 +111,8 @@ export class PgLearningStore implements LearningStore {
           ])
         ).rows[0]!;
         id = ex.id;
-        changed = ex.content_hash !== draft.contentHash;
+        // a forgotten episode stays blank, whatever its thread says now
+        changed = ex.content_hash !== draft.contentHash && ex.content_hash !== FORGOTTEN_EPISODE_HASH;
         if (changed) {
           await c.query(
             `UPDATE learning_episodes SET end_ord = $2, state = $3, task = $4, final_excerpt = $5, content_hash = $6, updated_at = $7 WHERE id = $1`,
@@ -250,6 +252,41 @@ export class PgLearningStore implements LearningStore {
       [episodeId],
     );
     return r.rows.map((x) => ({ memoryId: x.memory_id, disposition: x.disposition }));
+  }
+
+  async episodesMentioning(probes: string[]) {
+    const r = await this.pool.query<{ episode_id: string; root_thread_id: string; text: string }>(
+      `SELECT m.episode_id, e.root_thread_id, m.text FROM (
+         SELECT id AS episode_id, task AS text FROM learning_episodes
+         UNION ALL SELECT id, final_excerpt FROM learning_episodes
+         UNION ALL SELECT episode_id, excerpt FROM learning_steps
+         UNION ALL SELECT episode_id, args_shape FROM learning_steps
+         UNION ALL SELECT episode_id, note FROM learning_signals
+         UNION ALL SELECT episode_id, note FROM learning_feedback WHERE episode_id IS NOT NULL
+       ) AS m JOIN learning_episodes e ON e.id = m.episode_id
+       WHERE m.text IS NOT NULL AND EXISTS (SELECT 1 FROM unnest($1::text[]) AS p WHERE strpos(lower(m.text), p) > 0)`,
+      [probes],
+    );
+    const byId = new Map<string, { id: string; rootThreadId: string; texts: string[] }>();
+    for (const x of r.rows) {
+      let e = byId.get(x.episode_id);
+      if (!e) byId.set(x.episode_id, (e = { id: x.episode_id, rootThreadId: x.root_thread_id, texts: [] }));
+      e.texts.push(x.text);
+    }
+    return [...byId.values()];
+  }
+
+  async forgetEpisodes(ids: string[], at: number) {
+    await inTx(this.pool, async (c) => {
+      await c.query(
+        `UPDATE learning_episodes SET task = '', final_excerpt = NULL, content_hash = $3, suppressed = 1, candidates_done = 1,
+           updated_at = $2 WHERE id = ANY($1::text[])`,
+        [ids, at, FORGOTTEN_EPISODE_HASH],
+      );
+      await c.query(`DELETE FROM learning_steps WHERE episode_id = ANY($1::text[])`, [ids]);
+      await c.query(`UPDATE learning_signals SET note = NULL WHERE episode_id = ANY($1::text[])`, [ids]);
+      await c.query(`UPDATE learning_feedback SET note = NULL WHERE episode_id = ANY($1::text[])`, [ids]);
+    }, this.txOpts);
   }
 
   async recordFeedback(fb: TaskFeedback): Promise<boolean> {

@@ -51,6 +51,19 @@ export class PgTraceStore implements TraceStore {
     return r.rowCount === 1;
   }
 
+  async eventsMentioning(probes: string[]) {
+    const r = await this.pool.query<Pick<Row, "id" | "thread_id" | "root_thread_id" | "body">>(
+      `SELECT id, thread_id, root_thread_id, body FROM trace_events
+       WHERE EXISTS (SELECT 1 FROM unnest($1::text[]) AS p WHERE strpos(lower(body), p) > 0)`,
+      [probes],
+    );
+    return r.rows.map((x) => ({ id: num(x.id), threadId: x.thread_id, rootThreadId: x.root_thread_id, text: x.body }));
+  }
+
+  async forgetEvents(ids: number[]): Promise<void> {
+    await this.pool.query(`DELETE FROM trace_events WHERE id = ANY($1::bigint[])`, [ids]);
+  }
+
   async listByThread(threadId: string, opts: { afterId?: number; limit?: number } = {}): Promise<StoredTraceEvent[]> {
     const r = await this.pool.query<Row>(
       `SELECT * FROM trace_events WHERE thread_id = $1 AND id > $2 ORDER BY id LIMIT $3`,

@@ -2,21 +2,27 @@
 // reward signals, task feedback, proposed candidates, the on-disk work queue, read cursors and
 // worker events. Every multi-row change is one transaction.
 import type Database from "better-sqlite3";
-import type {
-  CandidateDisposition,
-  EpisodeDraft,
-  EpisodeSource,
-  LearningEvent,
-  QueueItem,
-  RewardSignal,
-  ScoredStep,
-  SignalKind,
-  StoredEpisode,
-  StoredSignal,
-  TaskFeedback,
+import {
+  FORGOTTEN_EPISODE_HASH,
+  type CandidateDisposition,
+  type EpisodeDraft,
+  type EpisodeSource,
+  type LearningEvent,
+  type QueueItem,
+  type RewardSignal,
+  type ScoredStep,
+  type SignalKind,
+  type StoredEpisode,
+  type StoredSignal,
+  type TaskFeedback,
 } from "../../core/learning/types.js";
 import type { LearningStore } from "../traits.js";
 import type { Db } from "./database.js";
+
+/** rows per page of a forget's scan (a few milliseconds of reading) */
+const SCAN_PAGE = 4000;
+
+const giveWay = () => new Promise<void>((r) => setImmediate(r));
 
 interface EpisodeRow {
   id: string;
@@ -167,6 +173,39 @@ export class SqliteLearningStore implements LearningStore {
          ON CONFLICT (source, key) DO UPDATE SET position = excluded.position`,
       ),
       event: p(`INSERT INTO learning_events (at, kind, thread_id, episode_id, detail) VALUES (?, ?, ?, ?, ?)`),
+      // A forget's scan, each table a page at a time in its own key order (reading the steps in
+      // episode order instead jumped about the file: twice as slow), every probe in one pass.
+      // LIKE ignores ASCII case, and a probe is ASCII letters and digits: nothing to escape.
+      episodePageEnd: p(`SELECT max(rowid) FROM (SELECT rowid FROM learning_episodes WHERE rowid > ? ORDER BY rowid LIMIT ?)`).pluck(),
+      episodesLike: p(
+        `SELECT id AS episode_id, task, final_excerpt FROM learning_episodes WHERE rowid > @after AND rowid <= @upto
+           AND EXISTS (SELECT 1 FROM json_each(@likes) WHERE task LIKE value OR final_excerpt LIKE value)`,
+      ),
+      stepPageEnd: p(
+        `SELECT episode_id, idx FROM (SELECT episode_id, idx FROM learning_steps WHERE (episode_id, idx) > (@e, @i) ORDER BY episode_id, idx LIMIT @n)
+         ORDER BY episode_id DESC, idx DESC LIMIT 1`,
+      ),
+      stepsLike: p(
+        `SELECT episode_id, excerpt, args_shape FROM learning_steps WHERE (episode_id, idx) > (@e, @i) AND (episode_id, idx) <= (@e2, @i2)
+           AND EXISTS (SELECT 1 FROM json_each(@likes) WHERE excerpt LIKE value OR args_shape LIKE value)`,
+      ),
+      signalPageEnd: p(`SELECT max(id) FROM (SELECT id FROM learning_signals WHERE id > ? ORDER BY id LIMIT ?)`).pluck(),
+      signalsLike: p(
+        `SELECT episode_id, note FROM learning_signals WHERE id > @after AND id <= @upto
+           AND EXISTS (SELECT 1 FROM json_each(@likes) WHERE note LIKE value)`,
+      ),
+      // task_feedback notes: a small table, read whole
+      feedbackLike: p(
+        `SELECT episode_id, note FROM learning_feedback WHERE episode_id IS NOT NULL
+           AND EXISTS (SELECT 1 FROM json_each(@likes) WHERE note LIKE value)`,
+      ),
+      rootOf: p(`SELECT root_thread_id FROM learning_episodes WHERE id = ?`).pluck(),
+      blank: p(
+        `UPDATE learning_episodes SET task = '', final_excerpt = NULL, content_hash = @hash, suppressed = 1,
+           candidates_done = 1, updated_at = @at WHERE id = @id`,
+      ),
+      clearSignalNotes: p(`UPDATE learning_signals SET note = NULL WHERE episode_id = ?`),
+      clearFeedbackNotes: p(`UPDATE learning_feedback SET note = NULL WHERE episode_id = ?`),
       events: p(`SELECT * FROM learning_events ORDER BY id DESC LIMIT ?`),
       eventsOfKind: p(`SELECT * FROM learning_events WHERE kind = ? ORDER BY id DESC LIMIT ?`),
     };
@@ -192,7 +231,8 @@ export class SqliteLearningStore implements LearningStore {
         this.s.insertEpisode!.run({ id, ...fields });
       } else {
         id = existing.id;
-        changed = existing.content_hash !== draft.contentHash;
+        // a forgotten episode stays blank, whatever its thread says now
+        changed = existing.content_hash !== draft.contentHash && existing.content_hash !== FORGOTTEN_EPISODE_HASH;
         if (changed) this.s.updateEpisode!.run({ id, ...fields });
       }
       if (changed) {
@@ -288,6 +328,49 @@ export class SqliteLearningStore implements LearningStore {
       memoryId: r.memory_id,
       disposition: r.disposition,
     }));
+  }
+
+  async episodesMentioning(probes: string[]) {
+    const likes = JSON.stringify(probes.map((p) => `%${p}%`));
+    const texts = new Map<string, string[]>();
+    // every text of a row where one of them holds a probe, for the caller's exact check
+    const scan = (st: Database.Statement, bounds: Record<string, unknown>) => {
+      for (const r of st.all({ ...bounds, likes }) as Record<string, string | null>[]) {
+        const { episode_id: id, ...row } = r;
+        texts.set(id!, [...(texts.get(id!) ?? []), ...Object.values(row).filter((t): t is string => t !== null)]);
+      }
+    };
+    scan(this.s.feedbackLike!, {});
+    // a page at a time, giving way in between: the scan reads every excerpt the loop kept
+    for (const [end, rows] of [[this.s.episodePageEnd!, this.s.episodesLike!], [this.s.signalPageEnd!, this.s.signalsLike!]] as const) {
+      for (let after = 0; ; ) {
+        const upto = end.get(after, SCAN_PAGE) as number | null;
+        if (upto === null) break;
+        scan(rows, { after, upto });
+        after = upto;
+        await giveWay();
+      }
+    }
+    for (let from = { e: "", i: -1 }; ; ) {
+      const to = this.s.stepPageEnd!.get({ ...from, n: SCAN_PAGE }) as { episode_id: string; idx: number } | undefined;
+      if (!to) break;
+      scan(this.s.stepsLike!, { ...from, e2: to.episode_id, i2: to.idx });
+      from = { e: to.episode_id, i: to.idx };
+      await giveWay();
+    }
+    // (an episode gone meanwhile has no root: counted as nobody's)
+    return [...texts].map(([id, t]) => ({ id, rootThreadId: (this.s.rootOf!.get(id) as string | undefined) ?? "", texts: t }));
+  }
+
+  async forgetEpisodes(ids: string[], at: number) {
+    this.db.transaction(() => {
+      for (const id of ids) {
+        this.s.blank!.run({ id, at, hash: FORGOTTEN_EPISODE_HASH });
+        this.s.deleteSteps!.run(id);
+        this.s.clearSignalNotes!.run(id);
+        this.s.clearFeedbackNotes!.run(id);
+      }
+    }).immediate();
   }
 
   async recordFeedback(fb: TaskFeedback): Promise<boolean> {

@@ -16,10 +16,16 @@ interface Row {
 }
 
 const DEFAULT_LIST_LIMIT = 100;
+/** events per page of a forget's scan (~5 ms of reading) */
+const SCAN_PAGE = 2000;
 
 export class SqliteTraceStore implements TraceStore {
   private readonly insert: Database.Statement;
   private readonly byThread: Database.Statement;
+  private readonly pageEnd: Database.Statement;
+  private readonly mentioning: Database.Statement;
+  private readonly remove: Database.Statement;
+  private readonly forgetTx: Database.Transaction<(ids: number[]) => void>;
 
   constructor(db: Db) {
     this.insert = db.prepare(
@@ -30,6 +36,17 @@ export class SqliteTraceStore implements TraceStore {
     this.byThread = db.prepare(
       `SELECT * FROM trace_events WHERE thread_id = ? AND id > ? ORDER BY id LIMIT ?`,
     );
+    // a forget's scan, a page at a time; LIKE ignores ASCII case, and a probe is ASCII letters
+    // and digits: nothing to escape
+    this.pageEnd = db.prepare(`SELECT max(id) FROM (SELECT id FROM trace_events WHERE id > ? ORDER BY id LIMIT ?)`).pluck();
+    this.mentioning = db.prepare(
+      `SELECT id, thread_id, root_thread_id, body FROM trace_events WHERE id > @after AND id <= @upto
+         AND EXISTS (SELECT 1 FROM json_each(@likes) WHERE body LIKE value)`,
+    );
+    this.remove = db.prepare(`DELETE FROM trace_events WHERE id = ?`);
+    this.forgetTx = db.transaction((ids: number[]) => {
+      for (const id of ids) this.remove.run(id);
+    });
   }
 
   async record(e: TraceEvent): Promise<boolean> {
@@ -43,6 +60,26 @@ export class SqliteTraceStore implements TraceStore {
       at: e.at,
     });
     return info.changes === 1;
+  }
+
+  async eventsMentioning(probes: string[]) {
+    const likes = JSON.stringify(probes.map((p) => `%${p}%`));
+    const found: { id: number; threadId: string | null; rootThreadId: string | null; text: string }[] = [];
+    // a page at a time, giving way in between: the scan reads every body recorded
+    for (let after = 0; ; ) {
+      const upto = this.pageEnd.get(after, SCAN_PAGE) as number | null;
+      if (upto === null) break;
+      for (const r of this.mentioning.all({ after, upto, likes }) as Pick<Row, "id" | "thread_id" | "root_thread_id" | "body">[]) {
+        found.push({ id: r.id, threadId: r.thread_id, rootThreadId: r.root_thread_id, text: r.body });
+      }
+      after = upto;
+      await new Promise<void>((r) => setImmediate(r));
+    }
+    return found;
+  }
+
+  async forgetEvents(ids: number[]): Promise<void> {
+    this.forgetTx.immediate(ids);
   }
 
   async listByThread(threadId: string, opts: { afterId?: number; limit?: number } = {}): Promise<StoredTraceEvent[]> {

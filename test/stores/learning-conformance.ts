@@ -1,7 +1,7 @@
 // Behaviour every LearningStore must have (stores/sqlite/learning-store.ts is the reference),
 // including two workers claiming the queue at once: each thread is claimed exactly once.
 import { describe, expect, it } from "vitest";
-import type { EpisodeDraft, RewardSignal, Step } from "../../core/learning/types.js";
+import { FORGOTTEN_EPISODE_HASH, type EpisodeDraft, type RewardSignal, type Step } from "../../core/learning/types.js";
 import { useCatalog, type CatalogFactory } from "./catalog-harness.js";
 
 const step = (idx: number, tool: string, callId: string | null = `call-${idx}`): Step => ({
@@ -95,6 +95,33 @@ export function learningConformance(name: string, factory: CatalogFactory): void
       expect((await s.learning.episodeOfCall("t", "call-1"))?.id).toBe("e10");
       expect(await s.learning.episodeOfCall("t", "nope")).toBeNull();
       expect((await s.learning.episodesOfThread("conversation", "t")).map((e) => e.id)).toEqual(["e0", "e10"]);
+    });
+
+    it("finds episodes by any of their texts and forgets them for good: blank, suppressed, never rewritten", async () => {
+      const s = await c.fresh();
+      const noted = (kind: RewardSignal["kind"], dedupKey: string, note: string): RewardSignal => ({ ...sig(kind, dedupKey), note });
+      await s.learning.upsertEpisode({ ...draft("t", 0, "h0"), task: "Keep my Locker code QUOKKA-1" }, [], [], "e-task", 1);
+      await s.learning.upsertEpisode(draft("t", 10, "h10", [{ ...step(0, "read"), excerpt: "found quokka-1 in notes" }]), [noted("outcome", "n10", "quokka-1 seen")], ["outcome"], "e-step", 1);
+      await s.learning.upsertEpisode(draft("t", 20, "h20"), [], [], "e-other", 1);
+      await s.learning.recordFeedback({ threadId: "t", callId: "f", episodeId: "e-other", rating: 1, note: "QUOKKA-1 was right", at: 1 });
+      await s.learning.upsertEpisode({ ...draft("u", 0, "hu"), finalExcerpt: "It is quokka-1." }, [], [], "e-final", 1);
+      const found = await s.learning.episodesMentioning(["absent", "quokka"]);
+      expect(found.map((e) => e.id).sort()).toEqual(["e-final", "e-other", "e-step", "e-task"]);
+      expect(found.find((e) => e.id === "e-step")).toMatchObject({ rootThreadId: "root-t", texts: expect.arrayContaining(["found quokka-1 in notes", "quokka-1 seen"]) });
+      expect(found.find((e) => e.id === "e-task")!.texts).toContain("Keep my Locker code QUOKKA-1");
+      expect(found.find((e) => e.id === "e-other")!.texts).toContain("QUOKKA-1 was right");
+      expect((await s.learning.episodesMentioning([""])).map((e) => e.id).sort()).toEqual(["e-final", "e-other", "e-step", "e-task"]);
+
+      await s.learning.forgetEpisodes(["e-task", "e-step", "e-other"], 5);
+      expect(await s.learning.episodesMentioning(["quokka"])).toEqual([found.find((e) => e.id === "e-final")]);
+      expect(await s.learning.episode("e-step")).toMatchObject({ task: "", finalExcerpt: null, suppressed: true, candidatesDone: true, contentHash: FORGOTTEN_EPISODE_HASH, updatedAt: 5 });
+      expect(await s.learning.stepsOf("e-step")).toEqual([]);
+      expect((await s.learning.signalsOf("e-step")).map((x) => [x.dedupKey, x.note])).toEqual([["n10", null]]);
+      // the thread read again: the forgotten episode stays as the forget left it
+      const again = await s.learning.upsertEpisode(draft("t", 10, "h10-grown"), [sig("outcome", "n11")], ["outcome"], "unused", 9);
+      expect(again).toMatchObject({ changed: false, created: false, episode: { id: "e-step", task: "", updatedAt: 5 } });
+      expect(await s.learning.stepsOf("e-step")).toEqual([]);
+      expect(await s.learning.resumeOrd("conversation", "t")).toBe(20);
     });
 
     it("resumes at the last episode, or an earlier one whose candidates are not done", async () => {

@@ -31,6 +31,23 @@ export function tracesConformance(name: string, factory: CatalogFactory, opts: {
       expect(await s.traces.listByThread("none")).toEqual([]);
     });
 
+    it("finds events by their body's text and deletes them", async () => {
+      const s = await c.fresh();
+      await s.traces.record(ev("a", "t1", 1, { final_text: "Your code is QUOKKA-1" }));
+      await s.traces.record(ev("b", null, 2, { tool_results: [{ text: 'said "quokka-1"' }] }));
+      await s.traces.record(ev("c", "t2", 3, { final_text: "nothing here" }));
+      const found = await s.traces.eventsMentioning(["absent", "quokka"]);
+      expect(found.map((e) => [e.threadId, e.rootThreadId, e.text])).toEqual([
+        ["t1", "root-t1", '{"final_text":"Your code is QUOKKA-1"}'],
+        [null, null, '{"tool_results":[{"text":"said \\"quokka-1\\""}]}'],
+      ]);
+      expect(await s.traces.eventsMentioning([""])).toHaveLength(3);
+      await s.traces.forgetEvents(found.map((e) => e.id));
+      expect(await s.traces.eventsMentioning(["quokka"])).toEqual([]);
+      expect((await s.traces.listByThread("t2")).map((e) => e.dedupKey)).toEqual(["c"]);
+      expect(await s.traces.listByThread("t1")).toEqual([]);
+    });
+
     it("the feed names each thread with new events once and moves its cursor forward", async () => {
       const s = await c.fresh();
       expect(await s.traceFeed.threadsAfter(0, 10)).toEqual({ lastId: 0, threads: [] });

@@ -1,0 +1,69 @@
+// A forget reaches the learning loop's experience. Episodes keep excerpts of the conversation
+// (the task, tool results, argument shapes, the final answer) and trace events keep the provider
+// proxy's and the gRPC hook's record of model calls, so both held a forgotten memory's text after
+// the memory itself was gone. An episode holding it (or the memory's id, which results quoting
+// the memory carry) is blanked and never rebuilt; an event holding it is deleted.
+import type { Clock } from "../clock.js";
+import type { ForgetHook } from "../memory/service.js";
+import { foldForMatch, forgetNeedles } from "../sessions/forget-needles.js";
+import type { LearningStore, RootContextStore, TraceStore } from "../../stores/traits.js";
+
+export interface ExperienceForgetDeps {
+  learning: Pick<LearningStore, "episodesMentioning" | "forgetEpisodes">;
+  traces: Pick<TraceStore, "eventsMentioning" | "forgetEvents">;
+  /** whose session a root thread is; null when no store says */
+  userOfRoot(rootThreadId: string): Promise<string | null>;
+  now(): number;
+}
+
+/**
+ * What the stores look for first: the needle's longest run of ASCII letters and digits (they
+ * compare ASCII case-insensitively and need no escaping for it), else nothing, which reads every
+ * row. The exact check on what they return is the folded needle.
+ */
+export function probeOf(needle: string): string {
+  const runs = needle.match(/[a-z0-9]{3,}/g) ?? [];
+  return runs.reduce((a, b) => (b.length > a.length ? b : a), "");
+}
+
+/** Forget `user`'s copies of these texts (memory contents and ids) in episodes and trace events. */
+export async function forgetExperience(d: ExperienceForgetDeps, user: string, texts: string[]): Promise<{ episodes: number; events: number }> {
+  const needles = [...new Set(forgetNeedles(texts).map(foldForMatch))].filter((n) => n.length > 0);
+  if (needles.length === 0) return { episodes: 0, events: 0 };
+  const holds = (text: string) => {
+    const t = foldForMatch(text);
+    return needles.some((n) => t.includes(n));
+  };
+  // Another user's session keeps its own; one nobody claims counts as this user's, so a copy
+  // is never kept for want of knowing whose it is.
+  const owners = new Map<string, string | null>();
+  const theirs = async (root: string | null) => {
+    if (root === null) return true;
+    if (!owners.has(root)) owners.set(root, await d.userOfRoot(root));
+    const owner = owners.get(root);
+    return owner === null || owner === user;
+  };
+  const probes = [...new Set(needles.map(probeOf))];
+  const episodes: string[] = [];
+  for (const e of await d.learning.episodesMentioning(probes)) {
+    if (e.texts.some(holds) && (await theirs(e.rootThreadId))) episodes.push(e.id);
+  }
+  const events: number[] = [];
+  for (const e of await d.traces.eventsMentioning(probes)) {
+    if (holds(e.text) && (await theirs(e.rootThreadId ?? e.threadId))) events.push(e.id);
+  }
+  if (episodes.length > 0) await d.learning.forgetEpisodes(episodes, d.now());
+  if (events.length > 0) await d.traces.forgetEvents(events);
+  return { episodes: episodes.length, events: events.length };
+}
+
+/** The forget cascade's step into the learning loop (MemoryService.onForget). */
+export function experienceForgetHook(stores: { learning: LearningStore; traces: TraceStore; roots: RootContextStore }, clock: Clock): ForgetHook {
+  const d: ExperienceForgetDeps = {
+    learning: stores.learning,
+    traces: stores.traces,
+    userOfRoot: async (root) => (await stores.roots.get(root))?.userId ?? null,
+    now: () => clock.now(),
+  };
+  return { beforeForget: async (user, contents) => void (await forgetExperience(d, user, contents)) };
+}

@@ -1,0 +1,112 @@
+// Forgetting a memory reaches the learning loop's copies of it: the episodes and steps built from
+// the conversation that stated or quoted it, and the trace events the provider proxy recorded.
+import { describe, expect, it } from "vitest";
+import type { Db } from "../../stores/sqlite/database.js";
+import { SqliteTraceStore } from "../../stores/sqlite/trace-store.js";
+import { T0, req } from "../helpers/memory.js";
+import { tempDir } from "../helpers/tmp.js";
+import { msg, openWorld } from "./world.js";
+
+/**
+ * every table.column of the file whose text holds `needle` (case-insensitive), but the runtime's
+ * own conversation and state tables, which the world keeps in the same file (the daemon's data)
+ */
+function holding(db: Db, needle: string): string[] {
+  const hits: string[] = [];
+  const tables = db
+    .prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND sql NOT LIKE 'CREATE VIRTUAL%' AND name NOT GLOB 'conv_*' AND name NOT GLOB 'state_*'`)
+    .pluck()
+    .all() as string[];
+  for (const t of tables) {
+    for (const c of db.prepare(`SELECT name FROM pragma_table_info(?)`).pluck().all(t) as string[]) {
+      const n = db.prepare(`SELECT count(*) FROM "${t}" WHERE CAST("${c}" AS TEXT) LIKE ?`).pluck().get(`%${needle}%`) as number;
+      if (n > 0) hits.push(`${t}.${c}`);
+    }
+  }
+  return hits.sort();
+}
+
+describe("forget and the learning loop", () => {
+  it("blanks the episodes and drops the trace events that hold the forgotten text, and a later pass does not write it back", async () => {
+    const w = openWorld(tempDir("learn-forget-"));
+    const T = "root-1";
+    const content = "The user's locker code is quokkalocker 4471";
+    const saved = await w.mem.service.remember(req(), { content }, { actor: "model", threadId: T, toolCallId: "c1" });
+    const id = saved.record.id;
+    // an unrelated task, then what the daemon recorded: the request, the remember call and its
+    // result, the answer
+    await w.append(T, [msg.user("Run the tests"), msg.call("c2", "shell", { cmd: "npm test" }), msg.result("c2", "Tests  4 passed (4)"), msg.text("All 4 pass.")]);
+    await w.append(T, [
+      msg.user("Please keep my locker code in mind: quokkalocker 4471"),
+      msg.call("c1", "memory_remember", { content }),
+      msg.result("c1", `Remembered as ${id} (fact, user scope, trust model_inferred).`),
+      msg.text(`Saved: ${content}.`),
+    ]);
+    // a model call the provider proxy relayed in another session, whose search result quoted it
+    await new SqliteTraceStore(w.mem.db).record({
+      source: "provider_proxy",
+      dedupKey: "k-1",
+      threadId: "root-2",
+      rootThreadId: "root-2",
+      kind: "model_call",
+      body: {
+        thread_id: "root-2",
+        tool_calls: [],
+        tool_results: [{ id: "c9", text: `1 memory for "locker":\n1. ${id} · fact · user scope\n   ${content}` }],
+        final_text: "Your locker code is quokkalocker 4471.",
+      },
+      at: T0,
+    });
+    await w.worker.drain();
+    expect(holding(w.mem.db, "quokkalocker")).toEqual(
+      expect.arrayContaining(["learning_episodes.task", "learning_episodes.final_excerpt", "learning_steps.args_shape", "trace_events.body"]),
+    );
+
+    await w.mem.service.forget({ owner: "alice" }, [id], { actor: "user", threadId: null, toolCallId: null });
+    expect(holding(w.mem.db, "quokkalocker")).toEqual([]);
+    // the id stays only where a forget keeps it: the tombstone and the audit trail
+    expect(holding(w.mem.db, id)).toEqual(["audit_log.detail", "audit_log.target_id", "memories.id", "memories.lineage_id"]);
+    // the unrelated task keeps its text and its place in learning
+    const episodes = await w.store.episodesOfThread("conversation", T);
+    expect(episodes.map((e) => [e.task, e.suppressed])).toEqual([
+      ["Run the tests", false],
+      ["", true],
+    ]);
+
+    // the thread goes on: the worker reads it again from its last episode (the forgotten one),
+    // which stays blank
+    await w.append(T, [msg.user("What is my locker code?"), msg.text("I don't have it any more.")]);
+    await w.store.enqueue("conversation", T, T, w.mem.clock.now());
+    await w.worker.drain();
+    expect(holding(w.mem.db, "quokkalocker")).toEqual([]);
+  });
+
+  it("finds copies past the first page of a long scan, in every table it reads", async () => {
+    const w = openWorld(tempDir("learn-forget-"));
+    const db = w.mem.db;
+    const n = 9001;
+    db.transaction(() => {
+      const ep = db.prepare(
+        `INSERT INTO learning_episodes (id, source, thread_id, root_thread_id, start_ord, end_ord, state, task, final_excerpt, content_hash, created_at, updated_at)
+         VALUES (?, 'conversation', 't', 'root-t', ?, ?, 'done', 'a task', 'an answer', 'h', 1, 1)`,
+      );
+      const st = db.prepare(
+        `INSERT INTO learning_steps (episode_id, idx, ord, tool, args_digest, args_shape, outcome, excerpt, alpha) VALUES (?, 0, ?, 'shell', 'd', '{}', 'ok', ?, 0)`,
+      );
+      const sg = db.prepare(`INSERT INTO learning_signals (episode_id, kind, source, value, weight, note, dedup_key, at) VALUES (?, 'outcome', 'outcome', 1, 1, ?, ?, 1)`);
+      const ev = db.prepare(`INSERT INTO trace_events (source, dedup_key, thread_id, root_thread_id, kind, body, at) VALUES ('provider_proxy', ?, 't', 'root-t', 'model_call', ?, 1)`);
+      for (let i = 0; i < n; i++) {
+        const id = `ep-${String(i).padStart(5, "0")}`;
+        ep.run(id, i * 2, i * 2 + 1);
+        st.run(id, i * 2, i === n - 2 ? "quoted: the vault opens with tern-zephyr-88" : "ok");
+        sg.run(id, i === n - 3 ? "saw tern-zephyr-88" : null, `s${i}`);
+        ev.run(`k${i}`, JSON.stringify({ final_text: i === n - 1 ? "It is TERN-ZEPHYR-88." : "fine" }));
+      }
+    })();
+    const saved = await w.mem.service.remember(req(), { content: "tern-zephyr-88" }, { actor: "user", threadId: null, toolCallId: null });
+    await w.mem.service.forget({ owner: "alice" }, [saved.record.id], { actor: "user", threadId: null, toolCallId: null });
+    expect(holding(db, "tern-zephyr")).toEqual([]);
+    expect(db.prepare(`SELECT id FROM learning_episodes WHERE suppressed = 1 ORDER BY id`).pluck().all()).toEqual([`ep-0${n - 3}`, `ep-0${n - 2}`]);
+    expect(db.prepare(`SELECT count(*) FROM trace_events`).pluck().get()).toBe(n - 1);
+  });
+});
