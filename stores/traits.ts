@@ -414,6 +414,8 @@ export interface SessionIndexStore {
   find(sourceId: number | null, threadId: string, ref: { ord?: number; messageId?: string }, user: string): Promise<SessionHit | null>;
   /** remove (and never re-index) this user's messages that contain any of these texts */
   purgeContaining(user: string, texts: string[]): Promise<number>;
+  /** ids of a thread's messages a forget purged (from any source): never to be read as what they said */
+  forgottenMessages(threadId: string): Promise<Set<string>>;
   counts(): Promise<{ threads: number; messages: number }>;
 }
 

@@ -196,6 +196,8 @@ async function serve(o: ServeOptions): Promise<void> {
         config,
         clock: ctx.clock,
         conversation: sources.sources[0]?.reader ?? null,
+        // what a forget purged from the session index is not learned from afterwards
+        forgottenMessages: (thread) => stores.sessionIndex.forgottenMessages(thread),
         traces: { feed: stores.traceFeed, store: stores.traces },
         // the rubric signal only when a model is configured (llm.adapter); low weight either way
         llm: learningLlm,

@@ -12,7 +12,7 @@ import type { ConversationReader, LearningStore, MemoryStore, StoredTraceEvent, 
 import { CandidateWriter, correctionCandidate, extractCandidates, isSuppressed, type Candidate } from "./candidates.js";
 import { segmentEpisodes } from "./episodes.js";
 import { DERIVED_KINDS, backup, combine, derivedSignals } from "./reward.js";
-import { turnsOfConversation, turnsOfTraceEvents, type Turn } from "./turns.js";
+import { turnsOfConversation, turnsOfTraceEvents, withoutForgotten, type Turn } from "./turns.js";
 import type { EpisodeDraft, EpisodeSource, QueueItem, ScoredStep, StoredEpisode, StoredSignal } from "./types.js";
 
 export interface LearningDeps {
@@ -22,6 +22,11 @@ export interface LearningDeps {
   clock: Clock;
   /** the runtime's conversations (the most faithful source); null when not readable */
   conversation?: ConversationReader | null;
+  /**
+   * ids of a thread's messages a forget purged from the session index: read as empty, so a
+   * conversation the worker had not read yet when the person forgot is not learned from after
+   */
+  forgottenMessages?: ((threadId: string) => Promise<ReadonlySet<string>>) | null;
   /** trace events recorded by the provider proxy and the gRPC hook */
   traces?: { feed: TraceFeed; store: Pick<TraceStore, "listByThread"> } | null;
   /** who owns a session and which project it works in (for candidate scopes) */
@@ -141,7 +146,8 @@ export class LearningService {
     if (item.source === "conversation") {
       if (!this.deps.conversation) throw new CoreError("unavailable", "no conversation store is configured");
       const msgs = await this.deps.conversation.loadMessagesWithIds(item.threadId, fromOrd);
-      return turnsOfConversation(msgs, fromOrd);
+      const forgotten = (await this.deps.forgottenMessages?.(item.threadId)) ?? new Set<string>();
+      return withoutForgotten(turnsOfConversation(msgs, fromOrd), forgotten);
     }
     if (!this.deps.traces) throw new CoreError("unavailable", "no trace store is configured");
     const events: StoredTraceEvent[] = [];

@@ -70,6 +70,19 @@ export function turnsOfConversation(messages: readonly (readonly [InfinityMessag
   return out;
 }
 
+/**
+ * Turns with what forgotten messages said left out: their texts empty and their arguments gone.
+ * They keep their places, so the episodes are cut as before, and nothing is learned from them.
+ */
+export function withoutForgotten(turns: Turn[], forgotten: ReadonlySet<string>): Turn[] {
+  if (forgotten.size === 0) return turns;
+  return turns.map((t) => {
+    if (!forgotten.has(t.messageId)) return t;
+    const { args: _args, argsDigest: _digest, ...rest } = t;
+    return { ...rest, text: "", ...(t.role === "tool_call" ? { args: null } : {}) };
+  });
+}
+
 const str = (v: unknown): string => (typeof v === "string" ? v : "");
 const arr = (v: unknown): Obj[] => (Array.isArray(v) ? v.filter(isObj) : []);
 

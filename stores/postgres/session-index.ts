@@ -262,6 +262,11 @@ export class PgSessionIndex implements SessionIndexStore {
     }, user);
   }
 
+  async forgottenMessages(threadId: string): Promise<Set<string>> {
+    const r = await this.db.query<{ message_id: string }>(`SELECT message_id FROM session_suppressed WHERE thread_id = $1`, [threadId]);
+    return new Set(r.map((x) => x.message_id));
+  }
+
   async counts(): Promise<{ threads: number; messages: number }> {
     return (await this.db.query<{ threads: number; messages: number }>(
       `SELECT (SELECT count(*) FROM session_threads) AS threads, (SELECT count(*) FROM session_messages) AS messages`,

@@ -75,6 +75,8 @@ export class SqliteSessionIndex implements SessionIndexStore {
       byOrd: p(`SELECT * FROM session_messages WHERE (? IS NULL OR source_id = ?) AND thread_id = ? AND ord = ? AND vis_key = ? LIMIT 1`),
       byMid: p(`SELECT * FROM session_messages WHERE (? IS NULL OR source_id = ?) AND thread_id = ? AND message_id = ? AND vis_key = ? LIMIT 1`),
       suppress: p(`INSERT OR IGNORE INTO session_suppressed (source_id, thread_id, message_id) VALUES (?, ?, ?)`),
+      // a small table (purged messages only): no index of its own on the thread
+      forgotten: p(`SELECT message_id FROM session_suppressed WHERE thread_id = ?`),
       candidates: p(`SELECT m.* FROM session_fts f JOIN session_messages m ON m.rowid = f.rowid WHERE session_fts MATCH ?`),
       previousUser: p(`SELECT * FROM session_messages WHERE source_id = ? AND thread_id = ? AND ord < ? AND role = 'user' ORDER BY ord DESC LIMIT 1`),
       counts: p(`SELECT (SELECT count(*) FROM session_threads) AS threads, (SELECT count(*) FROM session_messages) AS messages`),
@@ -233,6 +235,10 @@ export class SqliteSessionIndex implements SessionIndexStore {
     // merged away in the background (fts-purge.ts); closing the store finishes it
     if (purged.length > 0) void ftsPurge(this.db).run();
     return purged.length;
+  }
+
+  async forgottenMessages(threadId: string): Promise<Set<string>> {
+    return new Set(this.st.forgotten!.pluck().all(threadId) as string[]);
   }
 
   async counts(): Promise<{ threads: number; messages: number }> {

@@ -1,9 +1,14 @@
 // Forgetting a memory reaches the learning loop's copies of it: the episodes and steps built from
 // the conversation that stated or quoted it, and the trace events the provider proxy recorded.
+import { spawn } from "node:child_process";
+import { cpSync, readFileSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { createInterface } from "node:readline";
 import { describe, expect, it } from "vitest";
-import type { Db } from "../../stores/sqlite/database.js";
+import { openDatabase, type Db } from "../../stores/sqlite/database.js";
 import { SqliteTraceStore } from "../../stores/sqlite/trace-store.js";
 import { T0, req } from "../helpers/memory.js";
+import { CLI, runCli } from "../helpers/cli.js";
 import { tempDir } from "../helpers/tmp.js";
 import { msg, openWorld } from "./world.js";
 
@@ -25,6 +30,9 @@ function holding(db: Db, needle: string): string[] {
   }
   return hits.sort();
 }
+
+/** a session of the fixture daemon home (test/fixtures/infinity-home) */
+const SESSION = "0f6b3c9a-1d7e-4f25-8b4a-6e9c2d1f7a35";
 
 describe("forget and the learning loop", () => {
   it("blanks the episodes and drops the trace events that hold the forgotten text, and a later pass does not write it back", async () => {
@@ -108,5 +116,52 @@ describe("forget and the learning loop", () => {
     expect(holding(db, "tern-zephyr")).toEqual([]);
     expect(db.prepare(`SELECT id FROM learning_episodes WHERE suppressed = 1 ORDER BY id`).pluck().all()).toEqual([`ep-0${n - 3}`, `ep-0${n - 2}`]);
     expect(db.prepare(`SELECT count(*) FROM trace_events`).pluck().get()).toBe(n - 1);
+  });
+
+  it("a conversation the worker had not read when the person forgot is not learned from afterwards (CLI forget, then a server)", { timeout: 60_000 }, async () => {
+    const dir = tempDir("learn-forget-");
+    const home = join(dir, "infinity");
+    cpSync(resolve("test/fixtures/infinity-home"), home, { recursive: true });
+    const env = { INFINITY_MEMORY_HOME: dir, INFINITY_MEMORY_USER: "ops", INFINITY_HOME: home };
+    const content = "User's editor is Zorblattine Vim.";
+    const id = /remembered as (mem_\w+)/.exec(runCli(["memory", "add", content], env).stdout)![1]!;
+    // the daemon's record of the session that said it: the request, the remember call, its result
+    const file = join(home, "threads", `${SESSION}.json`);
+    const thread = JSON.parse(readFileSync(file, "utf8")) as { messages: unknown[] };
+    thread.messages.push(
+      [msg.user("Remember that my editor is Zorblattine Vim."), "u-remember"],
+      [msg.call("toolu_R1", "memory_remember", { content }), "toolu_R1"],
+      [msg.result("toolu_R1", `Remembered as ${id} (fact, user scope, trust model_inferred).`), "toolu_R1-result"],
+      [msg.text("Noted."), "a-noted"],
+    );
+    writeFileSync(file, JSON.stringify(thread));
+    // forgotten from the command line while no server runs: nothing has learned from the session yet
+    expect(runCli(["memory", "forget", id], env).stdout).toMatch(/^forgot 1 memory/);
+
+    writeFileSync(join(dir, "config.json"), JSON.stringify({ learning: { worker: { intervalMs: 50 } } }));
+    const child = spawn(process.execPath, [CLI, "serve", "--port", "0", "--log", join(dir, "serve.log"), "--infinity-home", home], {
+      env: { ...process.env, ...env },
+      stdio: ["ignore", "pipe", "ignore"],
+    });
+    const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));
+    try {
+      await new Promise<void>((ok) => createInterface({ input: child.stdout }).on("line", (l) => /listening on/.test(l) && ok()));
+      const db = openDatabase(join(dir, "memory.db"), { readonly: true });
+      try {
+        const end = Date.now() + 20_000;
+        const done = () => db.prepare(`SELECT count(*) FROM learning_episodes WHERE thread_id = ? AND candidates_done = 1 AND end_ord >= ?`).pluck().get(SESSION, thread.messages.length - 1) as number;
+        while (done() === 0) {
+          if (Date.now() > end) throw new Error("the server's worker did not process the session");
+          await new Promise((r) => setTimeout(r, 50));
+        }
+        // no pending candidate brings the forgotten fact back, and no episode keeps it
+        expect(holding(db, "Zorblattine")).toEqual([]);
+      } finally {
+        db.close();
+      }
+    } finally {
+      child.kill("SIGINT");
+      expect(await exited).toBe(0);
+    }
   });
 });

@@ -127,6 +127,9 @@ export function smallStoreConformance(name: string, make: () => Promise<SmallSto
       expect(await sessions.purgeContaining("alice", [quoted])).toBe(2);
       expect(await sessions.purgeContaining("alice", [long])).toBe(2);
       expect((await sessions.window(src, "t2", 0, 4)).map((h) => h.messageId)).toEqual(["q4"]);
+      // what the learning loop is told not to read as said
+      expect([...(await sessions.forgottenMessages("t2"))].sort()).toEqual(["q0", "q1", "q2", "q3"]);
+      expect(await sessions.forgottenMessages("nowhere")).toEqual(new Set());
 
       await sessions.resetThread(src, "t1");
       expect(await sessions.threadState(src, "t1")).toBeNull();
