@@ -12,6 +12,7 @@ import { sqliteBackendOver, type SqliteBackend } from "../stores/sqlite/backend.
 import type { RetrievalChannels } from "../core/retrieval/channels.js";
 import { embedderFromConfig, vectorChannelFromConfig } from "../stores/embedding/from-config.js";
 import type { Embedder } from "../core/embedding/embedder.js";
+import { outboxForgetHook } from "../toolsets/rap/outbox-forget.js";
 import { openDatabase, type Db, type MigrationEvent, type MigrationListener } from "../stores/sqlite/database.js";
 import type { SqliteMemoryStore } from "../stores/sqlite/memory-store.js";
 import type { SqliteToggleStore } from "../stores/sqlite/toggle-store.js";
@@ -122,7 +123,7 @@ export function printMigration(e: MigrationEvent): void {
   );
 }
 
-/** The memory service over a backend, with forget cascading into the session index and the learning loop. */
+/** The memory service over a backend, with forget cascading into the session index, the learning loop and the outbox. */
 function withService<B extends Backend>(backend: B, config: MemoryConfig, clock: Clock) {
   const service = new MemoryService(backend.memory, clock, config);
   // Forgetting a memory also purges the conversation messages that said it from the session index,
@@ -134,8 +135,10 @@ function withService<B extends Backend>(backend: B, config: MemoryConfig, clock:
       await backend.sessionIndex.purgeContaining(user, contents);
     },
   });
-  // and the learning loop's episodes and trace events that hold it
+  // and the learning loop's episodes and trace events that hold it, and results still waiting
+  // in the outbox that quote it
   service.onForget(experienceForgetHook(backend, clock));
+  service.onForget(outboxForgetHook(backend.outbox));
   return { service, sessionForget };
 }
 

@@ -278,6 +278,13 @@ export interface RapOutboxStore {
   nextDueAt(): Promise<number | null>;
   pendingCount(): Promise<number>;
   stats(): Promise<RapOutboxStats>;
+  /**
+   * Pending rows whose body contains one of `probes` (ASCII letters and digits, case ignored; an
+   * empty one matches every body), for the caller's exact check. A forget looks for copies of its text.
+   */
+  pendingMentioning(probes: string[]): Promise<{ id: number; body: string }[]>;
+  /** a pending row's body becomes `body`; false when the row is no longer pending */
+  replacePending(id: number, body: string): Promise<boolean>;
 }
 
 export type RapUserChoiceStatus = "waiting" | "answered" | "dismissed";

@@ -24,6 +24,7 @@ import { PgAdminQueries } from "./pg-queries.js";
 import type { PgDb } from "../../stores/postgres/pool.js";
 import { loadOrCreateToken } from "./token.js";
 import { listenProblem } from "../../cli/listen-errors.js";
+import { outboxForgetHook } from "../../toolsets/rap/outbox-forget.js";
 
 export const DEFAULT_UI_PORT = 7413;
 export const DEFAULT_ADMIN_GRPC_PORT = 7414;
@@ -105,6 +106,7 @@ export async function startAdmin(o: StartAdminOptions): Promise<AdminServers> {
       const m = new MemoryService(o.backend.memory, clock, o.config);
       m.onForget({ beforeForget: async (user, contents) => void (await o.backend.sessionIndex.purgeContaining(user, contents)) });
       m.onForget(experienceForgetHook(o.backend, clock));
+      m.onForget(outboxForgetHook(o.backend.outbox));
       return m;
     })();
   const skills = o.skills ?? new SkillService(o.backend.skills, clock, o.config);

@@ -5,7 +5,7 @@
 // the memory carry) is blanked and never rebuilt; an event holding it is deleted.
 import type { Clock } from "../clock.js";
 import type { ForgetHook } from "../memory/service.js";
-import { foldForMatch, forgetNeedles } from "../sessions/forget-needles.js";
+import { copyMatcher } from "../sessions/forget-needles.js";
 import type { LearningStore, RootContextStore, TraceStore } from "../../stores/traits.js";
 
 export interface ExperienceForgetDeps {
@@ -16,24 +16,10 @@ export interface ExperienceForgetDeps {
   now(): number;
 }
 
-/**
- * What the stores look for first: the needle's longest run of ASCII letters and digits (they
- * compare ASCII case-insensitively and need no escaping for it), else nothing, which reads every
- * row. The exact check on what they return is the folded needle.
- */
-export function probeOf(needle: string): string {
-  const runs = needle.match(/[a-z0-9]{3,}/g) ?? [];
-  return runs.reduce((a, b) => (b.length > a.length ? b : a), "");
-}
-
 /** Forget `user`'s copies of these texts (memory contents and ids) in episodes and trace events. */
 export async function forgetExperience(d: ExperienceForgetDeps, user: string, texts: string[]): Promise<{ episodes: number; events: number }> {
-  const needles = [...new Set(forgetNeedles(texts).map(foldForMatch))].filter((n) => n.length > 0);
-  if (needles.length === 0) return { episodes: 0, events: 0 };
-  const holds = (text: string) => {
-    const t = foldForMatch(text);
-    return needles.some((n) => t.includes(n));
-  };
+  const m = copyMatcher(texts);
+  if (!m) return { episodes: 0, events: 0 };
   // Another user's session keeps its own; one nobody claims counts as this user's, so a copy
   // is never kept for want of knowing whose it is.
   const owners = new Map<string, string | null>();
@@ -43,14 +29,13 @@ export async function forgetExperience(d: ExperienceForgetDeps, user: string, te
     const owner = owners.get(root);
     return owner === null || owner === user;
   };
-  const probes = [...new Set(needles.map(probeOf))];
   const episodes: string[] = [];
-  for (const e of await d.learning.episodesMentioning(probes)) {
-    if (e.texts.some(holds) && (await theirs(e.rootThreadId))) episodes.push(e.id);
+  for (const e of await d.learning.episodesMentioning(m.probes)) {
+    if (e.texts.some(m.holds) && (await theirs(e.rootThreadId))) episodes.push(e.id);
   }
   const events: number[] = [];
-  for (const e of await d.traces.eventsMentioning(probes)) {
-    if (holds(e.text) && (await theirs(e.rootThreadId ?? e.threadId))) events.push(e.id);
+  for (const e of await d.traces.eventsMentioning(m.probes)) {
+    if (m.holds(e.text) && (await theirs(e.rootThreadId ?? e.threadId))) events.push(e.id);
   }
   if (episodes.length > 0) await d.learning.forgetEpisodes(episodes, d.now());
   if (events.length > 0) await d.traces.forgetEvents(events);

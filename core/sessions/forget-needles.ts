@@ -2,7 +2,8 @@
 // holds a tool call as `name {JSON arguments}` cut at 1,000 characters, so a memory_remember
 // call carries the text JSON-escaped (a quote as \", a line break as \n) and, when long, only
 // its beginning; a plain substring test of the text missed both and left the call searchable.
-// The learning loop's experience is searched for the same needles (core/learning/forget.ts).
+// The learning loop's experience (core/learning/forget.ts) and results waiting in the RAP
+// outbox (toolsets/rap/outbox-forget.ts) are searched for the same needles.
 
 /** A text's first characters: long enough to be the forgotten text and nothing else, short enough to survive an argument excerpt. */
 export const NEEDLE_HEAD_CHARS = 400;
@@ -24,4 +25,33 @@ export function forgetNeedles(texts: string[]): string[] {
     }
   }
   return [...out];
+}
+
+/**
+ * What a store reads with first: the needle's longest run of ASCII letters and digits (compared
+ * ASCII case-insensitively, and nothing to escape in LIKE), else nothing, which reads every row.
+ */
+export function probeOf(needle: string): string {
+  const runs = needle.match(/[a-z0-9]{3,}/g) ?? [];
+  return runs.reduce((a, b) => (b.length > a.length ? b : a), "");
+}
+
+/** How a forget finds stored copies of texts: probes for the stores, then the exact check. */
+export interface CopyMatcher {
+  probes: string[];
+  /** whether a text holds one of the needles (folded as foldForMatch does) */
+  holds(text: string): boolean;
+}
+
+/** The matcher for these texts (memory contents and ids); null when they hold nothing to look for. */
+export function copyMatcher(texts: string[]): CopyMatcher | null {
+  const needles = [...new Set(forgetNeedles(texts).map(foldForMatch))].filter((n) => n.length > 0);
+  if (needles.length === 0) return null;
+  return {
+    probes: [...new Set(needles.map(probeOf))],
+    holds: (text) => {
+      const t = foldForMatch(text);
+      return needles.some((n) => t.includes(n));
+    },
+  };
 }

@@ -144,6 +144,20 @@ export class PgRapOutbox implements RapOutboxStore {
     return num(r.rows[0]!.n);
   }
 
+  async pendingMentioning(probes: string[]): Promise<{ id: number; body: string }[]> {
+    const r = await this.pool.query<{ id: string | number; body: string }>(
+      `SELECT id, body FROM rap_outbox WHERE status = 'pending' AND body IS NOT NULL
+         AND EXISTS (SELECT 1 FROM unnest($1::text[]) AS p WHERE strpos(lower(body), p) > 0)`,
+      [probes],
+    );
+    return r.rows.map((x) => ({ id: num(x.id), body: x.body }));
+  }
+
+  async replacePending(id: number, body: string): Promise<boolean> {
+    const r = await this.pool.query(`UPDATE rap_outbox SET body = $2 WHERE id = $1 AND status = 'pending'`, [id, body]);
+    return r.rowCount === 1;
+  }
+
   async stats(): Promise<RapOutboxStats> {
     const s: RapOutboxStats = { pending: 0, delivered: 0, rejected: 0, dead: 0, pendingAttempts: 0 };
     const r = await this.pool.query<{ status: keyof RapOutboxStats; n: string; attempts: string }>(

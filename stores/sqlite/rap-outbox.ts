@@ -27,6 +27,8 @@ export class SqliteRapOutbox implements RapOutboxStore {
   private readonly nextDue: Database.Statement;
   private readonly pending: Database.Statement;
   private readonly counts: Database.Statement;
+  private readonly mentioning: Database.Statement;
+  private readonly replace: Database.Statement;
   private readonly claimTx: Database.Transaction<(now: number, leaseMs: number, limit: number) => RapOutboxRow[]>;
 
   constructor(db: Db) {
@@ -81,6 +83,13 @@ export class SqliteRapOutbox implements RapOutboxStore {
     this.counts = db.prepare(
       `SELECT status, count(*) AS n, sum(attempts) AS attempts FROM rap_outbox GROUP BY status`,
     );
+    // pending rows are few (a partial index holds them); LIKE ignores ASCII case, and a probe is
+    // ASCII letters and digits: nothing to escape
+    this.mentioning = db.prepare(
+      `SELECT id, body FROM rap_outbox INDEXED BY rap_outbox_due WHERE status = 'pending' AND body IS NOT NULL
+         AND EXISTS (SELECT 1 FROM json_each(@likes) WHERE body LIKE value)`,
+    );
+    this.replace = db.prepare(`UPDATE rap_outbox SET body = @body WHERE id = @id AND status = 'pending'`);
     this.claimTx = db.transaction((now: number, leaseMs: number, limit: number) => {
       const ids = this.due.all({ now, limit }) as { id: number }[];
       const rows: RapOutboxRow[] = [];
@@ -124,6 +133,14 @@ export class SqliteRapOutbox implements RapOutboxStore {
 
   async pendingCount(): Promise<number> {
     return (this.pending.get() as { n: number }).n;
+  }
+
+  async pendingMentioning(probes: string[]): Promise<{ id: number; body: string }[]> {
+    return this.mentioning.all({ likes: JSON.stringify(probes.map((p) => `%${p}%`)) }) as { id: number; body: string }[];
+  }
+
+  async replacePending(id: number, body: string): Promise<boolean> {
+    return this.replace.run({ id, body }).changes === 1;
   }
 
   async stats(): Promise<RapOutboxStats> {

@@ -75,6 +75,20 @@ export function rapOutboxConformance(name: string, factory: CatalogFactory): voi
       expect(await s.outbox.nextDueAt()).toBe(500);
     });
 
+    it("finds pending bodies by their text and replaces a body only while its row is pending", async () => {
+      const s = await c.fresh();
+      const quoting = await s.outbox.enqueue({ ...entry("q"), body: '{"text":"The Vault code is QUOKKA-1"}' }, 1);
+      const sent = await s.outbox.enqueue({ ...entry("s"), body: '{"text":"quokka-1 again"}' }, 2);
+      await s.outbox.enqueue(entry("other"), 3);
+      await s.outbox.markDelivered(sent, 4);
+      expect(await s.outbox.pendingMentioning(["absent", "quokka"])).toEqual([{ id: quoting, body: '{"text":"The Vault code is QUOKKA-1"}' }]);
+      expect(await s.outbox.pendingMentioning([""])).toHaveLength(2);
+      expect(await s.outbox.replacePending(quoting, '{"text":"withheld"}')).toBe(true);
+      expect(await s.outbox.replacePending(sent, '{"text":"withheld"}')).toBe(false);
+      expect(await s.outbox.pendingMentioning(["quokka"])).toEqual([]);
+      expect((await s.outbox.claimDue(10, 100, 10)).find((r) => r.id === quoting)?.body).toBe('{"text":"withheld"}');
+    });
+
     it("is empty when new", async () => {
       const s = await c.fresh();
       expect(await s.outbox.nextDueAt()).toBeNull();
