@@ -130,9 +130,9 @@ function withService<B extends Backend>(backend: B, config: MemoryConfig, clock:
   // after indexing whatever the conversation sources hold so far (serve sets `refresh`).
   const sessionForget: SessionForget = { refresh: null };
   service.onForget({
-    beforeForget: async (user, contents) => {
+    beforeForget: async (user, contents, madeFrom) => {
       if (sessionForget.refresh) await sessionForget.refresh();
-      await backend.sessionIndex.purgeContaining(user, contents);
+      await backend.sessionIndex.purgeContaining(user, contents, madeFrom);
     },
   });
   // and the learning loop's episodes and trace events that hold it, and results still waiting

@@ -394,6 +394,12 @@ export interface SessionHit {
 }
 
 /** Our derived full-text index of past conversations (never the fact store). */
+/** one message of a conversation thread, as a memory's source names it */
+export interface MessageRef {
+  threadId: string;
+  messageId: string;
+}
+
 export interface SessionIndexStore {
   sourceId(kind: "infinity-files" | "sqlite" | "postgres", location: string): Promise<number>;
   threadState(sourceId: number, threadId: string): Promise<SessionThreadState | null>;
@@ -419,8 +425,12 @@ export interface SessionIndexStore {
   /** messages [ord - before, ord + after] of one thread */
   window(sourceId: number, threadId: string, fromOrd: number, toOrd: number): Promise<SessionHit[]>;
   find(sourceId: number | null, threadId: string, ref: { ord?: number; messageId?: string }, user: string): Promise<SessionHit | null>;
-  /** remove (and never re-index) this user's messages that contain any of these texts */
-  purgeContaining(user: string, texts: string[]): Promise<number>;
+  /**
+   * Remove (and never re-index) this user's messages that contain any of these texts, and the
+   * messages named in `madeFrom` (what the forgotten memories were made from), with the later
+   * messages quoting any of them.
+   */
+  purgeContaining(user: string, texts: string[], madeFrom?: MessageRef[]): Promise<number>;
   /** ids of a thread's messages a forget purged (from any source): never to be read as what they said */
   forgottenMessages(threadId: string): Promise<Set<string>>;
   counts(): Promise<{ threads: number; messages: number }>;
@@ -582,6 +592,8 @@ export interface LearningStore {
    * FORGOTTEN_EPISODE_HASH, so upsertEpisode never writes them again.
    */
   forgetEpisodes(ids: string[], at: number): Promise<void>;
+  /** episodes built from any of these messages (their message edges), not forgotten yet */
+  episodesOfMessages(refs: MessageRef[]): Promise<{ id: string; rootThreadId: string }[]>;
 
   /** keep a task_feedback call; false when this call was recorded before */
   recordFeedback(fb: TaskFeedback): Promise<boolean>;

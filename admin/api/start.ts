@@ -104,7 +104,7 @@ export async function startAdmin(o: StartAdminOptions): Promise<AdminServers> {
     o.memory ??
     (() => {
       const m = new MemoryService(o.backend.memory, clock, o.config);
-      m.onForget({ beforeForget: async (user, contents) => void (await o.backend.sessionIndex.purgeContaining(user, contents)) });
+      m.onForget({ beforeForget: async (user, contents, madeFrom) => void (await o.backend.sessionIndex.purgeContaining(user, contents, madeFrom)) });
       m.onForget(experienceForgetHook(o.backend, clock));
       m.onForget(outboxForgetHook(o.backend.outbox));
       return m;

@@ -2,24 +2,32 @@
 // (the task, tool results, argument shapes, the final answer) and trace events keep the provider
 // proxy's and the gRPC hook's record of model calls, so both held a forgotten memory's text after
 // the memory itself was gone. An episode holding it (or the memory's id, which results quoting
-// the memory carry) is blanked and never rebuilt; an event holding it is deleted.
+// the memory carry) is blanked and never rebuilt; an event holding it is deleted. So is an episode
+// built from a message the memory was made from (a candidate's user turn).
 import type { Clock } from "../clock.js";
 import type { ForgetHook } from "../memory/service.js";
 import { copyMatcher } from "../sessions/forget-needles.js";
-import type { LearningStore, RootContextStore, TraceStore } from "../../stores/traits.js";
+import type { LearningStore, MessageRef, RootContextStore, TraceStore } from "../../stores/traits.js";
 
 export interface ExperienceForgetDeps {
-  learning: Pick<LearningStore, "episodesMentioning" | "forgetEpisodes">;
+  learning: Pick<LearningStore, "episodesMentioning" | "forgetEpisodes" | "episodesOfMessages">;
   traces: Pick<TraceStore, "eventsMentioning" | "forgetEvents">;
   /** whose session a root thread is; null when no store says */
   userOfRoot(rootThreadId: string): Promise<string | null>;
   now(): number;
 }
 
-/** Forget `user`'s copies of these texts (memory contents and ids) in episodes and trace events. */
-export async function forgetExperience(d: ExperienceForgetDeps, user: string, texts: string[]): Promise<{ episodes: number; events: number }> {
+/**
+ * Forget `user`'s copies of these texts (memory contents and ids) in episodes and trace events,
+ * and the episodes built from the messages the memories were made from (`madeFrom`).
+ */
+export async function forgetExperience(
+  d: ExperienceForgetDeps,
+  user: string,
+  texts: string[],
+  madeFrom: MessageRef[] = [],
+): Promise<{ episodes: number; events: number }> {
   const m = copyMatcher(texts);
-  if (!m) return { episodes: 0, events: 0 };
   // Another user's session keeps its own; one nobody claims counts as this user's, so a copy
   // is never kept for want of knowing whose it is.
   const owners = new Map<string, string | null>();
@@ -29,17 +37,22 @@ export async function forgetExperience(d: ExperienceForgetDeps, user: string, te
     const owner = owners.get(root);
     return owner === null || owner === user;
   };
-  const episodes: string[] = [];
-  for (const e of await d.learning.episodesMentioning(m.probes)) {
-    if (e.texts.some(m.holds) && (await theirs(e.rootThreadId))) episodes.push(e.id);
+  const episodes = new Set<string>();
+  for (const e of madeFrom.length > 0 ? await d.learning.episodesOfMessages(madeFrom) : []) {
+    if (await theirs(e.rootThreadId)) episodes.add(e.id);
   }
   const events: number[] = [];
-  for (const e of await d.traces.eventsMentioning(m.probes)) {
-    if (m.holds(e.text) && (await theirs(e.rootThreadId ?? e.threadId))) events.push(e.id);
+  if (m) {
+    for (const e of await d.learning.episodesMentioning(m.probes)) {
+      if (e.texts.some(m.holds) && (await theirs(e.rootThreadId))) episodes.add(e.id);
+    }
+    for (const e of await d.traces.eventsMentioning(m.probes)) {
+      if (m.holds(e.text) && (await theirs(e.rootThreadId ?? e.threadId))) events.push(e.id);
+    }
   }
-  if (episodes.length > 0) await d.learning.forgetEpisodes(episodes, d.now());
+  if (episodes.size > 0) await d.learning.forgetEpisodes([...episodes], d.now());
   if (events.length > 0) await d.traces.forgetEvents(events);
-  return { episodes: episodes.length, events: events.length };
+  return { episodes: episodes.size, events: events.length };
 }
 
 /** The forget cascade's step into the learning loop (MemoryService.onForget). */
@@ -50,5 +63,5 @@ export function experienceForgetHook(stores: { learning: LearningStore; traces: 
     userOfRoot: async (root) => (await stores.roots.get(root))?.userId ?? null,
     now: () => clock.now(),
   };
-  return { beforeForget: async (user, contents) => void (await forgetExperience(d, user, contents)) };
+  return { beforeForget: async (user, contents, madeFrom) => void (await forgetExperience(d, user, contents, madeFrom)) };
 }

@@ -25,7 +25,7 @@ import {
   normalizeTags,
   parseExpiry,
 } from "./write-policy.js";
-import { DuplicateMemoryError, StoreError, type AuditEntry, type BatchInsertOutcome, type ListPage, type MemoryStore, type SearchHit, type Visibility } from "../../stores/traits.js";
+import { DuplicateMemoryError, StoreError, type AuditEntry, type BatchInsertOutcome, type ListPage, type MemoryStore, type MessageRef, type SearchHit, type Visibility } from "../../stores/traits.js";
 import { prepareBatch, type BatchRememberItem, type BatchRememberResult, type PreparedBatch } from "./batch.js";
 
 export type { BatchRememberItem, BatchRememberResult, PreparedBatch } from "./batch.js";
@@ -128,9 +128,10 @@ export interface ForgetHook {
   /**
    * Runs before the store forgets the records (their texts are still there if this fails or the
    * process dies, so running the forget again finishes both). `contents`: the texts and ids of one
-   * user's records being forgotten, to find copies elsewhere.
+   * user's records being forgotten, to find copies elsewhere; `madeFrom`: the conversation messages
+   * their sources name (what a candidate was extracted from).
    */
-  beforeForget(user: string, contents: string[]): Promise<void>;
+  beforeForget(user: string, contents: string[], madeFrom: MessageRef[]): Promise<void>;
 }
 
 /** A caller's page size: a whole number of at least 1 (the stores put it into SQL). */
@@ -449,9 +450,16 @@ export class MemoryService {
     // died between the two (or a cascade that failed) left the copies for good, since the forget
     // run again (the journal re-runs an unfinished call) found the memory forgotten and no text
     // to look for.
-    const byUser = new Map<string, string[]>();
-    for (const r of targets.values()) byUser.set(r.scope.user, [...(byUser.get(r.scope.user) ?? []), r.content, r.id]);
-    for (const hook of this.forgetHooks) for (const [user, contents] of byUser) await hook.beforeForget(user, contents);
+    // And the messages a record was made from (a learning candidate's user turn), as the user turn
+    // before a remember call is: forgetting the memory forgets what it came from.
+    const byUser = new Map<string, { contents: string[]; madeFrom: MessageRef[] }>();
+    for (const r of targets.values()) {
+      const u = byUser.get(r.scope.user) ?? { contents: [], madeFrom: [] };
+      u.contents.push(r.content, r.id);
+      for (const s of r.sources) if (s.threadId) for (const messageId of s.messageIds) u.madeFrom.push({ threadId: s.threadId, messageId });
+      byUser.set(r.scope.user, u);
+    }
+    for (const hook of this.forgetHooks) for (const [user, u] of byUser) await hook.beforeForget(user, u.contents, u.madeFrom);
     return this.store.forget([...targets.keys()], this.audit(origin, "forget", requested[0]!, { requested, ...(reason ? { reason } : {}) }));
   }
 

@@ -17,7 +17,7 @@ import {
   type StoredSignal,
   type TaskFeedback,
 } from "../../core/learning/types.js";
-import type { LearningStore } from "../traits.js";
+import type { LearningStore, MessageRef } from "../traits.js";
 import { inTx, num, numOrNull, parseJson, POSTGRES_FLAVOR, retryIdClash, type PgFlavor } from "./rows.js";
 
 interface EpisodeRow {
@@ -287,6 +287,18 @@ export class PgLearningStore implements LearningStore {
       await c.query(`UPDATE learning_signals SET note = NULL WHERE episode_id = ANY($1::text[])`, [ids]);
       await c.query(`UPDATE learning_feedback SET note = NULL WHERE episode_id = ANY($1::text[])`, [ids]);
     }, this.txOpts);
+  }
+
+  async episodesOfMessages(refs: MessageRef[]) {
+    if (refs.length === 0) return [];
+    const r = await this.pool.query<{ id: string; root_thread_id: string }>(
+      `SELECT DISTINCT e.id, e.root_thread_id FROM learning_episode_messages m
+         JOIN learning_episodes e ON e.id = m.episode_id
+         JOIN unnest($1::text[], $2::text[]) AS r (thread_id, message_id) ON e.thread_id = r.thread_id AND m.message_id = r.message_id
+       WHERE e.content_hash <> $3`,
+      [refs.map((x) => x.threadId), refs.map((x) => x.messageId), FORGOTTEN_EPISODE_HASH],
+    );
+    return r.rows.map((x) => ({ id: x.id, rootThreadId: x.root_thread_id }));
   }
 
   async recordFeedback(fb: TaskFeedback): Promise<boolean> {

@@ -7,7 +7,7 @@ import { visibilityKey } from "../../core/memory/scope.js";
 import { cjkBigrams } from "../../core/retrieval/analyze.js";
 import { headOf } from "../../core/text.js";
 import { eitherCase, holdsWord, splitPunct } from "./words.js";
-import type { IndexedMessage, LexicalQuery, SessionHit, SessionIndexStore, SessionThreadState } from "../traits.js";
+import type { IndexedMessage, LexicalQuery, MessageRef, SessionHit, SessionIndexStore, SessionThreadState } from "../traits.js";
 import type { PgDb, Q } from "./pool.js";
 
 interface Row {
@@ -218,7 +218,7 @@ export class PgSessionIndex implements SessionIndexStore {
     return (await c.query<Row>(`SELECT m.* FROM session_messages m WHERE m.vis_key = $1 AND ${scan}`, params)).rows;
   }
 
-  async purgeContaining(user: string, texts: string[]): Promise<number> {
+  async purgeContaining(user: string, texts: string[], madeFrom: MessageRef[] = []): Promise<number> {
     const key = userKeyOf(user);
     return this.db.tx(async (c) => {
       const purged: Row[] = [];
@@ -244,6 +244,16 @@ export class PgSessionIndex implements SessionIndexStore {
         }
         return found;
       };
+      // 0. the messages the memories were made from (a learning candidate's user turn)
+      if (madeFrom.length > 0) {
+        const made = await c.query<Row>(
+          `SELECT m.* FROM session_messages m JOIN unnest($2::text[], $3::text[]) AS r (thread_id, message_id)
+             ON m.thread_id = r.thread_id AND m.message_id = r.message_id
+           WHERE m.vis_key = $1`,
+          [key, madeFrom.map((r) => r.threadId), madeFrom.map((r) => r.messageId)],
+        );
+        for (const r of made.rows) if (!purged.some((p) => p.rowid === r.rowid)) await purgeRow(r);
+      }
       // 1. messages that carry the forgotten text (the remember call, results that echoed it)
       const first = await round(forgetNeedles(texts));
       // 2. the user turn that led to a remember call: what the memory was made from

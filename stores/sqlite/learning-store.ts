@@ -16,7 +16,7 @@ import {
   type StoredSignal,
   type TaskFeedback,
 } from "../../core/learning/types.js";
-import type { LearningStore } from "../traits.js";
+import type { LearningStore, MessageRef } from "../traits.js";
 import type { Db } from "./database.js";
 
 /** rows per page of a forget's scan (a few milliseconds of reading) */
@@ -204,6 +204,10 @@ export class SqliteLearningStore implements LearningStore {
         `UPDATE learning_episodes SET task = '', final_excerpt = NULL, content_hash = @hash, suppressed = 1,
            candidates_done = 1, updated_at = @at WHERE id = @id`,
       ),
+      ofMessage: p(
+        `SELECT e.id, e.root_thread_id FROM learning_episode_messages m JOIN learning_episodes e ON e.id = m.episode_id
+         WHERE m.message_id = @message AND e.thread_id = @thread AND e.content_hash <> @forgotten`,
+      ),
       clearSignalNotes: p(`UPDATE learning_signals SET note = NULL WHERE episode_id = ?`),
       clearFeedbackNotes: p(`UPDATE learning_feedback SET note = NULL WHERE episode_id = ?`),
       events: p(`SELECT * FROM learning_events ORDER BY id DESC LIMIT ?`),
@@ -371,6 +375,16 @@ export class SqliteLearningStore implements LearningStore {
         this.s.clearFeedbackNotes!.run(id);
       }
     }).immediate();
+  }
+
+  async episodesOfMessages(refs: MessageRef[]) {
+    const found = new Map<string, { id: string; rootThreadId: string }>();
+    for (const ref of refs) {
+      for (const r of this.s.ofMessage!.all({ message: ref.messageId, thread: ref.threadId, forgotten: FORGOTTEN_EPISODE_HASH }) as { id: string; root_thread_id: string }[]) {
+        found.set(r.id, { id: r.id, rootThreadId: r.root_thread_id });
+      }
+    }
+    return [...found.values()];
   }
 
   async recordFeedback(fb: TaskFeedback): Promise<boolean> {

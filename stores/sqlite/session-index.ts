@@ -7,6 +7,7 @@ import { cjkBigrams } from "../../core/retrieval/analyze.js";
 import type {
   IndexedMessage,
   LexicalQuery,
+  MessageRef,
   SessionHit,
   SessionIndexStore,
   SessionThreadState,
@@ -78,6 +79,8 @@ export class SqliteSessionIndex implements SessionIndexStore {
       // a small table (purged messages only): no index of its own on the thread
       forgotten: p(`SELECT message_id FROM session_suppressed WHERE thread_id = ?`),
       candidates: p(`SELECT m.* FROM session_fts f JOIN session_messages m ON m.rowid = f.rowid WHERE session_fts MATCH ?`),
+      ofMessage: p(`SELECT m.* FROM session_sources s JOIN session_messages m ON m.source_id = s.id AND m.thread_id = @thread
+        WHERE m.message_id = @message AND m.vis_key = @key`),
       previousUser: p(`SELECT * FROM session_messages WHERE source_id = ? AND thread_id = ? AND ord < ? AND role = 'user' ORDER BY ord DESC LIMIT 1`),
       counts: p(`SELECT (SELECT count(*) FROM session_threads) AS threads, (SELECT count(*) FROM session_messages) AS messages`),
     };
@@ -190,7 +193,7 @@ export class SqliteSessionIndex implements SessionIndexStore {
     return r ? toHit(r) : null;
   }
 
-  async purgeContaining(user: string, texts: string[]): Promise<number> {
+  async purgeContaining(user: string, texts: string[], madeFrom: MessageRef[] = []): Promise<number> {
     const userKey = userKeyOf(user);
     const purged: Row[] = [];
     const norm = (t: string) => t.normalize("NFKC").toLowerCase().replace(/\s+/g, " ").trim();
@@ -220,6 +223,12 @@ export class SqliteSessionIndex implements SessionIndexStore {
       return found;
     };
     this.db.transaction(() => {
+      // 0. the messages the memories were made from (a learning candidate's user turn)
+      for (const ref of madeFrom) {
+        for (const r of this.st.ofMessage!.all({ thread: ref.threadId, message: ref.messageId, key: userKey }) as Row[]) {
+          if (!purged.some((p) => p.rowid === r.rowid)) purgeRow(r);
+        }
+      }
       // 1. messages that carry the forgotten text (the remember call, results that echoed it)
       const first = round(forgetNeedles(texts));
       // 2. the user turn that led to a remember call: what the memory was made from

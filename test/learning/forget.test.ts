@@ -164,4 +164,51 @@ describe("forget and the learning loop", () => {
       expect(await exited).toBe(0);
     }
   });
+
+  it("rejecting a candidate the worker proposed forgets the user turn it was made from: session search and the episode", { timeout: 60_000 }, async () => {
+    const dir = tempDir("learn-forget-");
+    const home = join(dir, "infinity");
+    cpSync(resolve("test/fixtures/infinity-home"), home, { recursive: true });
+    const env = { INFINITY_MEMORY_HOME: dir, INFINITY_MEMORY_USER: "ops", INFINITY_HOME: home };
+    const file = join(home, "threads", `${SESSION}.json`);
+    const thread = JSON.parse(readFileSync(file, "utf8")) as { messages: unknown[] };
+    thread.messages.push([msg.user("Fix the header. I prefer the Quokkatheme colour scheme."), "u-prefers"], [msg.text("Done, the header is fixed."), "a-fixed"]);
+    writeFileSync(file, JSON.stringify(thread));
+    writeFileSync(join(dir, "config.json"), JSON.stringify({ learning: { worker: { intervalMs: 50 } } }));
+    const child = spawn(process.execPath, [CLI, "serve", "--port", "0", "--log", join(dir, "serve.log"), "--infinity-home", home], {
+      env: { ...process.env, ...env },
+      stdio: ["ignore", "pipe", "ignore"],
+    });
+    const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));
+    let candidate = "";
+    try {
+      await new Promise<void>((ok) => createInterface({ input: child.stdout }).on("line", (l) => /listening on/.test(l) && ok()));
+      const db = openDatabase(join(dir, "memory.db"), { readonly: true });
+      try {
+        const end = Date.now() + 20_000;
+        const pending = () => db.prepare(`SELECT id FROM memories WHERE status = 'pending'`).pluck().get() as string | undefined;
+        while (!pending()) {
+          if (Date.now() > end) throw new Error("the server's worker proposed no candidate");
+          await new Promise((r) => setTimeout(r, 50));
+        }
+        candidate = pending()!;
+      } finally {
+        db.close();
+      }
+    } finally {
+      child.kill("SIGINT");
+      expect(await exited).toBe(0);
+    }
+    expect(runCli(["memory", "review"], env).stdout).toContain("User prefers the Quokkatheme colour scheme.");
+    expect(runCli(["memory", "review", "--reject", candidate], env).stdout).toBe(`rejected ${candidate}\n`);
+    expect(runCli(["sessions", "search", "Quokkatheme", "--infinity-home", home], env).stdout).toBe("no matches\n");
+    // the rest of that conversation is still found
+    expect(runCli(["sessions", "search", "staging", "logs", "--infinity-home", home], env).stdout).toContain("Tail the staging logs");
+    const db = openDatabase(join(dir, "memory.db"), { readonly: true });
+    try {
+      expect(holding(db, "Quokkatheme")).toEqual([]);
+    } finally {
+      db.close();
+    }
+  });
 });

@@ -124,6 +124,18 @@ export function learningConformance(name: string, factory: CatalogFactory): void
       expect(await s.learning.resumeOrd("conversation", "t")).toBe(20);
     });
 
+    it("finds the episodes built from given messages, not those forgotten already", async () => {
+      const s = await c.fresh();
+      await s.learning.upsertEpisode(draft("t", 0, "h0"), [], [], "e0", 1);
+      await s.learning.upsertEpisode(draft("t", 10, "h10"), [], [], "e10", 1);
+      await s.learning.upsertEpisode(draft("u", 0, "hu"), [], [], "u0", 1);
+      const found = await s.learning.episodesOfMessages([{ threadId: "t", messageId: "m10" }, { threadId: "t", messageId: "m15" }, { threadId: "t", messageId: "m0" }, { threadId: "x", messageId: "m0" }]);
+      expect(found.sort((a, b) => a.id.localeCompare(b.id))).toEqual([{ id: "e0", rootThreadId: "root-t" }, { id: "e10", rootThreadId: "root-t" }]);
+      await s.learning.forgetEpisodes(["e0"], 2);
+      expect(await s.learning.episodesOfMessages([{ threadId: "t", messageId: "m0" }, { threadId: "u", messageId: "m0" }])).toEqual([{ id: "u0", rootThreadId: "root-u" }]);
+      expect(await s.learning.episodesOfMessages([])).toEqual([]);
+    });
+
     it("resumes at the last episode, or an earlier one whose candidates are not done", async () => {
       const s = await c.fresh();
       expect(await s.learning.resumeOrd("conversation", "t")).toBeNull();

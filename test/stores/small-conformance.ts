@@ -130,10 +130,15 @@ export function smallStoreConformance(name: string, make: () => Promise<SmallSto
       // what the learning loop is told not to read as said
       expect([...(await sessions.forgottenMessages("t2"))].sort()).toEqual(["q0", "q1", "q2", "q3"]);
       expect(await sessions.forgottenMessages("nowhere")).toEqual(new Set());
+      // the message a memory was made from goes by its id, with no text to match (only the user's own)
+      expect(await sessions.purgeContaining("bob", [], [{ threadId: "t2", messageId: "q4" }])).toBe(0);
+      expect(await sessions.purgeContaining("alice", [], [{ threadId: "t2", messageId: "q4" }, { threadId: "t2", messageId: "gone" }])).toBe(1);
+      expect(await sessions.window(src, "t2", 0, 4)).toEqual([]);
+      expect(await sessions.forgottenMessages("t2")).toContain("q4");
 
       await sessions.resetThread(src, "t1");
       expect(await sessions.threadState(src, "t1")).toBeNull();
-      expect(await sessions.counts()).toEqual({ threads: 2, messages: 2 });
+      expect(await sessions.counts()).toEqual({ threads: 2, messages: 1 });
     });
 
     it("words inside addresses, host names, paths and dashed numbers are found, and a forget of such a text purges it", async () => {
