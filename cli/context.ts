@@ -135,10 +135,10 @@ function withService<B extends Backend>(backend: B, config: MemoryConfig, clock:
       await backend.sessionIndex.purgeContaining(user, contents, madeFrom);
     },
   });
-  // and the learning loop's episodes and trace events that hold it, and results still waiting
-  // in the outbox that quote it
+  // and the learning loop's episodes and trace events that hold it, and results and questions
+  // still waiting in the outbox that quote it
   service.onForget(experienceForgetHook(backend, clock));
-  service.onForget(outboxForgetHook(backend.outbox));
+  service.onForget(outboxForgetHook(backend.outbox, backend.userChoices));
   return { service, sessionForget };
 }
 

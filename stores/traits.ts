@@ -315,6 +315,13 @@ export interface RapUserChoiceStore {
   dismiss(toolset: string, choiceId: string, at: number): Promise<void>;
   /** drop the question once its call finished (prompts are not kept) */
   remove(toolset: string, choiceId: string): Promise<void>;
+  /**
+   * Questions whose prompt contains one of `probes` (ASCII letters and digits, case ignored; an
+   * empty one matches every prompt), for the caller's exact check. A forget looks for copies of its text.
+   */
+  promptsMentioning(probes: string[]): Promise<{ toolset: string; choiceId: string; prompt: string }[]>;
+  /** a question's prompt becomes `prompt` (its choices, status and answer stay) */
+  replacePrompt(toolset: string, choiceId: string, prompt: string): Promise<void>;
 }
 export * from "./infinity/traits.js";
 

@@ -106,7 +106,7 @@ export async function startAdmin(o: StartAdminOptions): Promise<AdminServers> {
       const m = new MemoryService(o.backend.memory, clock, o.config);
       m.onForget({ beforeForget: async (user, contents, madeFrom) => void (await o.backend.sessionIndex.purgeContaining(user, contents, madeFrom)) });
       m.onForget(experienceForgetHook(o.backend, clock));
-      m.onForget(outboxForgetHook(o.backend.outbox));
+      m.onForget(outboxForgetHook(o.backend.outbox, o.backend.userChoices));
       return m;
     })();
   const skills = o.skills ?? new SkillService(o.backend.skills, clock, o.config);

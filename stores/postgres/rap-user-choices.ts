@@ -65,4 +65,17 @@ export class PgRapUserChoices implements RapUserChoiceStore {
   async remove(toolset: string, choiceId: string): Promise<void> {
     await this.pool.query(`DELETE FROM rap_user_choices WHERE toolset = $1 AND choice_id = $2`, [toolset, choiceId]);
   }
+
+  async promptsMentioning(probes: string[]): Promise<{ toolset: string; choiceId: string; prompt: string }[]> {
+    const r = await this.pool.query<Pick<Row, "toolset" | "choice_id" | "prompt">>(
+      `SELECT toolset, choice_id, prompt FROM rap_user_choices
+       WHERE EXISTS (SELECT 1 FROM unnest($1::text[]) AS p WHERE strpos(lower(prompt), p) > 0)`,
+      [probes],
+    );
+    return r.rows.map((x) => ({ toolset: x.toolset, choiceId: x.choice_id, prompt: x.prompt }));
+  }
+
+  async replacePrompt(toolset: string, choiceId: string, prompt: string): Promise<void> {
+    await this.pool.query(`UPDATE rap_user_choices SET prompt = $3 WHERE toolset = $1 AND choice_id = $2`, [toolset, choiceId, prompt]);
+  }
 }

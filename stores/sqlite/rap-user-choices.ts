@@ -22,6 +22,8 @@ export class SqliteRapUserChoices implements RapUserChoiceStore {
   private readonly answered: Database.Statement;
   private readonly dismissed: Database.Statement;
   private readonly del: Database.Statement;
+  private readonly mentioning: Database.Statement;
+  private readonly reprompt: Database.Statement;
 
   constructor(db: Db) {
     this.upsert = db.prepare(
@@ -41,6 +43,12 @@ export class SqliteRapUserChoices implements RapUserChoiceStore {
        WHERE toolset = @toolset AND choice_id = @choiceId AND status = 'waiting'`,
     );
     this.del = db.prepare(`DELETE FROM rap_user_choices WHERE toolset = ? AND choice_id = ?`);
+    // a handful of rows (questions of calls still running); LIKE ignores ASCII case, and a probe
+    // is ASCII letters and digits: nothing to escape
+    this.mentioning = db.prepare(
+      `SELECT toolset, choice_id, prompt FROM rap_user_choices WHERE EXISTS (SELECT 1 FROM json_each(@likes) WHERE prompt LIKE value)`,
+    );
+    this.reprompt = db.prepare(`UPDATE rap_user_choices SET prompt = @prompt WHERE toolset = @toolset AND choice_id = @choiceId`);
   }
 
   async ask(
@@ -77,5 +85,14 @@ export class SqliteRapUserChoices implements RapUserChoiceStore {
 
   async remove(toolset: string, choiceId: string): Promise<void> {
     this.del.run(toolset, choiceId);
+  }
+
+  async promptsMentioning(probes: string[]): Promise<{ toolset: string; choiceId: string; prompt: string }[]> {
+    const rows = this.mentioning.all({ likes: JSON.stringify(probes.map((p) => `%${p}%`)) }) as Pick<Row, "toolset" | "choice_id" | "prompt">[];
+    return rows.map((r) => ({ toolset: r.toolset, choiceId: r.choice_id, prompt: r.prompt }));
+  }
+
+  async replacePrompt(toolset: string, choiceId: string, prompt: string): Promise<void> {
+    this.reprompt.run({ toolset, choiceId, prompt });
   }
 }

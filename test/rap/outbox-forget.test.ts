@@ -78,7 +78,7 @@ describe("forget and the outbox", () => {
       type: "user_choice",
       group_id: "g",
       id: "c",
-      prompt: expect.stringMatching(/^\(This question quoted a memory that was forgotten/),
+      prompt: expect.stringMatching(/^\(This question quoted a memory that has since been forgotten/),
       choices: ["Forget it", "Cancel"],
       default: 1,
       response_url: "http://127.0.0.1:1/user_choice_response?thread=g",
@@ -87,5 +87,62 @@ describe("forget and the outbox", () => {
     expect(JSON.parse(event!)).toMatchObject({ type: "subscription_event", tool_call_id: "c", text: WITHHELD });
     expect(withheld('{"call":"x"}')).toBeNull();
     expect(withheld("not json")).toBeNull();
+  });
+
+  it("a question still waiting when its server stopped loses the quote at a forget; the next server answers the call without it", { timeout: 60_000 }, async () => {
+    const dir = tempDir("outbox-forget-");
+    const env = { INFINITY_MEMORY_HOME: dir, INFINITY_MEMORY_USER: "alice", INFINITY_HOME: join(dir, "no-daemon-home") };
+    const runtime = await startListener();
+    const serve = async () => {
+      const child = spawn(process.execPath, [CLI, "serve", "--port", "0", "--log", join(dir, "serve.log")], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "ignore"] });
+      const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));
+      const base = await new Promise<string>((ok) =>
+        createInterface({ input: child.stdout }).on("line", (l) => {
+          const m = /listening on (http:\/\/\S+)/.exec(l);
+          if (m) ok(m[1]!);
+        }),
+      );
+      const invoke = async (id: string, operation: string, args: unknown) => {
+        const body = { operation, arguments: args, id, call_id: null, callback_url: runtime.url, group_id: GROUP, thread_ancestors: null };
+        expect((await fetch(`${base}/invoke`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) })).status).toBe(200);
+      };
+      const stop = async () => {
+        child.kill("SIGINT");
+        expect(await exited).toBe(0);
+      };
+      return { invoke, stop };
+    };
+    const promptRows = () => {
+      const db = openDatabase(join(dir, "memory.db"), { readonly: true });
+      try {
+        return db.prepare(`SELECT prompt FROM rap_user_choices`).pluck().all() as string[];
+      } finally {
+        db.close();
+      }
+    };
+    try {
+      const first = await serve();
+      await first.invoke("remember", "memory_remember", { content: "The vault combination is quokkavault 5521" });
+      const saved = await waitFor(() => runtime.accepted().find((b) => b.id === "remember"), "the remember result");
+      const id = /mem_\w+/.exec(saved.text as string)![0];
+      // a forget by query asks the person; the session idles and its server stops before the answer
+      await first.invoke("by-query", "memory_forget", { query: "vault combination" });
+      await waitFor(() => runtime.accepted().find((b) => b.type === "user_choice"), "the question");
+      await first.stop();
+      expect(promptRows()).toEqual([expect.stringContaining("quokkavault 5521")]);
+
+      // the person forgets it from the command line meanwhile
+      expect(await cli(["memory", "forget", id], env)).toMatch(/^forgot 1 memory/);
+      expect(promptRows()).toEqual([expect.stringMatching(/^\(This question quoted a memory that has since been forgotten/)]);
+
+      // the next server runs the call again: nothing matches any more, and the row goes
+      const second = await serve();
+      const result = await waitFor(() => runtime.accepted().find((b) => b.type === "tool_result" && b.id === "by-query"), "the re-run's result", 20_000);
+      expect(result.text).toBe('No memories match "vault combination"; nothing was forgotten.');
+      await second.stop();
+      expect(promptRows()).toEqual([]);
+    } finally {
+      await runtime.close();
+    }
   });
 });

@@ -49,6 +49,18 @@ export function userChoicesConformance(name: string, factory: CatalogFactory): v
       await s.userChoices.remove("skills", "never");
     });
 
+    it("finds questions by their prompt's text and replaces a prompt, keeping choices, status and answer", async () => {
+      const s = await c.fresh();
+      await s.userChoices.ask({ ...q("f", "Forget 1 memory?\n• The Vault code is QUOKKA-1"), toolset: "memory" }, 1);
+      await s.userChoices.ask(q("p"), 1);
+      await s.userChoices.answer("memory", "f", 0, 2);
+      expect(await s.userChoices.promptsMentioning(["absent", "quokka"])).toEqual([{ toolset: "memory", choiceId: "f", prompt: "Forget 1 memory?\n• The Vault code is QUOKKA-1" }]);
+      expect(await s.userChoices.promptsMentioning([""])).toHaveLength(2);
+      await s.userChoices.replacePrompt("memory", "f", "(withheld)");
+      expect(await s.userChoices.get("memory", "f")).toMatchObject({ prompt: "(withheld)", choices: ["Yes", "No"], status: "answered", selected: 0, answeredAt: 2 });
+      expect(await s.userChoices.promptsMentioning(["quokka"])).toEqual([]);
+    });
+
     it("an answer written through one handle is seen through another (another process)", async () => {
       const [a, b] = await c.freshPair(2);
       await a!.userChoices.ask(q("x"), 1);

@@ -2,16 +2,18 @@
 // a memory it quoted is forgotten goes out without it. Such a body sat on disk for up to a day and
 // was then delivered as it was: the forgotten text reached the conversation after the forget. The
 // runtime still gets an answer for the call (its thread waits for one), saying why it is empty.
+// A question's own row (rap_user_choices, kept until its call finishes: after a stop, until the
+// next server runs the call again) loses the quote the same way.
 import type { ForgetHook } from "../../core/memory/service.js";
 import { copyMatcher } from "../../core/sessions/forget-needles.js";
-import type { RapOutboxStore } from "../../stores/traits.js";
+import type { RapOutboxStore, RapUserChoiceStore } from "../../stores/traits.js";
 import { RapCallback } from "./wire.js";
 import { callbackJson } from "./wire-json.js";
 
 export const WITHHELD =
   "Error: this result quoted a memory that was forgotten before the result could be delivered, so it is withheld. " +
   "Call the tool again if you still need it.";
-const WITHHELD_QUESTION = "(This question quoted a memory that was forgotten before it could be asked; its text is withheld.)";
+const WITHHELD_QUESTION = "(This question quoted a memory that has since been forgotten; its text is withheld.)";
 
 /** The body with what it said replaced by WITHHELD; null when it is not a callback that says anything. */
 export function withheld(body: string): string | null {
@@ -37,8 +39,11 @@ export function withheld(body: string): string | null {
   }
 }
 
-/** The forget cascade's step into the outbox (MemoryService.onForget). */
-export function outboxForgetHook(outbox: Pick<RapOutboxStore, "pendingMentioning" | "replacePending">): ForgetHook {
+/** The forget cascade's step into the outbox and the questions' rows (MemoryService.onForget). */
+export function outboxForgetHook(
+  outbox: Pick<RapOutboxStore, "pendingMentioning" | "replacePending">,
+  questions: Pick<RapUserChoiceStore, "promptsMentioning" | "replacePrompt">,
+): ForgetHook {
   return {
     // Rows name no user: a body holding the exact text or the id is someone else's only by
     // coincidence, and it would lose that one delivery, nothing more.
@@ -49,6 +54,9 @@ export function outboxForgetHook(outbox: Pick<RapOutboxStore, "pendingMentioning
         if (!m.holds(row.body)) continue;
         const body = withheld(row.body);
         if (body !== null) await outbox.replacePending(row.id, body);
+      }
+      for (const q of await questions.promptsMentioning(m.probes)) {
+        if (m.holds(q.prompt)) await questions.replacePrompt(q.toolset, q.choiceId, WITHHELD_QUESTION);
       }
     },
   };
