@@ -36,7 +36,7 @@ import type { Embedder } from "../../core/embedding/embedder.js";
 import { EmbedderGuard, isUsable } from "../../core/embedding/guard.js";
 import { asPgSystem, type PgDb, type Q } from "./pool.js";
 import { PgSemanticIndexes } from "./semantic-index.js";
-import { holdsWord } from "./words.js";
+import { holdsWord, punctAsSpace } from "./words.js";
 import { cappedTotal, DATED_AT, LIST_KEY_BRANCHES, decodeCursor, encodeCursor, exportAllVia, pushTo, totalCapOf, recordOf, sourcesByMemory, statusPredicate, type MemoryRow } from "../memory-rows.js";
 
 
@@ -78,9 +78,15 @@ class Params {
 }
 
 /** a query word as a parameterised tsquery */
-const tsqueryOf = (w: QueryWord, p: Params) => `plainto_tsquery('${w.config}', ${p.add(w.text)})`;
+/**
+ * A query word as the word rows hold it: ASCII punctuation is a space there ("acme-corp" is the
+ * words acme and corp, as in "vpn.acme-corp.io"; SQLite's tokenizer splits the same way).
+ */
+const indexedText = (w: QueryWord) => (w.config === "english" ? punctAsSpace(w.text) : w.text);
+const tsqueryOf = (w: QueryWord, p: Params) => `plainto_tsquery('${w.config}', ${p.add(indexedText(w))})`;
 /** The word matched in a memory's own text or tags only (weights A-C; the context column is D). */
-const ownTextQuery = (w: QueryWord, p: Params) => `to_tsquery('${w.config}', ${p.add(`'${w.text.replace(/\\/g, "\\\\").replace(/'/g, "''")}':ABC`)})`;
+const ownTextQuery = (w: QueryWord, p: Params) =>
+  `to_tsquery('${w.config}', ${p.add(`'${indexedText(w).replace(/\\/g, "\\\\").replace(/'/g, "''")}':ABC`)})`;
 
 /**
  * Rows the word channel may rank per query. ts_rank costs a few µs per matching row (it reads the
@@ -530,11 +536,13 @@ export class PgMemoryStore implements MemoryStore {
         live.map((b) => b.user_id),
         live.map((b) => b.vis_key),
         // lower-cased here: the parser folds letters outside ASCII only under a locale that knows
-        // them ('Übungsraum' stayed unfound by "übungsraum" in a C-locale database; migration 10)
-        live.map((b) => b.content.toLowerCase()),
-        live.map((b) => (b.tags ?? "").toLowerCase()),
+        // them ('Übungsraum' stayed unfound by "übungsraum" in a C-locale database; migration 10);
+        // ASCII punctuation as spaces: the parser keeps 'vpn.acme-corp.io', 'package.json' or
+        // '4417-9921' whole, so the words inside were found by no search (migration 11)
+        live.map((b) => punctAsSpace(b.content.toLowerCase())),
+        live.map((b) => punctAsSpace((b.tags ?? "").toLowerCase())),
         live.map((b) => cjkBigrams(b.content).join(" ")),
-        live.map((b) => [...(near.get(b.rowid) ?? []).map((n) => n.content), dateWords(b.valid_from ?? b.created_at)].join(" ").toLowerCase()),
+        live.map((b) => punctAsSpace([...(near.get(b.rowid) ?? []).map((n) => n.content), dateWords(b.valid_from ?? b.created_at)].join(" ").toLowerCase())),
       ],
     );
     return [...new Set([...near.values()].flat().map((n) => n.rowid))];
@@ -964,7 +972,7 @@ export class PgMemoryStore implements MemoryStore {
       const pastParam = past.length > 0 ? p.add(past) : null;
       const sel = missing.map((w, i) => {
         if (pastParam === null) return `${counts[i]}::float8 AS d${i}`;
-        const lexeme = `(SELECT l[1] FROM (SELECT tsvector_to_array(to_tsvector('${w.config}', ${p.add(w.text)})) AS l) x WHERE cardinality(l) = 1)`;
+        const lexeme = `(SELECT l[1] FROM (SELECT tsvector_to_array(to_tsvector('${w.config}', ${p.add(indexedText(w))})) AS l) x WHERE cardinality(l) = 1)`;
         // an uncorrelated subquery in an untaken CASE branch is never run
         return `(CASE WHEN ${lexeme} = ANY(${pastParam}::text[]) THEN ${DF_COUNT_CAP} ELSE ${counts[i]} END)::float8 AS d${i}`;
       });

@@ -8,6 +8,7 @@
 // Each step has a "postgres" text and a "dsql" text (Aurora DSQL: no sequences, foreign keys,
 // triggers, extensions, GIN or tsvector columns; indexes built with CREATE INDEX ASYNC).
 import type { PgMigration } from "./migrate.js";
+import { splitPunct } from "./words.js";
 
 type P = "postgres" | "dsql";
 
@@ -389,6 +390,37 @@ END
 $fold$;`
     : `-- none under the DSQL profile (no tsvector)`;
 
+/**
+ * Word rows written before the store read ASCII punctuation as spaces (PgMemoryStore.writeWordRows):
+ * the parser kept 'vpn.acme-corp.io', 'billing@northwind.com', 'package.json' and '4417-9921'
+ * whole, so "acme certificate" found the memory by "certificate" alone. A memory's own text
+ * (weight B) and tags (A) holding punctuation are tokenized again, lower-cased as the store does
+ * (with ICU's root locale where the database's locale does not fold letters outside ASCII, as in
+ * step 10); its CJK bigrams (C) and context (D, its neighbours' words) are kept as they were, and
+ * take the new form when a neighbour next changes. As system maintenance, so row-level security
+ * hides no row from it.
+ */
+const memoryWordsSplit = (p: P) => {
+  if (p !== "postgres") return `-- none under the DSQL profile (no word rows)`;
+  const update = (fold: string) => `UPDATE memory_words w SET tsv =
+      setweight(to_tsvector('english', ${splitPunct(`lower(m.content${fold})`)}), 'B')
+      || setweight(to_tsvector('english', ${splitPunct(`lower(coalesce((SELECT string_agg(t.tag, ' ' ORDER BY t.tag) FROM memory_tags t WHERE t.memory_rowid = m.rowid), '')${fold})`)}), 'A')
+      || ts_filter(w.tsv, '{c,d}')
+    FROM memories m
+    WHERE m.rowid = w.rowid
+      AND (m.content ~ '[[:punct:]]' OR EXISTS (SELECT 1 FROM memory_tags t WHERE t.memory_rowid = m.rowid AND t.tag ~ '[[:punct:]]'))`;
+  return `DO $split$
+BEGIN
+  PERFORM set_config('app.system', 'on', true);
+  IF lower('ÄΣМ') <> 'äσм' AND EXISTS (SELECT 1 FROM pg_collation WHERE collname = 'und-x-icu') THEN
+    EXECUTE $q$${update(' COLLATE "und-x-icu"')}$q$;
+  ELSE
+    ${update("")};
+  END IF;
+END
+$split$;`;
+};
+
 function step(version: number, name: string, ddl: (p: P) => string): PgMigration {
   return { version, name, sql: ddl("postgres"), dsql: ddl("dsql") };
 }
@@ -404,6 +436,7 @@ export const MEMORY_MIGRATIONS: PgMigration[] = [
   step(8, "pending memories by scope and by person", pendingIndexes),
   step(9, "session messages: words inside addresses, host names and paths", sessionWordsSplit),
   step(10, "word rows and session messages: letters outside ASCII folded under a C locale", foldedWords),
+  step(11, "word rows: words inside addresses, host names and paths", memoryWordsSplit),
 ];
 
 /** Tables whose rows belong to one user (column user_id): the row-level security set. */

@@ -6,6 +6,13 @@
 
 const PUNCT = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~";
 
+const PUNCT_RE = new RegExp(`[${PUNCT.replace(/[\\\]^-]/g, "\\$&")}]`, "g");
+
+/** `text` with every ASCII punctuation mark as a space (what splitPunct does in SQL), for text built in JavaScript */
+export function punctAsSpace(text: string): string {
+  return text.replace(PUNCT_RE, " ");
+}
+
 /** `sql` (a text expression) with every ASCII punctuation mark as a space, for to_tsvector / plainto_tsquery */
 export function splitPunct(sql: string): string {
   return `translate(${sql}, '${PUNCT.replace(/'/g, "''")}', '${" ".repeat(PUNCT.length)}')`;

@@ -187,6 +187,56 @@ describePg("postgres migrations on a cluster", (base) => {
     }
   });
 
+  it("step 11 tokenizes the word rows written before as new ones: words inside host names, emails and file names match, context and tags stay", async () => {
+    const t = await createTestDatabase(base(), "migwords");
+    try {
+      const old = await openPg(t.url, { max: 1, migrations: MEMORY_MIGRATIONS, targetVersion: 10 });
+      const store = new PgMemoryStore(old);
+      const vpn = mem("The VPN certificate for vpn.acme-corp.io expires", { tags: ["ops/tls"], createdAt: Date.UTC(2026, 4, 2) });
+      const plain = mem("Lunch is at noon on Fridays", { createdAt: Date.UTC(2026, 4, 2) });
+      for (const r of [vpn, plain]) await store.insert(r, { at: 1, actor: "t", action: "create", targetKind: "memory", targetId: r.id, detail: {} });
+      // the word rows as a build before step 11 wrote them: the parser saw the punctuation
+      await old.pool.query(
+        `UPDATE memory_words w SET tsv = setweight(to_tsvector('english', lower(m.content)), 'B')
+           || setweight(to_tsvector('english', coalesce((SELECT string_agg(tag, ' ') FROM memory_tags WHERE memory_rowid = m.rowid), '')), 'A')
+           || ts_filter(w.tsv, '{c,d}')
+         FROM memories m WHERE m.rowid = w.rowid`,
+      );
+      const words = async (db: PgDb, id: string) =>
+        (await db.pool.query<{ t: string }>(`SELECT w.tsv::text AS t FROM memory_words w JOIN memories m ON m.rowid = w.rowid WHERE m.id = $1`, [id])).rows[0]!.t;
+      const find = async (db: PgDb, text: string) =>
+        (
+          await new PgMemoryStore(db).search({
+            visibility: { keys: [visibilityKey(scopeOf("alice"))] },
+            query: analyzeQuery(text),
+            statuses: ["active"],
+            includeFlagged: false,
+            now: Date.UTC(2026, 10, 1),
+            limit: 5,
+            wordsOnly: true,
+          })
+        ).map((h) => h.record.id);
+      expect(await find(old, "acme")).toEqual([]);
+      const plainBefore = await words(old, plain.id);
+      await old.close();
+      const db = await openPg(t.url, { max: 1, migrations: MEMORY_MIGRATIONS });
+      try {
+        expect(await find(db, "acme")).toEqual([vpn.id]);
+        expect(await find(db, "tls")).toEqual([vpn.id]);
+        expect(await words(db, vpn.id)).toMatch(/'acm':\d+B/);
+        expect(await words(db, vpn.id)).toMatch(/'tls':\d+A/);
+        // the context (the day it was written, weight D) is kept
+        expect(await words(db, vpn.id)).toMatch(/'2026':\d+( |,|$)/);
+        // a memory without punctuation is left as it was
+        expect(await words(db, plain.id)).toBe(plainBefore);
+      } finally {
+        await db.close();
+      }
+    } finally {
+      await t.drop();
+    }
+  });
+
   it("step 104 rebuilds the skill search documents written before: words inside a file name of a description match", async () => {
     const t = await createTestDatabase(base(), "migskill");
     try {

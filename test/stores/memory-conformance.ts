@@ -431,6 +431,28 @@ export function memoryConformance(name: string, make: () => Promise<MemoryUnderT
       expect((await s.search(q("пароль", vis, { wordsOnly: true }))).map((h) => h.record.id)).toEqual([russian.id]);
     });
 
+    it("a word inside a host name, email, file name, path or dashed number is a word of its own (the words alone too)", async () => {
+      const s = await fresh();
+      const vpn = mem("The VPN certificate for vpn.acme-corp.io expires in May");
+      const mail = mem("Invoices go to billing@northwind-traders.com each month");
+      const file = mem("Lint rules live in tsconfig.strict.json beside the package.json scripts");
+      const ticket = mem("The outage was tracked as incident 4417-9921");
+      // other memories matching one word of each query, so only the inner word ranks it first
+      const others = Array.from({ length: 12 }, (_, i) => mem(`Certificate renewal note ${i}: invoices, scripts and incidents are tracked elsewhere`));
+      for (const r of [vpn, mail, file, ticket, ...others]) await s.insert(r, audit(r.id));
+      const vis = keysOf(scopeOf("alice"));
+      const top = async (text: string, wordsOnly = false) => (await s.search(q(text, vis, { wordsOnly })))[0]?.record.id;
+      expect(await top("acme certificate")).toBe(vpn.id);
+      expect(await top("northwind invoices")).toBe(mail.id);
+      expect(await top("tsconfig scripts")).toBe(file.id);
+      expect(await top("incident 9921")).toBe(ticket.id);
+      // the query written as the text writes it
+      expect(await top("acme-corp")).toBe(vpn.id);
+      // a conflict check's search: the words alone
+      expect(await top("acme certificate", true)).toBe(vpn.id);
+      expect(await top("northwind", true)).toBe(mail.id);
+    });
+
     if (stemming) {
       it("the word channel stems: 'running' finds 'runs'", async () => {
         const s = await fresh();
