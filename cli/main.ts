@@ -13,6 +13,7 @@ import { registerSessions } from "./commands/sessions.js";
 import { registerToolset } from "./commands/toolset.js";
 import { registerProviderProxy } from "./commands/provider-proxy.js";
 import { registerSkills } from "./commands/skills.js";
+import { readOnlyProblem } from "../stores/sqlite/database.js";
 import { fileErrorText } from "./file-errors.js";
 import { forCommandLine } from "./tool-hints.js";
 
@@ -53,7 +54,9 @@ registerMigrate(program);
 registerDb(program);
 
 program.parseAsync(process.argv).catch((e: unknown) => {
-  process.stderr.write(`infinity-memory: ${fileErrorText(e) ?? forCommandLine(e instanceof Error ? e.message : String(e))}\n`);
+  // a write refused because the database is read-only for this user names the file and the fix
+  const err = readOnlyProblem(e) ?? e;
+  process.stderr.write(`infinity-memory: ${fileErrorText(err) ?? forCommandLine(err instanceof Error ? err.message : String(err))}\n`);
   // Exit now: a command server that failed to start must not linger with open handles (the
   // daemon waits on its stdout for the port line).
   process.exit(1);

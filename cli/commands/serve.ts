@@ -19,6 +19,7 @@ import { SKILLS_TOOLSET, skillsToolset } from "../../toolsets/skills/tools.js";
 import { openSkills } from "../skills-context.js";
 import { dataHome, loadConfig, openAnyMemory, printMigration, type AnyMemoryContext, type MemoryContext } from "../context.js";
 import { maskLocation } from "../../stores/backend.js";
+import { openedReadOnly, openProblem } from "../../stores/sqlite/database.js";
 import { deriveRequestScope } from "../../core/memory/scope.js";
 import { asSystemMethod, bindCallsToUser, NO_IDENTITY, pgIdentity } from "../pg-identity.js";
 import { rapJson, serverEntry, commandEntry } from "../rap-json.js";
@@ -134,6 +135,14 @@ async function serve(o: ServeOptions): Promise<void> {
     });
   } catch (e) {
     logger.fatal({ err: e, db: o.db ? maskLocation(o.db) : undefined }, "cannot open the database; not starting");
+    throw e;
+  }
+  // a server writes with every call (its journal before any tool runs): a database this user may
+  // only read would answer every call with an error
+  if (openedReadOnly(ctx.location)) {
+    const e = openProblem(ctx.location, { code: "SQLITE_READONLY" });
+    logger.fatal({ err: e }, "cannot write the database; not starting");
+    await ctx.close();
     throw e;
   }
   const stores = ctx.backend;

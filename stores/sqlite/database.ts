@@ -1,8 +1,8 @@
 // Opens a SQLite database with the pragmas every store relies on and brings its schema up to
 // date. One file holds every table of the product (memory, RAP state, later skills and traces).
 import Database from "better-sqlite3";
-import { statSync } from "node:fs";
-import { dirname } from "node:path";
+import { accessSync, constants as fsConstants, statSync } from "node:fs";
+import { basename, dirname } from "node:path";
 import { createPrivateFile, makePrivateDir } from "../private-files.js";
 import { StoreError } from "../traits.js";
 import { MIGRATIONS, type Migration } from "./migrations.js";
@@ -40,6 +40,10 @@ export function openDatabase(path: string, opts: OpenOptions = {}): Db {
   }
   let db: Db;
   try {
+    // SQLite opens a file this user may not write read-only without a word (reads work), and the
+    // first write fails with "attempt to write a readonly database", naming nothing: noted here so
+    // that failure can name the file (readOnlyProblem)
+    if (path !== ":memory:" && path !== "" && !opts.readonly && !writable(path)) notWritable.add(path);
     db = new Database(path, { readonly: opts.readonly ?? false });
   } catch (e) {
     throw openProblem(path, e);
@@ -84,10 +88,46 @@ export async function copyDatabase(db: Db, file: string): Promise<void> {
   await db.backup(file, { progress: () => ALL_PAGES });
 }
 
-/** SQLite's "unable to open database file" and "file is not a database" do not say which file. */
-function openProblem(path: string, e: unknown): unknown {
+/** Databases this process opened that its user may not write (see openDatabase). */
+const notWritable = new Set<string>();
+
+/** Whether `path` was opened by this process and its user may not write it. */
+export function openedReadOnly(path: string): boolean {
+  return notWritable.has(path);
+}
+
+/**
+ * A write SQLite refused because the database is read-only for this user, as an error naming the
+ * file and the fix (the file this process opened so); null for any other error.
+ */
+export function readOnlyProblem(e: unknown): StoreError | null {
+  const code = (e as { code?: unknown } | null)?.code;
+  if (typeof code !== "string" || !code.startsWith("SQLITE_READONLY") || notWritable.size !== 1) return null;
+  return openProblem([...notWritable][0]!, e) as StoreError;
+}
+
+/** Whether this user may write the file (true when it is missing: the open creates it or says why not). */
+function writable(path: string): boolean {
+  try {
+    accessSync(path, fsConstants.W_OK);
+    return true;
+  } catch (e) {
+    return (e as { code?: unknown }).code !== "EACCES" && (e as { code?: unknown }).code !== "EROFS";
+  }
+}
+
+/**
+ * SQLite's "unable to open database file", "file is not a database" and "attempt to write a
+ * readonly database" do not say which file, nor what to change.
+ */
+export function openProblem(path: string, e: unknown): unknown {
   const code = (e as { code?: unknown }).code;
   if (code === "SQLITE_NOTADB") return new StoreError("io", `${path} is not a SQLite database (is the path right?)`);
+  if (typeof code === "string" && code.startsWith("SQLITE_READONLY")) {
+    // WAL mode writes <file>-wal and <file>-shm beside the database: its folder must take them
+    const what = code === "SQLITE_READONLY_DIRECTORY" ? `its folder ${dirname(path)} is not writable for this user (SQLite keeps ${basename(path)}-wal and -shm beside it)` : "it is read-only for this user";
+    return new StoreError("io", `cannot write the database ${path}: ${what}; give this user write access to the file and its folder, or point --db elsewhere`);
+  }
   if (code === "SQLITE_CANTOPEN") {
     let why = "check that the path is right and that this user may read and write it";
     try {

@@ -2,7 +2,7 @@
 // where a database should be, an export into a folder that is not there, `export | head`, and
 // INFINITY_MEMORY_DB honoured by every command that takes --db.
 import { spawnSync } from "node:child_process";
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { CLI, runCli } from "../helpers/cli.js";
@@ -69,6 +69,46 @@ describe("CLI and the files it is given", () => {
       expect(r.stderr, args.join(" ")).toContain(`infinity-memory: ${notes} is not a SQLite database (is the path right?)`);
     }
     expect(readFileSync(notes, "utf8")).toBe("shopping: eggs, flour\n".repeat(200));
+  });
+
+  it("a database this user may not write (the file, or the folder its -wal and -shm go in) is named with the fix", () => {
+    const dir = tempDir("imem-files-");
+    const db = join(dir, "ro", "memory.db");
+    expect(runCli(["memory", "add", "Courier route 7 needs two vans", "--db", db], { INFINITY_MEMORY_HOME: dir, INFINITY_MEMORY_USER: "alice" }).status).toBe(0);
+    // root writes whatever the modes say: the CLI runs as an unprivileged user then
+    const root = process.getuid?.() === 0;
+    const asUser = (args: string[]) =>
+      spawnSync(root ? "runuser" : process.execPath, [...(root ? ["-u", "nobody", "--", process.execPath] : []), CLI, ...args], {
+        encoding: "utf8",
+        env: { ...process.env, INFINITY_MEMORY_HOME: join(dir, "home"), INFINITY_MEMORY_USER: "alice" },
+      });
+    chmodSync(dir, 0o777);
+    // the folder: SQLite cannot make the -wal and -shm files beside the database
+    chmodSync(join(dir, "ro"), 0o555);
+    chmodSync(db, 0o666);
+    for (const f of ["memory.db-wal", "memory.db-shm"]) rmSync(join(dir, "ro", f), { force: true });
+    for (const args of [["memory", "search", "courier"], ["memory", "add", "Van keys are in the office"]]) {
+      const r = asUser([...args, "--db", db]);
+      expect(r.status, args.join(" ")).toBe(1);
+      expect(r.stderr, args.join(" ")).toBe(
+        `infinity-memory: cannot write the database ${db}: its folder ${join(dir, "ro")} is not writable for this user (SQLite keeps memory.db-wal and -shm beside it); give this user write access to the file and its folder, or point --db elsewhere\n`,
+      );
+    }
+    // the file itself: it can be read, a write names it
+    chmodSync(join(dir, "ro"), 0o777);
+    chmodSync(db, 0o444);
+    expect(asUser(["memory", "search", "courier", "--db", db]).stdout).toContain("Courier route 7");
+    const readOnly = `cannot write the database ${db}: it is read-only for this user; give this user write access to the file and its folder, or point --db elsewhere`;
+    const add = asUser(["memory", "add", "Van keys are in the office", "--db", db]);
+    expect(add.status).toBe(1);
+    expect(add.stderr).toBe(`infinity-memory: ${readOnly}\n`);
+    // a server would answer every call with an error: it does not start, and says why
+    const serve = asUser(["serve", "--port", "0", "--log", join(dir, "serve.log"), "--db", db]);
+    expect(serve.status).toBe(1);
+    expect(serve.stderr).toBe(`infinity-memory: ${readOnly}\n`);
+    expect(readFileSync(join(dir, "serve.log"), "utf8")).toContain("cannot write the database; not starting");
+    chmodSync(db, 0o644);
+    expect(runCli(["memory", "list", "--db", db], { INFINITY_MEMORY_HOME: dir, INFINITY_MEMORY_USER: "alice" }).stdout).toContain("Courier route 7");
   });
 
   it("memory import names a missing file or a directory in plain words", () => {
