@@ -117,7 +117,8 @@ describe("a store over an endpoint that accepts and never answers", () => {
       dbPath: join(tempDir(), "memory.db"),
       config: defaultConfig({
         localUser: "alice",
-        embedder: { kind: "openai", timeoutMs: 300, openai: { baseUrl: `http://127.0.0.1:${port}/v1`, model: "m", dimensions: 16 } } as never,
+        // a timeout long against a loaded machine's own delays, so "waited" and "did not wait" stay apart
+        embedder: { kind: "openai", timeoutMs: 2000, openai: { baseUrl: `http://127.0.0.1:${port}/v1`, model: "m", dimensions: 16 } } as never,
       }),
       clock: fixedClock(T0),
       env: {},
@@ -127,14 +128,14 @@ describe("a store over an endpoint that accepts and never answers", () => {
       const t0 = performance.now();
       const first = await ctx.service.remember(alice, { content: "Alice's printer is on floor 3", kind: "fact", scope: "user" }, modelOrigin());
       expect(first.status).toBe("created");
-      expect(performance.now() - t0).toBeGreaterThanOrEqual(250);
+      expect(performance.now() - t0).toBeGreaterThanOrEqual(1900);
       const t1 = performance.now();
       const second = await ctx.service.remember(alice, { content: "Alice's scanner is on floor 2", kind: "fact", scope: "user" }, modelOrigin());
       const hits = await ctx.service.search({ thread: alice }, { query: "scanner floor" });
-      expect(performance.now() - t1).toBeLessThan(250);
+      expect(performance.now() - t1).toBeLessThan(1000);
       expect(hits[0]?.record.id).toBe(second.record.id);
       expect(asked).toBe(1);
-      expect(ctx.store.vectors!.lastError).toMatch(/no answer within 300 ms/);
+      expect(ctx.store.vectors!.lastError).toMatch(/no answer within 2000 ms/);
     } finally {
       ctx.close();
     }
