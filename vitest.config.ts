@@ -3,7 +3,9 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
-    testTimeout: 30_000,
+    // the command-line suites start dozens of processes a test (~15 s on an idle 2-core machine, near
+    // 30 s on a loaded one)
+    testTimeout: 60_000,
     hookTimeout: 30_000,
     pool: "forks",
     // a throwaway PostgreSQL cluster for the PostgreSQL suites (skipped with a reason when absent)
