@@ -21,27 +21,37 @@ function cli(args: string[], env: Record<string, string>): Promise<string> {
   return new Promise((ok) => p.once("close", () => ok(out)));
 }
 
+/** `serve` on a free port for `env`, delivering to `callbackUrl`: invoke a tool, stop it (SIGINT, exit 0) */
+async function serve(dir: string, env: Record<string, string>, callbackUrl: string) {
+  const child = spawn(process.execPath, [CLI, "serve", "--port", "0", "--log", join(dir, "serve.log")], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "ignore"] });
+  const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));
+  const base = await new Promise<string>((ok) =>
+    createInterface({ input: child.stdout }).on("line", (l) => {
+      const m = /listening on (http:\/\/\S+)/.exec(l);
+      if (m) ok(m[1]!);
+    }),
+  );
+  const invoke = async (id: string, operation: string, args: unknown) => {
+    const body = { operation, arguments: args, id, call_id: null, callback_url: callbackUrl, group_id: GROUP, thread_ancestors: null };
+    expect((await fetch(`${base}/invoke`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) })).status).toBe(200);
+  };
+  const stop = async () => {
+    child.kill("SIGINT");
+    expect(await exited).toBe(0);
+  };
+  return { invoke, stop };
+}
+
 describe("forget and the outbox", () => {
   it("a search result still waiting to be delivered goes out without the forgotten memory", { timeout: 60_000 }, async () => {
     const dir = tempDir("outbox-forget-");
     const env = { INFINITY_MEMORY_HOME: dir, INFINITY_MEMORY_USER: "alice", INFINITY_HOME: join(dir, "no-daemon-home") };
     let down = false;
     const runtime = await startListener({ status: () => (down ? 503 : 200) });
-    const child = spawn(process.execPath, [CLI, "serve", "--port", "0", "--log", join(dir, "serve.log")], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "ignore"] });
-    const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));
+    const server = await serve(dir, env, runtime.url);
     const results = () => runtime.accepted().filter((b) => b.type === "tool_result");
     try {
-      const base = await new Promise<string>((ok) =>
-        createInterface({ input: child.stdout }).on("line", (l) => {
-          const m = /listening on (http:\/\/\S+)/.exec(l);
-          if (m) ok(m[1]!);
-        }),
-      );
-      const invoke = async (id: string, operation: string, args: unknown) => {
-        const body = { operation, arguments: args, id, call_id: null, callback_url: runtime.url, group_id: GROUP, thread_ancestors: null };
-        const r = await fetch(`${base}/invoke`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
-        expect(r.status).toBe(200);
-      };
+      const { invoke } = server;
       await invoke("remember", "memory_remember", { content: "The vault combination is quokkavault 5521" });
       const saved = await waitFor(() => results().find((b) => b.id === "remember"), "the remember result");
       const id = /mem_\w+/.exec(saved.text as string)![0];
@@ -64,8 +74,7 @@ describe("forget and the outbox", () => {
       expect(delivered.text).toMatch(/^Error: this result quoted a memory that was forgotten before the result could be delivered/);
       expect(JSON.stringify(runtime.accepted())).not.toContain("quokkavault");
     } finally {
-      child.kill("SIGINT");
-      expect(await exited).toBe(0);
+      await server.stop();
       await runtime.close();
     }
   });
@@ -93,25 +102,6 @@ describe("forget and the outbox", () => {
     const dir = tempDir("outbox-forget-");
     const env = { INFINITY_MEMORY_HOME: dir, INFINITY_MEMORY_USER: "alice", INFINITY_HOME: join(dir, "no-daemon-home") };
     const runtime = await startListener();
-    const serve = async () => {
-      const child = spawn(process.execPath, [CLI, "serve", "--port", "0", "--log", join(dir, "serve.log")], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "ignore"] });
-      const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));
-      const base = await new Promise<string>((ok) =>
-        createInterface({ input: child.stdout }).on("line", (l) => {
-          const m = /listening on (http:\/\/\S+)/.exec(l);
-          if (m) ok(m[1]!);
-        }),
-      );
-      const invoke = async (id: string, operation: string, args: unknown) => {
-        const body = { operation, arguments: args, id, call_id: null, callback_url: runtime.url, group_id: GROUP, thread_ancestors: null };
-        expect((await fetch(`${base}/invoke`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) })).status).toBe(200);
-      };
-      const stop = async () => {
-        child.kill("SIGINT");
-        expect(await exited).toBe(0);
-      };
-      return { invoke, stop };
-    };
     const promptRows = () => {
       const db = openDatabase(join(dir, "memory.db"), { readonly: true });
       try {
@@ -121,7 +111,7 @@ describe("forget and the outbox", () => {
       }
     };
     try {
-      const first = await serve();
+      const first = await serve(dir, env, runtime.url);
       await first.invoke("remember", "memory_remember", { content: "The vault combination is quokkavault 5521" });
       const saved = await waitFor(() => runtime.accepted().find((b) => b.id === "remember"), "the remember result");
       const id = /mem_\w+/.exec(saved.text as string)![0];
@@ -136,7 +126,7 @@ describe("forget and the outbox", () => {
       expect(promptRows()).toEqual([expect.stringMatching(/^\(This question quoted a memory that has since been forgotten/)]);
 
       // the next server runs the call again: nothing matches any more, and the row goes
-      const second = await serve();
+      const second = await serve(dir, env, runtime.url);
       const result = await waitFor(() => runtime.accepted().find((b) => b.type === "tool_result" && b.id === "by-query"), "the re-run's result", 20_000);
       expect(result.text).toBe('No memories match "vault combination"; nothing was forgotten.');
       await second.stop();
