@@ -472,7 +472,9 @@ export type SkillAuditAction =
   | "promote"
   | "retire"
   | "eta"
-  | "evolve";
+  | "evolve"
+  // a forget withdrew what the learning loop had derived from the forgotten text (core/learning/skill-forget.ts)
+  | "withdraw";
 
 /** An audit_log row about a skill (target_kind 'skill'; target_id the skill name). */
 export interface SkillAuditEntry {
@@ -535,6 +537,29 @@ export interface SkillStore {
    */
   search(q: SkillSearchQuery): Promise<SkillSearchHit[]>;
   auditOf(name: string, limit: number): Promise<(SkillAuditEntry & { seq: number })[]>;
+  /**
+   * Versions the agent wrote (author 'agent') one of whose texts (description, body, frontmatter,
+   * a file's path or content) contains one of `probes` (ASCII letters and digits, case ignored;
+   * an empty one matches every text), with those texts for the caller's exact check. A forget
+   * looks for copies of its text; a long scan gives way to other work now and then.
+   */
+  agentVersionsMentioning(probes: string[]): Promise<{ version: SkillVersion; texts: string[] }[]>;
+  /**
+   * A forget withdrew this version the agent wrote: its description, body and frontmatter become
+   * `blank`, its files go, its content hash becomes WITHHELD_HASH_PREFIX + its id, it is rejected
+   * and off the publication stack; when the skill's pointer is at it, the search index holds the
+   * blank description. Written with the audit row in one transaction; false (nothing written)
+   * when it is not a version the agent wrote.
+   */
+  withdrawVersion(
+    versionId: string,
+    blank: { description: string; body: string; frontmatter: Record<string, unknown> },
+    audit: SkillAuditEntry,
+  ): Promise<boolean>;
+  /** trials whose note contains one of `probes` (as agentVersionsMentioning), for the caller's exact check */
+  trialNotesMentioning(probes: string[]): Promise<{ id: number; versionId: string; threadId: string | null; note: string }[]>;
+  /** clear these trials' notes (a forget found the forgotten text in them) */
+  clearTrialNotes(ids: number[]): Promise<void>;
 }
 
 // ---- learning loop (core/learning) ----
@@ -599,8 +624,8 @@ export interface LearningStore {
    * FORGOTTEN_EPISODE_HASH, so upsertEpisode never writes them again.
    */
   forgetEpisodes(ids: string[], at: number): Promise<void>;
-  /** episodes built from any of these messages (their message edges), not forgotten yet */
-  episodesOfMessages(refs: MessageRef[]): Promise<{ id: string; rootThreadId: string }[]>;
+  /** episodes built from any of these messages (their message edges), not forgotten yet (`withForgotten`: those too) */
+  episodesOfMessages(refs: MessageRef[], opts?: { withForgotten?: boolean }): Promise<{ id: string; rootThreadId: string }[]>;
 
   /** keep a task_feedback call; false when this call was recorded before */
   recordFeedback(fb: TaskFeedback): Promise<boolean>;
@@ -686,6 +711,28 @@ export interface GoldenTask {
   createdAt: number;
 }
 
+/** What the evolution tables hold that may quote a forgotten text (EvolutionStore.mentioning). */
+export interface EvolutionMentions {
+  policies: StoredPolicy[];
+  requests: SkillRequest[];
+  reports: StoredEvalReport[];
+  goldenTasks: GoldenTask[];
+}
+
+/** What a forget changes in the evolution tables (EvolutionStore.withhold). */
+export interface EvolutionWithholding {
+  /**
+   * A policy's entries that quoted the text are gone: these are what is left. It becomes
+   * ineligible (the loop does not build from it until a recompute finds the pattern again in the
+   * episodes left), and its support edges keep only `episodeIds`.
+   */
+  policies: { id: string; keyTerms: string[]; tasks: string[]; episodeIds: string[]; pitfalls: PolicyDraft["pitfalls"]; steps: PolicyDraft["steps"] }[];
+  /** a request's detail without the text; `close`: a pending one is rejected, decided by "forget" */
+  requests: { id: string; detail: Record<string, unknown>; close: boolean }[];
+  reports: { id: number; report: StoredEvalReport["report"] }[];
+  goldenTaskIds: number[];
+}
+
 export interface EvolutionStore {
   /** ids of finished episodes, newest change first, at most `limit` */
   recentEpisodeIds(limit: number): Promise<string[]>;
@@ -716,4 +763,13 @@ export interface EvolutionStore {
   audit(entry: SkillAuditEntry): Promise<void>;
   /** the last trial of any version of the skill, or null */
   lastTrialAt(skillName: string): Promise<number | null>;
+  /**
+   * Policies (pattern or key terms), requests (detail), evaluation reports and golden tasks one
+   * of whose texts contains one of `probes` (ASCII letters and digits, case ignored; an empty one
+   * matches every text), for the caller's exact check. A forget looks for copies of its text; a
+   * long scan gives way to other work now and then.
+   */
+  mentioning(probes: string[]): Promise<EvolutionMentions>;
+  /** write what a forget changed, with its audit rows, in one transaction */
+  withhold(w: EvolutionWithholding, at: number, audits: SkillAuditEntry[]): Promise<void>;
 }

@@ -92,3 +92,10 @@ export interface SkillSearchHit {
 export function etaOf(passes: number, trials: number, prior: { priorPasses: number; priorFails: number }): number {
   return (passes + prior.priorPasses) / (trials + prior.priorPasses + prior.priorFails);
 }
+
+/**
+ * The content hash of a version a forget withdrew, followed by its id (unique per skill, as a
+ * hash must be): no draft has it, and the PostgreSQL trigger that keeps versions immutable lets
+ * exactly this change through, once (a version the agent wrote becoming rejected with this hash).
+ */
+export const WITHHELD_HASH_PREFIX = "withheld:";

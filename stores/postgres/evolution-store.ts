@@ -1,9 +1,11 @@
 // PostgreSQL EvolutionStore: policies and their provenance edges, evaluation reports, approval
 // requests, golden tasks, and the η writes of the lifecycle.
-import type { Pool } from "pg";
+import type { Pool, QueryResultRow } from "pg";
 import type { PolicyDraft } from "../../core/learning/policy.js";
 import type {
+  EvolutionMentions,
   EvolutionStore,
+  EvolutionWithholding,
   GoldenTask,
   SkillAuditEntry,
   SkillRequest,
@@ -111,7 +113,15 @@ function toReport(r: ReportRow): StoredEvalReport {
   };
 }
 
-function toGolden(r: { id: string | number; skill_name: string; task: string; tools: string; created_at: string | number }): GoldenTask {
+interface GoldenRow {
+  id: string | number;
+  skill_name: string;
+  task: string;
+  tools: string;
+  created_at: string | number;
+}
+
+function toGolden(r: GoldenRow): GoldenTask {
   return { id: num(r.id), skillName: r.skill_name, task: r.task, tools: parseJson<string[]>(r.tools), createdAt: num(r.created_at) };
 }
 
@@ -291,5 +301,41 @@ export class PgEvolutionStore implements EvolutionStore {
       [skillName],
     );
     return numOrNull(r.rows[0]!.at);
+  }
+
+  async mentioning(probes: string[]): Promise<EvolutionMentions> {
+    // probes are ASCII letters and digits: lower() folds them under any locale
+    const any = (col: string) => `EXISTS (SELECT 1 FROM unnest($1::text[]) AS p WHERE strpos(lower(${col}), p) > 0)`;
+    const q = async <R extends QueryResultRow>(sql: string) => (await this.pool.query<R>(sql, [probes])).rows;
+    return {
+      policies: (await q<PolicyRow>(`SELECT * FROM learning_policies WHERE ${any("pattern")} OR ${any("key_terms")} ORDER BY signature COLLATE "C"`)).map(toPolicy),
+      requests: (await q<RequestRow>(`SELECT * FROM skill_requests WHERE ${any("detail")} ORDER BY created_at, id COLLATE "C"`)).map(toRequest),
+      reports: (await q<ReportRow>(`SELECT * FROM skill_eval_reports WHERE ${any("report")} ORDER BY id`)).map(toReport),
+      goldenTasks: (await q<GoldenRow>(`SELECT * FROM skill_golden_tasks WHERE ${any("task")} ORDER BY id`)).map(toGolden),
+    };
+  }
+
+  async withhold(w: EvolutionWithholding, at: number, audits: SkillAuditEntry[]): Promise<void> {
+    await inTx(this.pool, async (c) => {
+      for (const p of w.policies) {
+        const row = (await c.query<PolicyRow>(`SELECT * FROM learning_policies WHERE id = $1`, [p.id])).rows[0];
+        if (!row) continue;
+        const pattern: Pattern = { ...parseJson<Pattern>(row.pattern), steps: p.steps, episodeIds: p.episodeIds, pitfalls: p.pitfalls, tasks: p.tasks };
+        await c.query(`UPDATE learning_policies SET key_terms = $1, pattern = $2, eligible = 0, updated_at = $3 WHERE id = $4`, [
+          JSON.stringify(p.keyTerms),
+          JSON.stringify(pattern),
+          at,
+          p.id,
+        ]);
+        await c.query(`DELETE FROM learning_policy_episodes WHERE policy_id = $1 AND role = 'support' AND NOT (episode_id = ANY($2::text[]))`, [p.id, p.episodeIds]);
+      }
+      for (const r of w.requests) {
+        await c.query(`UPDATE skill_requests SET detail = $1 WHERE id = $2`, [JSON.stringify(r.detail), r.id]);
+        if (r.close) await c.query(`UPDATE skill_requests SET status = 'rejected', decided_at = $1, decided_by = 'forget' WHERE id = $2 AND status = 'pending'`, [at, r.id]);
+      }
+      for (const r of w.reports) await c.query(`UPDATE skill_eval_reports SET report = $1 WHERE id = $2`, [JSON.stringify(r.report), r.id]);
+      if (w.goldenTaskIds.length > 0) await c.query(`DELETE FROM skill_golden_tasks WHERE id = ANY($1::bigint[])`, [w.goldenTaskIds]);
+      for (const a of audits) await writeSkillAudit(c, a, this.f);
+    }, this.txOpts);
   }
 }

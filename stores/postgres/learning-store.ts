@@ -289,14 +289,15 @@ export class PgLearningStore implements LearningStore {
     }, this.txOpts);
   }
 
-  async episodesOfMessages(refs: MessageRef[]) {
+  async episodesOfMessages(refs: MessageRef[], opts: { withForgotten?: boolean } = {}) {
     if (refs.length === 0) return [];
     const r = await this.pool.query<{ id: string; root_thread_id: string }>(
       `SELECT DISTINCT e.id, e.root_thread_id FROM learning_episode_messages m
          JOIN learning_episodes e ON e.id = m.episode_id
          JOIN unnest($1::text[], $2::text[]) AS r (thread_id, message_id) ON e.thread_id = r.thread_id AND m.message_id = r.message_id
        WHERE e.content_hash <> $3`,
-      [refs.map((x) => x.threadId), refs.map((x) => x.messageId), FORGOTTEN_EPISODE_HASH],
+      // (no content hash is the empty string: with it, forgotten episodes are found too)
+      [refs.map((x) => x.threadId), refs.map((x) => x.messageId), opts.withForgotten ? "" : FORGOTTEN_EPISODE_HASH],
     );
     return r.rows.map((x) => ({ id: x.id, rootThreadId: x.root_thread_id }));
   }

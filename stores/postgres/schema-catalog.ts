@@ -402,4 +402,30 @@ $fold$;
 `
       : `-- none under the DSQL profile (no search documents)`,
   ),
+  // A forget withdraws a version the learning loop (or the model) wrote from the forgotten text
+  // (core/learning/skill-forget.ts): its texts are blanked in place, the one change the trigger
+  // lets through besides counters and status. DSQL has no trigger.
+  step(106, "skill versions: a forget may blank a version the agent wrote", (p) =>
+    p === "postgres"
+      ? `
+CREATE OR REPLACE FUNCTION skill_versions_immutable() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF NEW.content_hash IS DISTINCT FROM OLD.content_hash OR NEW.body IS DISTINCT FROM OLD.body
+     OR NEW.description IS DISTINCT FROM OLD.description OR NEW.frontmatter IS DISTINCT FROM OLD.frontmatter
+     OR NEW.allowed_tools IS DISTINCT FROM OLD.allowed_tools OR NEW.skill_id IS DISTINCT FROM OLD.skill_id
+     OR NEW.seq IS DISTINCT FROM OLD.seq THEN
+    -- withdrawn after a forget: the agent's text blanked, rejected, marked by its hash; once
+    IF OLD.author = 'agent' AND NEW.author = 'agent' AND NEW.status = 'rejected' AND NEW.content_hash = 'withheld:' || NEW.id
+       AND OLD.content_hash IS DISTINCT FROM NEW.content_hash
+       AND NEW.allowed_tools IS NOT DISTINCT FROM OLD.allowed_tools AND NEW.skill_id IS NOT DISTINCT FROM OLD.skill_id
+       AND NEW.seq IS NOT DISTINCT FROM OLD.seq THEN
+      RETURN NEW;
+    END IF;
+    RAISE EXCEPTION 'skill versions are immutable';
+  END IF;
+  RETURN NEW;
+END $$;
+`
+      : `-- none under the DSQL profile (no triggers)`,
+  ),
 ];

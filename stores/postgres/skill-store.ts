@@ -4,7 +4,7 @@
 // on the same skill cannot both succeed; the loser re-reads and fails with "changed meanwhile".
 import type { Pool } from "pg";
 import type { SkillFile } from "../../core/skills/skill-md.js";
-import type { NewSkillVersion, Skill, SkillGrant, SkillSearchHit, SkillStatus, SkillToggle, SkillVersion } from "../../core/skills/version.js";
+import { WITHHELD_HASH_PREFIX, type NewSkillVersion, type Skill, type SkillGrant, type SkillSearchHit, type SkillStatus, type SkillToggle, type SkillVersion } from "../../core/skills/version.js";
 import { StoreError, type SkillAuditEntry, type SkillSearchQuery, type SkillStore } from "../traits.js";
 import { inTx, num, numOrNull, parseJson, POSTGRES_FLAVOR, type PgFlavor, type Queryable } from "./rows.js";
 import { holdsWord, splitPunct } from "./words.js";
@@ -246,7 +246,8 @@ export class PgSkillStore implements SkillStore {
         const target = await versionOn(c, m.to);
         if (!target || target.skillId !== skillId) throw new StoreError("not_found", `version ${m.to} is not a version of "${s.name}"`);
         if (m.expectedFrom !== null && m.expectedFrom !== m.to) {
-          await c.query(`UPDATE skill_versions SET status = $1 WHERE id = $2`, [m.fromStatus, m.expectedFrom]);
+          // (a version a forget withdrew, rejected, stays rejected)
+          await c.query(`UPDATE skill_versions SET status = $1 WHERE id = $2 AND status <> 'rejected'`, [m.fromStatus, m.expectedFrom]);
         }
         await c.query(`UPDATE skill_versions SET status = $1, published_at = COALESCE(published_at, $2) WHERE id = $3 AND skill_id = $4`, [
           m.toStatus,
@@ -435,6 +436,62 @@ export class PgSkillStore implements SkillStore {
       targetId: x.target_id,
       detail: parseJson<Record<string, unknown>>(x.detail),
     }));
+  }
+
+  async agentVersionsMentioning(probes: string[]): Promise<{ version: SkillVersion; texts: string[] }[]> {
+    // probes are ASCII letters and digits: lower() folds them under any locale
+    const hit = (col: string) => `strpos(lower(${col}), p) > 0`;
+    const r = await this.pool.query<VersionRow>(
+      `${VERSION_SELECT}
+        WHERE v.author = 'agent' AND EXISTS (SELECT 1 FROM unnest($1::text[]) AS p
+          WHERE ${hit("v.description")} OR ${hit("v.body")} OR ${hit("v.frontmatter")}
+             OR EXISTS (SELECT 1 FROM skill_files f WHERE f.version_id = v.id AND (${hit("f.path")} OR ${hit("f.content")})))
+        ORDER BY v.id`,
+      [probes],
+    );
+    const out: { version: SkillVersion; texts: string[] }[] = [];
+    for (const row of r.rows) {
+      const files = await this.filesOf(row.id);
+      out.push({ version: toVersion(row), texts: [row.description, row.body, row.frontmatter, ...files.flatMap((f) => [f.path, f.content])] });
+    }
+    return out;
+  }
+
+  async withdrawVersion(
+    versionId: string,
+    blank: { description: string; body: string; frontmatter: Record<string, unknown> },
+    audit: SkillAuditEntry,
+  ): Promise<boolean> {
+    return inTx(this.pool, async (c) => {
+      // the immutability trigger lets exactly this through (migration 106)
+      const changed = await c.query(
+        `UPDATE skill_versions SET description = $2, body = $3, frontmatter = $4, content_hash = $5, status = 'rejected', live_order = NULL
+          WHERE id = $1 AND author = 'agent'`,
+        [versionId, blank.description, blank.body, JSON.stringify(blank.frontmatter), `${WITHHELD_HASH_PREFIX}${versionId}`],
+      );
+      if ((changed.rowCount ?? 0) === 0) return false;
+      await c.query(`DELETE FROM skill_files WHERE version_id = $1`, [versionId]);
+      // a retired skill's pointer stays at its last version: its search document says no more than the blank
+      const s = (await c.query<SkillRow>(`SELECT * FROM skills WHERE published_version_id = $1`, [versionId])).rows[0];
+      if (s && !this.f.dsql) {
+        await c.query(`UPDATE skill_search SET doc = ${SKILL_DOC("$2::text", "$3::text")} WHERE skill_id = $1`, [s.id, s.name.toLowerCase(), blank.description.toLowerCase()]);
+      }
+      await writeSkillAudit(c, audit, this.f);
+      return true;
+    }, this.txOpts);
+  }
+
+  async trialNotesMentioning(probes: string[]): Promise<{ id: number; versionId: string; threadId: string | null; note: string }[]> {
+    const r = await this.pool.query<{ id: string; version_id: string; thread_id: string | null; note: string }>(
+      `SELECT id, version_id, thread_id, note FROM skill_trials
+        WHERE note IS NOT NULL AND EXISTS (SELECT 1 FROM unnest($1::text[]) AS p WHERE strpos(lower(note), p) > 0) ORDER BY id`,
+      [probes],
+    );
+    return r.rows.map((x) => ({ id: num(x.id), versionId: x.version_id, threadId: x.thread_id, note: x.note }));
+  }
+
+  async clearTrialNotes(ids: number[]): Promise<void> {
+    if (ids.length > 0) await this.pool.query(`UPDATE skill_trials SET note = NULL WHERE id = ANY($1::bigint[])`, [ids]);
   }
 }
 

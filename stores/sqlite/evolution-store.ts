@@ -2,7 +2,9 @@
 // evaluation reports, approval requests, golden tasks, and the η writes of the lifecycle.
 import type { PolicyDraft } from "../../core/learning/policy.js";
 import type {
+  EvolutionMentions,
   EvolutionStore,
+  EvolutionWithholding,
   GoldenTask,
   SkillAuditEntry,
   SkillRequest,
@@ -10,6 +12,7 @@ import type {
   StoredEvalReport,
   StoredPolicy,
 } from "../traits.js";
+import type Database from "better-sqlite3";
 import type { Db } from "./database.js";
 
 interface PolicyRow {
@@ -54,6 +57,23 @@ interface ReportRow {
   passed: number;
   report: string;
   created_at: number;
+}
+
+/** rows per page of a forget's scan (requests keep diffs of whole versions: a few milliseconds of reading) */
+const SCAN_PAGE = 500;
+
+const giveWay = () => new Promise<void>((r) => setImmediate(r));
+
+interface GoldenRow {
+  id: number;
+  skill_name: string;
+  task: string;
+  tools: string;
+  created_at: number;
+}
+
+function toGolden(r: GoldenRow): GoldenTask {
+  return { id: r.id, skillName: r.skill_name, task: r.task, tools: JSON.parse(r.tools) as string[], createdAt: r.created_at };
 }
 
 type Pattern = Pick<PolicyDraft, "steps" | "rawGain" | "episodeIds" | "counterIds" | "pitfalls" | "tasks">;
@@ -155,6 +175,33 @@ export class SqliteEvolutionStore implements EvolutionStore {
         `SELECT MAX(t.at) AS at FROM skill_trials t JOIN skill_versions v ON v.id = t.version_id JOIN skills s ON s.id = v.skill_id WHERE s.name = ?`,
       ),
       audit: p(`INSERT INTO audit_log (at, actor, action, target_kind, target_id, detail) VALUES (?, ?, ?, ?, ?, ?)`),
+      // A forget's scan: each table a page at a time in its key order, every probe in one pass.
+      // LIKE ignores ASCII case, and a probe is ASCII letters and digits: nothing to escape.
+      policyPageEnd: p(`SELECT max(rowid) FROM (SELECT rowid FROM learning_policies WHERE rowid > ? ORDER BY rowid LIMIT ?)`).pluck(),
+      policiesLike: p(
+        `SELECT * FROM learning_policies WHERE rowid > @after AND rowid <= @upto
+           AND EXISTS (SELECT 1 FROM json_each(@likes) WHERE pattern LIKE value OR key_terms LIKE value)`,
+      ),
+      requestPageEnd: p(`SELECT max(rowid) FROM (SELECT rowid FROM skill_requests WHERE rowid > ? ORDER BY rowid LIMIT ?)`).pluck(),
+      requestsLike: p(
+        `SELECT * FROM skill_requests WHERE rowid > @after AND rowid <= @upto AND EXISTS (SELECT 1 FROM json_each(@likes) WHERE detail LIKE value)`,
+      ),
+      reportPageEnd: p(`SELECT max(id) FROM (SELECT id FROM skill_eval_reports WHERE id > ? ORDER BY id LIMIT ?)`).pluck(),
+      reportsLike: p(
+        `SELECT * FROM skill_eval_reports WHERE id > @after AND id <= @upto AND EXISTS (SELECT 1 FROM json_each(@likes) WHERE report LIKE value)`,
+      ),
+      goldenPageEnd: p(`SELECT max(id) FROM (SELECT id FROM skill_golden_tasks WHERE id > ? ORDER BY id LIMIT ?)`).pluck(),
+      goldenLike: p(
+        `SELECT * FROM skill_golden_tasks WHERE id > @after AND id <= @upto AND EXISTS (SELECT 1 FROM json_each(@likes) WHERE task LIKE value)`,
+      ),
+      withholdPolicy: p(`UPDATE learning_policies SET key_terms = ?, pattern = ?, eligible = 0, updated_at = ? WHERE id = ?`),
+      keepSupport: p(
+        `DELETE FROM learning_policy_episodes WHERE policy_id = ? AND role = 'support' AND episode_id NOT IN (SELECT value FROM json_each(?))`,
+      ),
+      withholdRequest: p(`UPDATE skill_requests SET detail = ? WHERE id = ?`),
+      closeRequest: p(`UPDATE skill_requests SET status = 'rejected', decided_at = ?, decided_by = 'forget' WHERE id = ? AND status = 'pending'`),
+      withholdReport: p(`UPDATE skill_eval_reports SET report = ? WHERE id = ?`),
+      deleteGolden: p(`DELETE FROM skill_golden_tasks WHERE id = ?`),
     };
   }
 
@@ -256,13 +303,11 @@ export class SqliteEvolutionStore implements EvolutionStore {
   }
 
   async addGoldenTask(skillName: string, task: string, tools: string[], at: number): Promise<GoldenTask> {
-    const r = this.st.addGolden.get(skillName, task, JSON.stringify(tools), at) as { id: number; skill_name: string; task: string; tools: string; created_at: number };
-    return { id: r.id, skillName: r.skill_name, task: r.task, tools: JSON.parse(r.tools) as string[], createdAt: r.created_at };
+    return toGolden(this.st.addGolden.get(skillName, task, JSON.stringify(tools), at) as GoldenRow);
   }
 
   async goldenTasks(skillName: string): Promise<GoldenTask[]> {
-    const rows = this.st.golden.all(skillName) as { id: number; skill_name: string; task: string; tools: string; created_at: number }[];
-    return rows.map((r) => ({ id: r.id, skillName: r.skill_name, task: r.task, tools: JSON.parse(r.tools) as string[], createdAt: r.created_at }));
+    return (this.st.golden.all(skillName) as GoldenRow[]).map(toGolden);
   }
 
   async setEta(versionId: string, eta: number, audit: SkillAuditEntry): Promise<void> {
@@ -280,6 +325,49 @@ export class SqliteEvolutionStore implements EvolutionStore {
 
   async lastTrialAt(skillName: string): Promise<number | null> {
     return (this.st.lastTrial.get(skillName) as { at: number | null }).at;
+  }
+
+  async mentioning(probes: string[]): Promise<EvolutionMentions> {
+    const likes = JSON.stringify(probes.map((p) => `%${p}%`));
+    // a page at a time, giving way in between (the requests keep diffs of whole versions)
+    const scan = async <R, T>(end: Database.Statement, rows: Database.Statement, to: (r: R) => T): Promise<T[]> => {
+      const out: T[] = [];
+      for (let after = 0; ; ) {
+        const upto = end.get(after, SCAN_PAGE) as number | null;
+        if (upto === null) break;
+        for (const r of rows.all({ after, upto, likes }) as R[]) out.push(to(r));
+        after = upto;
+        await giveWay();
+      }
+      return out;
+    };
+    return {
+      policies: await scan(this.st.policyPageEnd, this.st.policiesLike, toPolicy),
+      requests: await scan(this.st.requestPageEnd, this.st.requestsLike, toRequest),
+      reports: await scan(this.st.reportPageEnd, this.st.reportsLike, toReport),
+      goldenTasks: await scan(this.st.goldenPageEnd, this.st.goldenLike, toGolden),
+    };
+  }
+
+  async withhold(w: EvolutionWithholding, at: number, audits: SkillAuditEntry[]): Promise<void> {
+    this.db
+      .transaction(() => {
+        for (const p of w.policies) {
+          const row = this.st.byId.get(p.id) as PolicyRow | undefined;
+          if (!row) continue;
+          const pattern: Pattern = { ...(JSON.parse(row.pattern) as Pattern), steps: p.steps, episodeIds: p.episodeIds, pitfalls: p.pitfalls, tasks: p.tasks };
+          this.st.withholdPolicy.run(JSON.stringify(p.keyTerms), JSON.stringify(pattern), at, p.id);
+          this.st.keepSupport.run(p.id, JSON.stringify(p.episodeIds));
+        }
+        for (const r of w.requests) {
+          this.st.withholdRequest.run(JSON.stringify(r.detail), r.id);
+          if (r.close) this.st.closeRequest.run(at, r.id);
+        }
+        for (const r of w.reports) this.st.withholdReport.run(JSON.stringify(r.report), r.id);
+        for (const id of w.goldenTaskIds) this.st.deleteGolden.run(id);
+        for (const a of audits) this.writeAudit(a);
+      })
+      .immediate();
   }
 
   private writeAudit(a: SkillAuditEntry): void {

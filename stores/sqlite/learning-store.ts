@@ -377,10 +377,12 @@ export class SqliteLearningStore implements LearningStore {
     }).immediate();
   }
 
-  async episodesOfMessages(refs: MessageRef[]) {
+  async episodesOfMessages(refs: MessageRef[], opts: { withForgotten?: boolean } = {}) {
     const found = new Map<string, { id: string; rootThreadId: string }>();
+    // (no content hash is the empty string: with it, forgotten episodes are found too)
+    const forgotten = opts.withForgotten ? "" : FORGOTTEN_EPISODE_HASH;
     for (const ref of refs) {
-      for (const r of this.s.ofMessage!.all({ message: ref.messageId, thread: ref.threadId, forgotten: FORGOTTEN_EPISODE_HASH }) as { id: string; root_thread_id: string }[]) {
+      for (const r of this.s.ofMessage!.all({ message: ref.messageId, thread: ref.threadId, forgotten }) as { id: string; root_thread_id: string }[]) {
         found.set(r.id, { id: r.id, rootThreadId: r.root_thread_id });
       }
     }

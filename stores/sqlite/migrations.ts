@@ -828,4 +828,16 @@ DELETE FROM fts_purge WHERE tbl IN ('memory_fts', 'session_fts');
       }
     },
   },
+  {
+    version: 21,
+    name: "skill search index deletes in place",
+    sql: `
+-- A forget withdraws a learned skill's version (core/learning/skill-forget.ts) and the search row
+-- of its skill changes: with secure-delete, a deleted row's postings leave the index at once
+-- instead of staying in its segments until a merge (SQLite's own secure_delete zeroes the freed
+-- pages). The merge here takes out what earlier pointer moves left behind.
+INSERT INTO skill_fts (skill_fts, rank) VALUES ('secure-delete', 1);
+INSERT INTO skill_fts (skill_fts) VALUES ('optimize');
+`,
+  },
 ];

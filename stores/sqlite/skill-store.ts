@@ -2,14 +2,15 @@
 // toggles, trials and the search index of published versions. Every multi-row change runs in
 // one IMMEDIATE transaction, so a killed process leaves the pointer at the old or the new version.
 import type { SkillFile } from "../../core/skills/skill-md.js";
-import type {
-  NewSkillVersion,
-  Skill,
-  SkillGrant,
-  SkillSearchHit,
-  SkillStatus,
-  SkillToggle,
-  SkillVersion,
+import {
+  WITHHELD_HASH_PREFIX,
+  type NewSkillVersion,
+  type Skill,
+  type SkillGrant,
+  type SkillSearchHit,
+  type SkillStatus,
+  type SkillToggle,
+  type SkillVersion,
 } from "../../core/skills/version.js";
 import { StoreError, type SkillAuditEntry, type SkillSearchQuery, type SkillStore } from "../traits.js";
 import type { Db } from "./database.js";
@@ -53,6 +54,11 @@ interface VersionRow {
 }
 
 const VERSION_COLS = `v.*, s.name AS name`;
+
+/** rows per page of a forget's scan (versions carry whole bodies: a few milliseconds of reading) */
+const SCAN_PAGE = 500;
+
+const giveWay = () => new Promise<void>((r) => setImmediate(r));
 
 function toSkill(r: SkillRow): Skill {
   return {
@@ -115,6 +121,8 @@ export class SqliteSkillStore implements SkillStore {
       ),
       insertFile: p(`INSERT INTO skill_files (version_id, path, content) VALUES (?, ?, ?)`),
       setStatus: p(`UPDATE skill_versions SET status = ? WHERE id = ?`),
+      // the version the pointer leaves: a version a forget withdrew (rejected) stays rejected
+      leave: p(`UPDATE skill_versions SET status = ? WHERE id = ? AND status <> 'rejected'`),
       markPublished: p(`UPDATE skill_versions SET status = ?, published_at = COALESCE(published_at, ?) WHERE id = ? AND skill_id = ?`),
       push: p(`UPDATE skill_versions SET live_order = (SELECT COALESCE(MAX(live_order), 0) + 1 FROM skill_versions WHERE skill_id = ?) WHERE id = ?`),
       pushIfOff: p(
@@ -169,6 +177,27 @@ export class SqliteSkillStore implements SkillStore {
       ),
       audit: p(`INSERT INTO audit_log (at, actor, action, target_kind, target_id, detail) VALUES (?, ?, ?, ?, ?, ?)`),
       auditOf: p(`SELECT * FROM audit_log WHERE target_kind = 'skill' AND target_id = ? ORDER BY seq DESC LIMIT ?`),
+      // A forget's scan, a page of versions (rowid order) at a time. LIKE ignores ASCII case, and a
+      // probe is ASCII letters and digits: nothing to escape.
+      versionPageEnd: p(`SELECT max(rowid) FROM (SELECT rowid FROM skill_versions WHERE rowid > ? ORDER BY rowid LIMIT ?)`).pluck(),
+      agentLike: p(
+        `SELECT ${VERSION_COLS} FROM skill_versions v JOIN skills s ON s.id = v.skill_id
+          WHERE v.rowid > @after AND v.rowid <= @upto AND v.author = 'agent'
+            AND EXISTS (SELECT 1 FROM json_each(@likes) WHERE v.description LIKE value OR v.body LIKE value OR v.frontmatter LIKE value
+              OR EXISTS (SELECT 1 FROM skill_files f WHERE f.version_id = v.id AND (f.path LIKE value OR f.content LIKE value)))`,
+      ),
+      withdraw: p(
+        `UPDATE skill_versions SET description = @description, body = @body, frontmatter = @frontmatter, content_hash = @hash,
+           status = 'rejected', live_order = NULL WHERE id = @id AND author = 'agent'`,
+      ),
+      deleteFiles: p(`DELETE FROM skill_files WHERE version_id = ?`),
+      pointingAt: p(`SELECT * FROM skills WHERE published_version_id = ?`),
+      trialPageEnd: p(`SELECT max(id) FROM (SELECT id FROM skill_trials WHERE id > ? ORDER BY id LIMIT ?)`).pluck(),
+      trialsLike: p(
+        `SELECT id, version_id, thread_id, note FROM skill_trials WHERE id > @after AND id <= @upto AND note IS NOT NULL
+           AND EXISTS (SELECT 1 FROM json_each(@likes) WHERE note LIKE value)`,
+      ),
+      clearNote: p(`UPDATE skill_trials SET note = NULL WHERE id = ?`),
     };
   }
 
@@ -261,7 +290,7 @@ export class SqliteSkillStore implements SkillStore {
         }
         const target = this.st.version.get(m.to) as VersionRow | undefined;
         if (!target || target.skill_id !== skillId) throw new StoreError("not_found", `version ${m.to} is not a version of "${s.name}"`);
-        if (m.expectedFrom !== null && m.expectedFrom !== m.to) this.st.setStatus.run(m.fromStatus, m.expectedFrom);
+        if (m.expectedFrom !== null && m.expectedFrom !== m.to) this.st.leave.run(m.fromStatus, m.expectedFrom);
         this.st.markPublished.run(m.toStatus, audit.at, m.to, skillId);
         if (m.kind === "publish") this.st.push.run(skillId, m.to);
         else {
@@ -380,5 +409,74 @@ export class SqliteSkillStore implements SkillStore {
       targetId: r.target_id,
       detail: JSON.parse(r.detail) as Record<string, unknown>,
     }));
+  }
+
+  async agentVersionsMentioning(probes: string[]): Promise<{ version: SkillVersion; texts: string[] }[]> {
+    const likes = JSON.stringify(probes.map((p) => `%${p}%`));
+    const out: { version: SkillVersion; texts: string[] }[] = [];
+    // a page at a time, giving way in between: the scan reads every body the catalog holds
+    for (let after = 0; ; ) {
+      const upto = this.st.versionPageEnd.get(after, SCAN_PAGE) as number | null;
+      if (upto === null) break;
+      for (const r of this.st.agentLike.all({ after, upto, likes }) as VersionRow[]) {
+        const files = this.st.files.all(r.id) as SkillFile[];
+        out.push({ version: toVersion(r), texts: [r.description, r.body, r.frontmatter, ...files.flatMap((f) => [f.path, f.content])] });
+      }
+      after = upto;
+      await giveWay();
+    }
+    return out;
+  }
+
+  async withdrawVersion(
+    versionId: string,
+    blank: { description: string; body: string; frontmatter: Record<string, unknown> },
+    audit: SkillAuditEntry,
+  ): Promise<boolean> {
+    return this.db
+      .transaction(() => {
+        const changed = this.st.withdraw.run({
+          id: versionId,
+          description: blank.description,
+          body: blank.body,
+          frontmatter: JSON.stringify(blank.frontmatter),
+          hash: `${WITHHELD_HASH_PREFIX}${versionId}`,
+        }).changes;
+        if (changed === 0) return false;
+        this.st.deleteFiles.run(versionId);
+        // a retired skill's pointer stays at its last version: its search row says no more than the blank
+        // (skill_fts deletes in place, migration 21: the old postings do not stay in its segments)
+        const s = this.st.pointingAt.get(versionId) as SkillRow | undefined;
+        if (s) {
+          this.st.ftsDelete.run(s.rowid);
+          this.st.ftsInsert.run(s.rowid, s.name.replace(/-/g, " "), blank.description);
+        }
+        this.writeAudit(audit);
+        return true;
+      })
+      .immediate();
+  }
+
+  async trialNotesMentioning(probes: string[]): Promise<{ id: number; versionId: string; threadId: string | null; note: string }[]> {
+    const likes = JSON.stringify(probes.map((p) => `%${p}%`));
+    const out: { id: number; versionId: string; threadId: string | null; note: string }[] = [];
+    for (let after = 0; ; ) {
+      const upto = this.st.trialPageEnd.get(after, SCAN_PAGE * 8) as number | null;
+      if (upto === null) break;
+      for (const r of this.st.trialsLike.all({ after, upto, likes }) as { id: number; version_id: string; thread_id: string | null; note: string }[]) {
+        out.push({ id: r.id, versionId: r.version_id, threadId: r.thread_id, note: r.note });
+      }
+      after = upto;
+      await giveWay();
+    }
+    return out;
+  }
+
+  async clearTrialNotes(ids: number[]): Promise<void> {
+    this.db
+      .transaction(() => {
+        for (const id of ids) this.st.clearNote.run(id);
+      })
+      .immediate();
   }
 }

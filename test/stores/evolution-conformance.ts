@@ -26,6 +26,8 @@ function policy(signature: string, episodeIds: string[], counterIds: string[] = 
 
 const report = { candidate: { passed: 3 }, baseline: { passed: 2 }, margin: 0.1, requiredMargin: 0.05, regressions: [], passed: true, reasons: [], model: "m" } as never;
 
+const withReasons = (reasons: string[]) => ({ ...(report as Record<string, unknown>), reasons }) as never;
+
 export function evolutionConformance(name: string, factory: CatalogFactory): void {
   describe(`${name}: evolution store conformance`, () => {
     const c = useCatalog(factory);
@@ -92,6 +94,71 @@ export function evolutionConformance(name: string, factory: CatalogFactory): voi
       const g = await s.evolution.addGoldenTask("fix-build", "fix the failing test", ["read", "test"], 50);
       await s.evolution.addGoldenTask("other", "x", [], 60);
       expect(await s.evolution.goldenTasks("fix-build")).toEqual([{ id: g.id, skillName: "fix-build", task: "fix the failing test", tools: ["read", "test"], createdAt: 50 }]);
+    });
+
+    it("finds policies, requests, reports and golden tasks holding a forgotten text and writes what a forget leaves of them", async () => {
+      const s = await c.fresh();
+      for (const [id, ord] of [["e1", 0], ["e2", 10], ["e3", 20]] as const) await s.learning.upsertEpisode(draft("t", ord, "h"), [], [], id, 100 + ord);
+      const quoting: PolicyDraft = {
+        ...policy("read>test", ["e1", "e2"], ["e3"]),
+        keyTerms: ["build", "quokkagate"],
+        tasks: ["fix the build behind the QuokkaGate", "fix the build"],
+        pitfalls: [{ episodeId: "e3", tool: "test", text: "test: quokkagate refused" }],
+      };
+      await s.evolution.savePolicy(quoting, "pol-1", 500);
+      await s.evolution.markBuilt("pol-1", "fix-build", "p1", 0.25, 510);
+      await s.evolution.savePolicy(policy("edit>test", ["e3"]), "pol-2", 500);
+      const r1 = await s.evolution.addReport({ skillName: "fix-build", versionId: null, baselineVersionId: null, policyId: "pol-1", passed: true, report: withReasons(["saw quokkagate"]), createdAt: 10 });
+      await s.evolution.addReport({ skillName: "fix-build", versionId: null, baselineVersionId: null, policyId: "pol-1", passed: true, report, createdAt: 11 });
+      const base = { kind: "publish" as const, skillName: "fix-build", versionId: "v1", otherSkill: null, policyId: "pol-1", reportId: r1.id };
+      await s.evolution.addRequest({ ...base, id: "q1", detail: { seq: 1, diff: "+Tasks like: the QuokkaGate" }, createdAt: 100 });
+      await s.evolution.addRequest({ ...base, id: "q2", kind: "retire", detail: { reason: "stale" }, createdAt: 110 });
+      const g = await s.evolution.addGoldenTask("fix-build", "open the quokkagate", ["read"], 50);
+      await s.evolution.addGoldenTask("fix-build", "fix the failing test", ["read", "test"], 60);
+
+      const m = await s.evolution.mentioning(["absent", "quokkagate"]);
+      expect(m.policies.map((p) => p.id)).toEqual(["pol-1"]);
+      expect(m.policies[0]).toMatchObject({ tasks: quoting.tasks, keyTerms: quoting.keyTerms, pitfalls: quoting.pitfalls, skillName: "fix-build" });
+      expect(m.requests.map((r) => r.id)).toEqual(["q1"]);
+      expect(m.reports.map((r) => r.id)).toEqual([r1.id]);
+      expect(m.goldenTasks).toEqual([{ id: g.id, skillName: "fix-build", task: "open the quokkagate", tools: ["read"], createdAt: 50 }]);
+      // an empty probe reads every row
+      const all = await s.evolution.mentioning([""]);
+      expect([all.policies.length, all.requests.length, all.reports.length, all.goldenTasks.length]).toEqual([2, 2, 2, 2]);
+
+      await s.evolution.withhold(
+        {
+          policies: [{ id: "pol-1", keyTerms: ["build"], tasks: ["fix the build"], episodeIds: ["e2"], pitfalls: [], steps: [] }],
+          requests: [{ id: "q1", detail: { seq: 1, diff: "(withheld)" }, close: true }],
+          reports: [{ id: r1.id, report: withReasons(["(withheld)"]) }],
+          goldenTaskIds: [g.id],
+        },
+        900,
+        [audit("withdraw", "fix-build", 900, { requests: ["q1"] })],
+      );
+      expect(await s.evolution.mentioning(["quokkagate"])).toEqual({ policies: [], requests: [], reports: [], goldenTasks: [] });
+      expect(await s.evolution.policy("pol-1")).toMatchObject({
+        keyTerms: ["build"],
+        tasks: ["fix the build"],
+        episodeIds: ["e2"],
+        counterIds: ["e3"],
+        pitfalls: [],
+        eligible: false,
+        rawGain: 0.4,
+        skillName: "fix-build",
+        builtHash: "p1",
+        updatedAt: 900,
+      });
+      expect(await s.evolution.policyEpisodes("pol-1", "support")).toEqual(["e2"]);
+      expect(await s.evolution.policyEpisodes("pol-1", "counter")).toEqual(["e3"]);
+      expect(await s.evolution.request("q1")).toMatchObject({ status: "rejected", decidedAt: 900, decidedBy: "forget", detail: { seq: 1, diff: "(withheld)" } });
+      expect(await s.evolution.request("q2")).toMatchObject({ status: "pending", detail: { reason: "stale" } });
+      expect((await s.evolution.report(r1.id))!.report.reasons).toEqual(["(withheld)"]);
+      expect((await s.evolution.goldenTasks("fix-build")).map((x) => x.task)).toEqual(["fix the failing test"]);
+      expect((await s.skills.auditOf("fix-build", 1))[0]).toMatchObject({ action: "withdraw", at: 900, detail: { requests: ["q1"] } });
+      // a request decided already keeps its decision; only its detail changes
+      await s.evolution.withhold({ policies: [], requests: [{ id: "q1", detail: {}, close: true }], reports: [], goldenTaskIds: [] }, 950, []);
+      expect(await s.evolution.request("q1")).toMatchObject({ status: "rejected", decidedAt: 900, detail: {} });
     });
 
     it("two servers filing a request for one skill at once leave one pending", async () => {

@@ -134,6 +134,9 @@ export function learningConformance(name: string, factory: CatalogFactory): void
       await s.learning.forgetEpisodes(["e0"], 2);
       expect(await s.learning.episodesOfMessages([{ threadId: "t", messageId: "m0" }, { threadId: "u", messageId: "m0" }])).toEqual([{ id: "u0", rootThreadId: "root-u" }]);
       expect(await s.learning.episodesOfMessages([])).toEqual([]);
+      // a later step of the cascade still finds which episodes those were
+      const withForgotten = await s.learning.episodesOfMessages([{ threadId: "t", messageId: "m0" }, { threadId: "u", messageId: "m0" }], { withForgotten: true });
+      expect(withForgotten.sort((a, b) => a.id.localeCompare(b.id))).toEqual([{ id: "e0", rootThreadId: "root-t" }, { id: "u0", rootThreadId: "root-u" }]);
     });
 
     it("resumes at the last episode, or an earlier one whose candidates are not done", async () => {

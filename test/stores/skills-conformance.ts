@@ -179,6 +179,64 @@ export function skillsConformance(name: string, factory: CatalogFactory): void {
       expect((await s.skills.auditOf("deploy-check", 10)).find((a) => a.action === "disable")?.detail).toEqual({ level: "project", key });
     });
 
+    it("finds the agent's versions holding a forgotten text and withdraws them; a person's version is never changed", async () => {
+      const s = await c.fresh();
+      const agent = { author: "agent" as const, trust: "agent_proposed" as const, authorRef: "policy:p1" };
+      await s.skills.insertVersion(newVersion("deploy-check", "check a deployment", "h1"), { skillId: "s1", versionId: "v1" }, audit("propose", "deploy-check"));
+      await s.skills.insertVersion(newVersion("deploy-check", "check the Quokkagate rollout", "h2", agent), { skillId: "s1", versionId: "v2" }, audit("propose", "deploy-check"));
+      await s.skills.insertVersion(newVersion("deploy-check", "check", "h3", { ...agent, body: "Tasks like: the QUOKKAGATE door\n", files: [] }), { skillId: "s1", versionId: "v3" }, audit("propose", "deploy-check"));
+      await s.skills.insertVersion(newVersion("deploy-check", "check", "h4", { ...agent, files: [{ path: "notes/quokkagate.md", content: "x" }] }), { skillId: "s1", versionId: "v4" }, audit("propose", "deploy-check"));
+      await s.skills.insertVersion(newVersion("deploy-check", "check", "h5", { ...agent, files: [{ path: "a.md", content: "the quokkagate code" }] }), { skillId: "s1", versionId: "v5" }, audit("propose", "deploy-check"));
+      await s.skills.insertVersion(newVersion("notes", "the quokkagate notes a person wrote", "n1"), { skillId: "s2", versionId: "n1" }, audit("propose", "notes"));
+      const found = await s.skills.agentVersionsMentioning(["absent", "quokkagate"]);
+      expect(found.map((f) => f.version.id).sort()).toEqual(["v2", "v3", "v4", "v5"]);
+      const v5 = found.find((f) => f.version.id === "v5")!;
+      expect(v5.version).toMatchObject({ author: "agent", authorRef: "policy:p1", status: "candidate", name: "deploy-check" });
+      expect(v5.texts).toEqual(expect.arrayContaining(["check", "a.md", "the quokkagate code"]));
+      expect(v5.texts.some((t) => t.includes("allowed-tools"))).toBe(true);
+      // an empty probe reads every version the agent wrote
+      expect((await s.skills.agentVersionsMentioning([""])).map((f) => f.version.id).sort()).toEqual(["v2", "v3", "v4", "v5"]);
+
+      // v2 was published, then a person's v1 replaced it; v3 is published
+      await publish(s, "s1", null, "v2", 2000);
+      await publish(s, "s1", "v2", "v1", 2100);
+      await publish(s, "s1", "v1", "v3", 2200);
+      const blank = { description: "(withheld)", body: "(withheld)\n", frontmatter: { name: "deploy-check", description: "(withheld)" } };
+      expect(await s.skills.withdrawVersion("v2", blank, audit("withdraw", "deploy-check", 3000, { version: "v2" }))).toBe(true);
+      expect(await s.skills.version("v2")).toMatchObject({ ...blank, status: "rejected", liveOrder: null, contentHash: "withheld:v2", author: "agent", seq: 2, allowedTools: ["Read"] });
+      expect(await s.skills.filesOf("v2")).toEqual([]);
+      // the published one: withdrawn in place (its caller rolled back or retired it first), the search row follows
+      expect(await s.skills.withdrawVersion("v3", blank, audit("withdraw", "deploy-check", 3100))).toBe(true);
+      expect(await s.skills.search({ match: `"quokkagate" OR "check"`, minEta: 0, excludeSkillIds: [], limit: 5 })).toEqual([]);
+      // a person's version, or one that does not exist: nothing is written
+      expect(await s.skills.withdrawVersion("n1", blank, audit("withdraw", "notes", 3200))).toBe(false);
+      expect(await s.skills.withdrawVersion("nope", blank, audit("withdraw", "notes", 3200))).toBe(false);
+      expect(await s.skills.version("n1")).toMatchObject({ description: "the quokkagate notes a person wrote", status: "candidate" });
+      expect(await s.skills.auditOf("notes", 5)).toHaveLength(1);
+      expect((await s.skills.auditOf("deploy-check", 2)).map((a) => [a.action, a.at, a.detail])).toEqual([["withdraw", 3100, {}], ["withdraw", 3000, { version: "v2" }]]);
+      expect((await s.skills.agentVersionsMentioning(["quokkagate"])).map((f) => f.version.id).sort()).toEqual(["v4", "v5"]);
+
+      // the pointer leaving a withdrawn version does not bring it back as retired
+      await s.skills.movePointer("s1", { expectedFrom: "v3", to: "v1", toStatus: "active", fromStatus: "retired", kind: "rollback" }, audit("rollback", "deploy-check", 4000));
+      expect(await s.skills.version("v3")).toMatchObject({ status: "rejected", liveOrder: null });
+      expect((await s.skills.search({ match: `"check"`, minEta: 0, excludeSkillIds: [], limit: 5 })).map((h) => h.version.id)).toEqual(["v1"]);
+    });
+
+    it("finds trial notes holding a forgotten text and clears them", async () => {
+      const s = await c.fresh();
+      await s.skills.insertVersion(newVersion("deploy-check", "check", "h1"), { skillId: "s1", versionId: "v1" }, audit("propose", "deploy-check"));
+      for (const [i, note] of [null, "it used the QuokkaGate code", "fine"].entries()) {
+        await s.skills.recordTrial("v1", { passed: true, note, threadId: `t${i}`, at: 100 + i }, () => 0.6, audit("feedback", "deploy-check"));
+      }
+      const found = await s.skills.trialNotesMentioning(["quokkagate"]);
+      expect(found).toEqual([{ id: expect.any(Number), versionId: "v1", threadId: "t1", note: "it used the QuokkaGate code" }]);
+      expect((await s.skills.trialNotesMentioning([""])).map((t) => t.note)).toEqual(["it used the QuokkaGate code", "fine"]);
+      await s.skills.clearTrialNotes(found.map((t) => t.id));
+      await s.skills.clearTrialNotes([]);
+      expect((await s.skills.trialNotesMentioning([""])).map((t) => t.note)).toEqual(["fine"]);
+      expect((await s.skills.version("v1"))!.trials).toBe(3);
+    });
+
     it("grants, toggles, pins, views and trials with η, each with an audit row", async () => {
       const s = await c.fresh();
       await s.skills.insertVersion(newVersion("deploy-check", "check", "h1"), { skillId: "s1", versionId: "v1" }, audit("propose", "deploy-check"));
