@@ -6,6 +6,7 @@ import { join, resolve } from "node:path";
 import { systemClock, type Clock } from "../core/clock.js";
 import { MemoryConfig, unknownSettings, type EmbedderConfig } from "../core/config.js";
 import { experienceForgetHook } from "../core/learning/forget.js";
+import { skillForgetHook } from "../core/learning/skill-forget.js";
 import { MemoryService } from "../core/memory/service.js";
 import { backendKindOf, maskLocation, type Backend } from "../stores/backend.js";
 import { sqliteBackendOver, type SqliteBackend } from "../stores/sqlite/backend.js";
@@ -123,7 +124,7 @@ export function printMigration(e: MigrationEvent): void {
   );
 }
 
-/** The memory service over a backend, with forget cascading into the session index, the learning loop and the outbox. */
+/** The memory service over a backend, with forget cascading into the session index, the learning loop, its skills and the outbox. */
 function withService<B extends Backend>(backend: B, config: MemoryConfig, clock: Clock) {
   const service = new MemoryService(backend.memory, clock, config);
   // Forgetting a memory also purges the conversation messages that said it from the session index,
@@ -135,9 +136,11 @@ function withService<B extends Backend>(backend: B, config: MemoryConfig, clock:
       await backend.sessionIndex.purgeContaining(user, contents, madeFrom);
     },
   });
-  // and the learning loop's episodes and trace events that hold it, and results and questions
-  // still waiting in the outbox that quote it
+  // and the learning loop's episodes and trace events that hold it, then what the loop built from
+  // them on the skill side (after the episodes: a recompute of the policies no longer reads them),
+  // and results and questions still waiting in the outbox that quote it
   service.onForget(experienceForgetHook(backend, clock));
+  service.onForget(skillForgetHook(backend, clock));
   service.onForget(outboxForgetHook(backend.outbox, backend.userChoices));
   return { service, sessionForget };
 }

@@ -9,6 +9,7 @@ import { systemClock, type Clock } from "../../core/clock.js";
 import type { MemoryConfig } from "../../core/config.js";
 import { settleFiledRequests, type EvolutionService } from "../../core/learning/evolution.js";
 import { experienceForgetHook } from "../../core/learning/forget.js";
+import { skillForgetHook } from "../../core/learning/skill-forget.js";
 import { MemoryService } from "../../core/memory/service.js";
 import { SkillService } from "../../core/skills/service.js";
 import type { Backend } from "../../stores/backend.js";
@@ -106,6 +107,7 @@ export async function startAdmin(o: StartAdminOptions): Promise<AdminServers> {
       const m = new MemoryService(o.backend.memory, clock, o.config);
       m.onForget({ beforeForget: async (user, contents, madeFrom) => void (await o.backend.sessionIndex.purgeContaining(user, contents, madeFrom)) });
       m.onForget(experienceForgetHook(o.backend, clock));
+      m.onForget(skillForgetHook(o.backend, clock));
       m.onForget(outboxForgetHook(o.backend.outbox, o.backend.userChoices));
       return m;
     })();

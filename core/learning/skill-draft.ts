@@ -23,6 +23,14 @@ export function skillNameOf(p: Pick<PolicyDraft, "keyTerms" | "tools" | "signatu
 
 const oneLine = (s: string, n: number) => s.replace(/\s+/g, " ").trim().slice(0, n);
 
+/** How much of an episode's task a template draft quotes under "When to use". */
+export const TASK_QUOTE_CHARS = 120;
+
+/** The text a template draft quotes of a task (a forget looks for it: core/learning/skill-forget.ts). */
+export function taskQuote(task: string): string {
+  return oneLine(task, TASK_QUOTE_CHARS);
+}
+
 /** Deterministic SKILL.md: when to use, numbered steps with tool names and abstracted arguments, pitfalls. */
 export function templateDraft(p: PolicyDraft, name: string, cfg: EvolutionConfig): SkillDocument {
   const tools = [...new Set(p.tools)];
@@ -37,7 +45,7 @@ export function templateDraft(p: PolicyDraft, name: string, cfg: EvolutionConfig
     "",
     "## When to use",
     "",
-    `Tasks like: ${p.tasks.slice(0, 3).map((t) => `"${oneLine(t, 120)}"`).join("; ")}.`,
+    `Tasks like: ${p.tasks.slice(0, 3).map((t) => `"${taskQuote(t)}"`).join("; ")}.`,
     "",
     "## Steps",
     "",

@@ -41,6 +41,8 @@ export interface CopyMatcher {
   probes: string[];
   /** whether a text holds one of the needles (folded as foldForMatch does) */
   holds(text: string): boolean;
+  /** where the first copy begins in the folded text (foldForMatch), or -1 */
+  find(text: string): number;
 }
 
 /** The matcher for these texts (memory contents and ids); null when they hold nothing to look for. */
@@ -52,6 +54,13 @@ export function copyMatcher(texts: string[]): CopyMatcher | null {
     holds: (text) => {
       const t = foldForMatch(text);
       return needles.some((n) => t.includes(n));
+    },
+    find: (text) => {
+      const t = foldForMatch(text);
+      return needles.reduce((first, n) => {
+        const at = t.indexOf(n);
+        return at >= 0 && (first < 0 || at < first) ? at : first;
+      }, -1);
     },
   };
 }
