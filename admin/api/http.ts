@@ -6,6 +6,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { extname, join, resolve, sep } from "node:path";
 import type { Logger } from "pino";
+import { isLoopbackHost } from "../../core/loopback.js";
 import { API_PREFIX, EVENTS_PATH } from "./contract.js";
 import { callJson, type Route } from "./dispatch.js";
 import { ApiError, httpStatusOf, toApiError } from "./errors.js";
@@ -62,11 +63,6 @@ export interface AdminHttpServer {
   close(): Promise<void>;
 }
 
-const LOOPBACK_HOSTS = new Set(["127.0.0.1", "localhost", "[::1]", "::1"]);
-
-function isLoopback(host: string): boolean {
-  return LOOPBACK_HOSTS.has(host) || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
-}
 
 function sendJson(res: ServerResponse, status: number, body: unknown, extra: Record<string, string> = {}): void {
   const text = JSON.stringify(body);
@@ -114,10 +110,10 @@ export async function startAdminHttp(o: AdminHttpOptions): Promise<AdminHttpServ
   let port = o.port;
   // DNS rebinding guard: a page on another origin that resolves to 127.0.0.1 sends its own Host
   const hostAllowed = (h: string | undefined): boolean => {
-    if (!isLoopback(o.host)) return true;
+    if (!isLoopbackHost(o.host)) return true;
     if (!h) return false;
     const m = /^(\[[^\]]+\]|[^:]+)(?::(\d+))?$/.exec(h);
-    return !!m && isLoopback(m[1]!.toLowerCase()) && (m[2] === undefined || Number(m[2]) === port);
+    return !!m && isLoopbackHost(m[1]!.toLowerCase()) && (m[2] === undefined || Number(m[2]) === port);
   };
 
   async function api(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {

@@ -7,6 +7,7 @@ import { fileURLToPath } from "node:url";
 import type { Logger } from "pino";
 import { systemClock, type Clock } from "../../core/clock.js";
 import type { MemoryConfig } from "../../core/config.js";
+import { isLoopbackHost } from "../../core/loopback.js";
 import { settleFiledRequests, type EvolutionService } from "../../core/learning/evolution.js";
 import { experienceForgetHook } from "../../core/learning/forget.js";
 import { skillForgetHook } from "../../core/learning/skill-forget.js";
@@ -83,8 +84,7 @@ export function defaultUiDir(): string {
 }
 
 function checkHost(host: string, allowRemote: boolean): void {
-  const loopback = host === "localhost" || host === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
-  if (!loopback && !allowRemote) throw new Error(`admin API: refusing to bind "${host}"; it serves loopback only unless allowRemote is set`);
+  if (!isLoopbackHost(host) && !allowRemote) throw new Error(`admin API: refusing to bind "${host}"; it serves loopback only unless allowRemote is set`);
 }
 
 function checkPort(port: number, what: string): number {

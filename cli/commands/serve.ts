@@ -27,6 +27,7 @@ import { defaultInfinityHome, makeSessionSearch, openSources } from "../sessions
 import { DEFAULT_ADMIN_GRPC_PORT, DEFAULT_UI_PORT, startAdmin } from "../../admin/api/start.js";
 import { warmSafetyScan } from "../../core/safety/index.js";
 import { port, userId } from "../options.js";
+import { isLoopbackHost } from "../../core/loopback.js";
 import { listenProblem } from "../listen-errors.js";
 import { setLogger as setGrpcLogger } from "@grpc/grpc-js";
 import { format } from "node:util";
@@ -37,6 +38,7 @@ const EXPIRY_SWEEP_MS = 60_000;
 interface ServeOptions {
   toolset: string;
   host?: string;
+  allowRemote?: boolean;
   port?: string;
   db?: string;
   project?: string;
@@ -60,7 +62,8 @@ export function registerServe(program: Command): void {
     .command("serve")
     .description("serve a toolset over RAP (standalone, or as a daemon command server when RAP_EMBEDDED=1)")
     .option("--toolset <name>", "toolset to serve", "memory")
-    .option("--host <host>", "address to bind (standalone)", "127.0.0.1")
+    .option("--host <host>", "address to bind (standalone; anything but loopback needs --allow-remote)", "127.0.0.1")
+    .option("--allow-remote", "let --host bind an address other machines reach (RAP has no authentication: whoever reaches it reads and forgets every user's memories)")
     .option("--port <port>", `port to bind (standalone; default ${DEFAULT_PORT})`, port)
     .option("--db <path|url>", "SQLite file or postgres:// URL (default $INFINITY_MEMORY_DB, else $INFINITY_MEMORY_HOME/memory.db or ~/.infinity/memory/memory.db)")
     .option("--project <dir>", "project directory for project-scoped memories (standalone)")
@@ -79,6 +82,18 @@ export function registerServe(program: Command): void {
     .action(async (o: ServeOptions) => {
       await serve(o);
     });
+}
+
+/**
+ * A standalone server binds loopback unless the person says otherwise: the RAP endpoint asks for
+ * no credential, so on another address anyone who reaches the port can read, write and forget
+ * any user's memories (docs/THREAT-MODEL.md).
+ */
+export function checkHost(host: string, allowRemote: boolean): void {
+  if (isLoopbackHost(host) || allowRemote) return;
+  throw new Error(
+    `--host: ${host} is not a loopback address, and the RAP endpoint has no authentication: anyone who reaches ${host} could read and forget every user's memories; keep 127.0.0.1 (the default) and let a tunnel or proxy with authentication reach it, or add --allow-remote to accept that`,
+  );
 }
 
 /** The toolsets this build serves; anything else is an error naming them. */
@@ -103,6 +118,13 @@ async function serve(o: ServeOptions): Promise<void> {
     logger.fatal({ err: e }, "unknown toolset; not starting");
     throw e;
   }
+  try {
+    if (!embedded) checkHost(o.host ?? "127.0.0.1", o.allowRemote === true);
+  } catch (e) {
+    logger.fatal({ err: e }, "--host is not loopback; not starting");
+    throw e;
+  }
+  if (!embedded && !isLoopbackHost(o.host ?? "127.0.0.1")) logger.warn({ host: o.host }, "--allow-remote: the RAP endpoint answers any machine that reaches this address, with no authentication");
   try {
     config = loadConfig(home);
   } catch (e) {

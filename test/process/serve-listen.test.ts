@@ -1,9 +1,12 @@
 // `serve` when an address it was told to listen on is taken or does not exist: exit 1 with the
 // option to change, and nothing else on stderr (grpc-js's own lines go to the log file).
+import { spawn } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { join } from "node:path";
+import { createInterface } from "node:readline";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runCli } from "../helpers/cli.js";
+import { CLI, runCli } from "../helpers/cli.js";
 import { tempDir } from "../helpers/tmp.js";
 
 let taken: Server;
@@ -43,8 +46,61 @@ describe("serve cannot listen", () => {
     expect(r.status).toBe(1);
     expect(r.stderr).toBe(`infinity-memory: --grpc unix:${sock}: the folder ${join(home, "no-such-dir")} does not exist; create it or choose another socket path\n`);
     // 192.0.2.0/24 is reserved for documentation: no machine has it
-    const h = runCli(["serve", "--host", "192.0.2.7", "--port", "0"], env);
+    const h = runCli(["serve", "--host", "192.0.2.7", "--allow-remote", "--port", "0"], env);
     expect(h.status).toBe(1);
     expect(h.stderr).toBe(`infinity-memory: --host: cannot listen on 192.0.2.7:0: no such address on this machine (127.0.0.1 is the loopback)\n`);
   });
+
+  it("binds an address other machines reach only with --allow-remote, and says so in its log", async () => {
+    const home = tempDir("imem-listen-");
+    const env = { INFINITY_MEMORY_HOME: home, INFINITY_MEMORY_USER: "alice" };
+    const db = join(home, "m.db");
+    const r = runCli(["serve", "--host", "0.0.0.0", "--port", "0", "--db", db], env);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toBe(
+      "infinity-memory: --host: 0.0.0.0 is not a loopback address, and the RAP endpoint has no authentication: anyone who reaches 0.0.0.0 could read and forget every user's memories; keep 127.0.0.1 (the default) and let a tunnel or proxy with authentication reach it, or add --allow-remote to accept that\n",
+    );
+    expect(r.stdout).toBe("");
+    // nothing was opened or created: the refusal comes before the database
+    expect(existsSync(db)).toBe(false);
+    // loopback names are fine without it
+    for (const host of ["localhost", "127.0.0.2"]) {
+      const s = await startServe(["--host", host, "--db", db], env);
+      try {
+        expect(s.url).toMatch(host === "localhost" ? /^http:\/\/(127\.0\.0\.1|\[::1\]):\d+$/ : /^http:\/\/127\.0\.0\.2:\d+$/);
+      } finally {
+        s.child.kill();
+        await s.exited;
+      }
+    }
+    const log = join(home, "remote.log");
+    const s = await startServe(["--host", "0.0.0.0", "--allow-remote", "--db", db, "--log", log], env);
+    try {
+      // reachable through loopback too, as 0.0.0.0 is every address of the machine
+      const port = new URL(s.url).port;
+      const res = await fetch(`http://127.0.0.1:${port}/.well-known/rap-toolset`);
+      expect(res.status).toBe(200);
+      expect(readFileSync(log, "utf8")).toContain("--allow-remote: the RAP endpoint answers any machine");
+    } finally {
+      s.child.kill();
+      await s.exited;
+    }
+  });
 });
+
+async function startServe(args: string[], env: Record<string, string>) {
+  const child = spawn(process.execPath, [CLI, "serve", "--port", "0", ...args], {
+    env: { ...process.env, ...env, RAP_EMBEDDED: "" },
+    stdio: ["ignore", "pipe", "ignore"],
+  });
+  const exited = new Promise<number | null>((r) => child.on("exit", (c) => r(c)));
+  const rl = createInterface({ input: child.stdout });
+  const url = await new Promise<string>((resolve, reject) => {
+    rl.on("line", (l) => {
+      const m = /listening on (http:\/\/\S+)/.exec(l);
+      if (m) resolve(m[1]!);
+    });
+    child.on("exit", (c) => reject(new Error(`serve exited ${c} before listening`)));
+  });
+  return { child, exited, url };
+}
