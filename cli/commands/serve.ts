@@ -63,7 +63,7 @@ export function registerServe(program: Command): void {
     .description("serve a toolset over RAP (standalone, or as a daemon command server when RAP_EMBEDDED=1)")
     .option("--toolset <name>", "toolset to serve", "memory")
     .option("--host <host>", "address to bind (standalone; anything but loopback needs --allow-remote)", "127.0.0.1")
-    .option("--allow-remote", "let --host bind an address other machines reach (RAP has no authentication: whoever reaches it reads and forgets every user's memories)")
+    .option("--allow-remote", "let --host (and --grpc) bind an address other machines reach (neither asks for a credential: whoever reaches them reads, and over RAP forgets, every user's memories)")
     .option("--port <port>", `port to bind (standalone; default ${DEFAULT_PORT})`, port)
     .option("--db <path|url>", "SQLite file or postgres:// URL (default $INFINITY_MEMORY_DB, else $INFINITY_MEMORY_HOME/memory.db or ~/.infinity/memory/memory.db)")
     .option("--project <dir>", "project directory for project-scoped memories (standalone)")
@@ -89,11 +89,18 @@ export function registerServe(program: Command): void {
  * no credential, so on another address anyone who reaches the port can read, write and forget
  * any user's memories (docs/THREAT-MODEL.md).
  */
-export function checkHost(host: string, allowRemote: boolean): void {
+export function checkHost(host: string, allowRemote: boolean, option = "--host", service = "the RAP endpoint", exposes = "read and forget every user's memories"): void {
   if (isLoopbackHost(host) || allowRemote) return;
   throw new Error(
-    `--host: ${host} is not a loopback address, and the RAP endpoint has no authentication: anyone who reaches ${host} could read and forget every user's memories; keep 127.0.0.1 (the default) and let a tunnel or proxy with authentication reach it, or add --allow-remote to accept that`,
+    `${option}: ${host} is not a loopback address, and ${service} has no authentication: anyone who reaches ${host} could ${exposes}; keep 127.0.0.1 (the default) and let a tunnel or proxy with authentication reach it, or add --allow-remote to accept that`,
   );
+}
+
+/** the host of a --grpc HOST:PORT address; null for a unix socket or an address its parser refuses */
+function grpcHost(address: string): string | null {
+  if (address.startsWith("unix:")) return null;
+  const m = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$/.exec(address);
+  return m ? m[1]! : null;
 }
 
 /** The toolsets this build serves; anything else is an error naming them. */
@@ -120,11 +127,15 @@ async function serve(o: ServeOptions): Promise<void> {
   }
   try {
     if (!embedded) checkHost(o.host ?? "127.0.0.1", o.allowRemote === true);
+    const grpcOn = o.grpc ? grpcHost(o.grpc) : null;
+    if (grpcOn !== null) checkHost(grpcOn, o.allowRemote === true, "--grpc", "the ContextHook gRPC service", "read every user's memories");
   } catch (e) {
-    logger.fatal({ err: e }, "--host is not loopback; not starting");
+    logger.fatal({ err: e }, "an address other machines reach, without --allow-remote; not starting");
     throw e;
   }
   if (!embedded && !isLoopbackHost(o.host ?? "127.0.0.1")) logger.warn({ host: o.host }, "--allow-remote: the RAP endpoint answers any machine that reaches this address, with no authentication");
+  const grpcRemote = o.grpc ? grpcHost(o.grpc) : null;
+  if (grpcRemote !== null && !isLoopbackHost(grpcRemote)) logger.warn({ grpc: o.grpc }, "--allow-remote: the ContextHook gRPC service answers any machine that reaches this address, with no authentication");
   try {
     config = loadConfig(home);
   } catch (e) {
@@ -285,6 +296,7 @@ async function serve(o: ServeOptions): Promise<void> {
         builder: await memoryPrefixBuilder({ memory: ctx, logger }),
         traces: stores.traces,
         address: o.grpc!,
+        allowRemote: o.allowRemote === true,
         logger,
       })).catch((e: unknown) => {
         throw listenProblem("--grpc", o.grpc!, e);

@@ -25,6 +25,7 @@ import {
 } from "../../proto/gen/infinity/memory/v1/context_hook_pb.js";
 import { contextHookService, decodeErrorOf, type ContextHookHandlers } from "./service.js";
 import { headOf, wellFormed } from "../../core/text.js";
+import { isLoopbackHost } from "../../core/loopback.js";
 
 /** Where `infinity-memory serve --grpc` listens unless told otherwise (the RAP server is on 7411). */
 export const DEFAULT_GRPC_ADDRESS = "127.0.0.1:7412";
@@ -97,8 +98,7 @@ function parseAddress(address: string, allowRemote: boolean): Target {
     throw new Error(`gRPC address "${address}": expected HOST:PORT (e.g. ${DEFAULT_GRPC_ADDRESS}) or unix:/path.sock`);
   }
   const host = m[1] as string;
-  const loopback = host === "localhost" || host === "[::1]" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
-  if (!loopback && !allowRemote) {
+  if (!isLoopbackHost(host) && !allowRemote) {
     throw new Error(`gRPC address "${address}": refusing a non-loopback host; the ContextHook service has no authentication`);
   }
   return { kind: "tcp", host, port };

@@ -73,14 +73,23 @@ describe("serve cannot listen", () => {
         await s.exited;
       }
     }
+    // the ContextHook gRPC service asks for no credential either
+    const other = join(home, "other.db");
+    const g = runCli(["serve", "--port", "0", "--grpc", "0.0.0.0:0", "--db", other], env);
+    expect(g.status).toBe(1);
+    expect(g.stderr).toBe(
+      "infinity-memory: --grpc: 0.0.0.0 is not a loopback address, and the ContextHook gRPC service has no authentication: anyone who reaches 0.0.0.0 could read every user's memories; keep 127.0.0.1 (the default) and let a tunnel or proxy with authentication reach it, or add --allow-remote to accept that\n",
+    );
+    expect(existsSync(other)).toBe(false);
     const log = join(home, "remote.log");
-    const s = await startServe(["--host", "0.0.0.0", "--allow-remote", "--db", db, "--log", log], env);
+    const s = await startServe(["--host", "0.0.0.0", "--allow-remote", "--grpc", "0.0.0.0:0", "--db", db, "--log", log], env);
     try {
       // reachable through loopback too, as 0.0.0.0 is every address of the machine
       const port = new URL(s.url).port;
       const res = await fetch(`http://127.0.0.1:${port}/.well-known/rap-toolset`);
       expect(res.status).toBe(200);
       expect(readFileSync(log, "utf8")).toContain("--allow-remote: the RAP endpoint answers any machine");
+      expect(readFileSync(log, "utf8")).toContain("--allow-remote: the ContextHook gRPC service answers any machine");
     } finally {
       s.child.kill();
       await s.exited;
