@@ -8,8 +8,9 @@ import { openChoreWorld, rng, task, type ChoreWorld } from "../../bench/evolutio
 import { WITHHELD_SKILL_TEXT } from "../../core/learning/skill-forget.js";
 import type { RequestScope } from "../../core/memory/scope.js";
 import { parseSkillMd, renderSkillMd } from "../../core/skills/skill-md.js";
-import { openDatabase, type Db } from "../../stores/sqlite/database.js";
+import { openDatabase } from "../../stores/sqlite/database.js";
 import { runCli } from "../helpers/cli.js";
+import { holding } from "../helpers/holding.js";
 import { tempDir } from "../helpers/tmp.js";
 
 let w: ChoreWorld | null = null;
@@ -20,30 +21,6 @@ afterEach(() => {
 
 const ALICE: RequestScope = { user: "alice", project: "/work/app", session: "root", thread: "root", ancestors: [] };
 const BY_USER = { actor: "user" as const, threadId: null, toolCallId: null };
-
-/**
- * every table.column of the file whose text holds `needle` (case-insensitive), full-text shadow
- * tables included, but the runtime's own conversation and state tables, which the chore world
- * keeps in the same file (the daemon's data)
- */
-function holding(db: Db, needle: string): string[] {
-  const hits: string[] = [];
-  const tables = db
-    .prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND sql NOT LIKE 'CREATE VIRTUAL%' AND name NOT GLOB 'conv_*' AND name NOT GLOB 'state_*'`)
-    .pluck()
-    .all() as string[];
-  for (const t of tables) {
-    for (const c of db.prepare(`SELECT name FROM pragma_table_info(?)`).pluck().all(t) as string[]) {
-      // (a blob, such as a full-text segment, is read byte by byte: LIKE stops at its first NUL)
-      const n = db
-        .prepare(`SELECT count(*) FROM "${t}" WHERE CAST("${c}" AS TEXT) LIKE ? OR (typeof("${c}") = 'blob' AND instr("${c}", CAST(lower(?) AS BLOB)) > 0)`)
-        .pluck()
-        .get(`%${needle}%`, needle) as number;
-      if (n > 0) hits.push(`${t}.${c}`);
-    }
-  }
-  return hits.sort();
-}
 
 function holdingIn(dir: string, needle: string): string[] {
   const db = openDatabase(join(dir, "memory.db"), { readonly: true });

@@ -5,31 +5,13 @@ import { cpSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { describe, expect, it } from "vitest";
-import { openDatabase, type Db } from "../../stores/sqlite/database.js";
+import { openDatabase } from "../../stores/sqlite/database.js";
 import { SqliteTraceStore } from "../../stores/sqlite/trace-store.js";
 import { T0, req } from "../helpers/memory.js";
 import { CLI, runCli } from "../helpers/cli.js";
+import { holding } from "../helpers/holding.js";
 import { tempDir } from "../helpers/tmp.js";
 import { msg, openWorld } from "./world.js";
-
-/**
- * every table.column of the file whose text holds `needle` (case-insensitive), but the runtime's
- * own conversation and state tables, which the world keeps in the same file (the daemon's data)
- */
-function holding(db: Db, needle: string): string[] {
-  const hits: string[] = [];
-  const tables = db
-    .prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND sql NOT LIKE 'CREATE VIRTUAL%' AND name NOT GLOB 'conv_*' AND name NOT GLOB 'state_*'`)
-    .pluck()
-    .all() as string[];
-  for (const t of tables) {
-    for (const c of db.prepare(`SELECT name FROM pragma_table_info(?)`).pluck().all(t) as string[]) {
-      const n = db.prepare(`SELECT count(*) FROM "${t}" WHERE CAST("${c}" AS TEXT) LIKE ?`).pluck().get(`%${needle}%`) as number;
-      if (n > 0) hits.push(`${t}.${c}`);
-    }
-  }
-  return hits.sort();
-}
 
 /** a session of the fixture daemon home (test/fixtures/infinity-home) */
 const SESSION = "0f6b3c9a-1d7e-4f25-8b4a-6e9c2d1f7a35";
