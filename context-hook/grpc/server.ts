@@ -26,6 +26,7 @@ import {
 import { contextHookService, decodeErrorOf, type ContextHookHandlers } from "./service.js";
 import { headOf, wellFormed } from "../../core/text.js";
 import { isLoopbackHost } from "../../core/loopback.js";
+import { projectDir } from "../../stores/infinity-files/project-dir.js";
 
 /** Where `infinity-memory serve --grpc` listens unless told otherwise (the RAP server is on 7411). */
 export const DEFAULT_GRPC_ADDRESS = "127.0.0.1:7412";
@@ -163,7 +164,9 @@ function toPrefixRequest(req: BuildPrefixRequest): PrefixRequest {
   return {
     scope: {
       user,
-      project: req.project !== undefined && req.project.length > 0 ? req.project : null,
+      // keyed as the memory toolset keys it (its own cwd, links resolved): the session's cwd
+      // as the daemon recorded it may name the same directory through a link or end in "/"
+      project: req.project !== undefined && req.project.length > 0 ? projectDir(req.project) : null,
       session: req.rootThreadId || first || thread,
       thread,
       ancestors: [...req.ancestors],
