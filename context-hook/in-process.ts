@@ -6,10 +6,13 @@ import type { RequestScope } from "../core/memory/scope.js";
 import type { PrefixBuilder } from "../core/retrieval/prefix-types.js";
 import { messageText } from "../stores/infinity/messages.js";
 import type { ConversationStore, InfinityMessage, StateStore } from "../stores/traits.js";
+import { clip, headOf } from "../core/text.js";
 
 /** How many earlier turns join the latest user message as the task text. */
 const TASK_WINDOW = 3;
 const TASK_MAX_CHARS = 2000;
+/** Each recent text is cut to this, as the provider proxy cuts its own (task.ts recentChars). */
+export const RECENT_MAX_CHARS = 4000;
 
 function isUserText(m: InfinityMessage): boolean {
   return m.kind === "user" && m.content.type === "text";
@@ -17,13 +20,16 @@ function isUserText(m: InfinityMessage): boolean {
 
 /** The latest user message plus a short window of the turns before it; and the recent texts. */
 export function taskFromHistory(history: readonly InfinityMessage[]): { task: string; recent: string[] } {
-  const texts = history.map((m) => ({ m, text: messageText(m) })).filter((x) => x.text.trim().length > 0);
+  // Only heads go on: a whole 20 MB tool result in `recent` kept the builder normalising and
+  // splitting it into words for seconds, at every step while it stayed among the last turns.
+  const texts = history.map((m) => ({ m, text: messageText(m) })).filter((x) => /\S/.test(x.text));
+  const recentOf = (from: number) => texts.slice(from).map((x) => clip(x.text, RECENT_MAX_CHARS));
   const lastUser = [...texts].reverse().findIndex((x) => isUserText(x.m));
-  if (lastUser < 0) return { task: "", recent: texts.slice(-TASK_WINDOW).map((x) => x.text) };
+  if (lastUser < 0) return { task: "", recent: recentOf(-TASK_WINDOW) };
   const at = texts.length - 1 - lastUser;
-  const window = texts.slice(Math.max(0, at - TASK_WINDOW), at).map((x) => x.text);
-  const task = [texts[at]!.text, ...window.reverse()].join("\n").slice(0, TASK_MAX_CHARS);
-  return { task, recent: texts.slice(-2 * TASK_WINDOW).map((x) => x.text) };
+  const window = texts.slice(Math.max(0, at - TASK_WINDOW), at).map((x) => headOf(x.text, TASK_MAX_CHARS));
+  const task = headOf([headOf(texts[at]!.text, TASK_MAX_CHARS), ...window.reverse()].join("\n"), TASK_MAX_CHARS);
+  return { task, recent: recentOf(-2 * TASK_WINDOW) };
 }
 
 export interface InProcessHookDeps {
