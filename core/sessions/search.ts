@@ -6,7 +6,7 @@ import { CoreError } from "../errors.js";
 import { analyzeQuery, isEmptyQuery, words } from "../retrieval/analyze.js";
 import type { SessionHit, SessionIndexStore } from "../../stores/traits.js";
 import type { IndexReport, SessionIndexer, SessionSource } from "./indexer.js";
-import { sliceOf } from "../text.js";
+import { headOf, sliceOf } from "../text.js";
 
 export interface SessionMatch {
   hit: SessionHit;
@@ -21,6 +21,18 @@ export interface SessionSearchOptions {
 }
 
 const SNIPPET = 160;
+/**
+ * Read mode shows the message itself, up to this much: user and assistant texts are indexed whole,
+ * and a pasted multi-megabyte log came back as one tool result, larger than any model's context.
+ */
+export const READ_MAX_CHARS = 8000;
+
+/** the message as read mode shows it: whole, or its head and how much was left out */
+export function readText(text: string): string {
+  if (text.length <= READ_MAX_CHARS) return text;
+  const head = headOf(text, READ_MAX_CHARS);
+  return `${head}… [${text.length - head.length} more characters not shown]`;
+}
 
 /** ±SNIPPET characters around the first query word found in `text`. */
 export function snippet(text: string, query: string): string {
@@ -132,7 +144,7 @@ export class SessionSearch {
       );
     }
     const w = Math.min(ref.window, this.opts.maxWindow);
-    return { hit, snippet: hit.text, window: await this.index.window(hit.sourceId, hit.threadId, hit.ord - w, hit.ord + w) };
+    return { hit, snippet: readText(hit.text), window: await this.index.window(hit.sourceId, hit.threadId, hit.ord - w, hit.ord + w) };
   }
 
   /** Forgetting a memory also removes the messages that said it from this index. */
