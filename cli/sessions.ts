@@ -73,6 +73,7 @@ export function openSources(specs: string[], own: OwnDatabase, ownLocation: stri
         reader: home.conversation,
         userOf: async (root) => userIdOf(await home.state.getMetadata(root)),
         cwdOf: async (root) => home.sessions.cwdOf(root),
+        historyVersion: (thread) => home.conversation.historyVersion(thread),
       });
     } else {
       const db = ownDb && location === resolve(ownLocation) ? ownDb : openDatabase(location);

@@ -17,6 +17,11 @@ export interface SessionSource {
   /** the `user_id` in the session's root metadata, if any */
   userOf(rootThreadId: string): Promise<string | null>;
   cwdOf(rootThreadId: string): Promise<string | null>;
+  /**
+   * A value that changes whenever the thread's history may have (the daemon's file: its mtime and
+   * size), read without reading the history; null, or no method, when the source cannot tell.
+   */
+  historyVersion?(threadId: string): Promise<string | null>;
 }
 
 export interface IndexReport {
@@ -54,6 +59,13 @@ export function indexable(m: InfinityMessage, ord: number, id: string): IndexedM
 }
 
 export class SessionIndexer {
+  /**
+   * `source id, thread id` → the history version last indexed whole. A thread whose version has
+   * not moved is not read again: every run read and parsed every thread, so with more threads
+   * than the file cache holds, a search after an idle moment re-read the user's whole history.
+   */
+  private readonly indexedVersions = new Map<string, string>();
+
   constructor(
     private readonly index: SessionIndexStore,
     private readonly clock: Clock,
@@ -68,7 +80,13 @@ export class SessionIndexer {
     for (const threadId of threads) {
       done++;
       try {
-        await this.thread(src, sourceId, threadId, report);
+        // taken before the read: a write during it moves the version, and the next run reads again
+        const version = (await src.historyVersion?.(threadId)) ?? null;
+        const key = `${sourceId}\u0000${threadId}`;
+        if (version === null || this.indexedVersions.get(key) !== version) {
+          await this.thread(src, sourceId, threadId, report);
+          if (version !== null) this.indexedVersions.set(key, version);
+        }
       } catch (e) {
         // One unreadable thread (a file the daemon is rewriting in place, a damaged one) must not
         // stop every other conversation from being indexed and searched.

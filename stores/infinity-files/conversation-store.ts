@@ -1,7 +1,7 @@
 // ConversationStore + ConversationReader over the daemon's threads/ directory (read-only):
 // `{id}.json` for history and summaries, `{id}.meta.json` (or the older embedded `thread_info`)
 // for the thread tree, `{id}.views.json` for views. Each file is re-read when it changes.
-import { readdir } from "node:fs/promises";
+import { readdir, stat } from "node:fs/promises";
 import { InfinityStoreError } from "../infinity/errors.js";
 import { historySlice, loadHistoryWithAncestors } from "../infinity/history.js";
 import type { InfinityMessage, ThreadInfo } from "../infinity/messages.js";
@@ -50,6 +50,18 @@ export class InfinityFilesConversationStore implements ConversationStore, Conver
   /** the thread's views (`{view_type: content}`); empty when it has none */
   async views(threadId: string): Promise<Record<string, unknown>> {
     return structuredClone((await this.files.read(this.layout.viewsFile(threadId), parseViews)) ?? {});
+  }
+
+  /** the history file's mtime and size (changes with every rewrite that appends); null when there is none */
+  async historyVersion(threadId: string): Promise<string | null> {
+    const path = this.layout.threadFile(threadId);
+    try {
+      const st = await stat(path, { bigint: true });
+      return `${st.mtimeNs}:${st.size}`;
+    } catch (e) {
+      if (isNotFound(e)) return null;
+      throw new InfinityStoreError("io", `cannot stat ${path}: ${(e as Error).message}`);
+    }
   }
 
   /** which format the thread's history file is in; null when there is none */
