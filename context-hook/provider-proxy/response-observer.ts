@@ -3,6 +3,7 @@
 // call, what the model said and called. Excerpts only; bounded memory however long the stream.
 import { responseKind, Usage, WireToolCall, type ResponseKind } from "./protocol.js";
 import { createHash } from "node:crypto";
+import { headOf } from "../../core/text.js";
 
 export const FINAL_TEXT_CHARS = 2000;
 const MAX_TOOL_CALLS = 32;
@@ -88,7 +89,8 @@ export class ResponseObserver {
     if (typeof v.Message === "string") {
       const room = FINAL_TEXT_CHARS - this.text.length;
       if (v.Message.length > room) this.textComplete = false;
-      this.text += v.Message.slice(0, Math.max(0, room));
+      // never half of a surrogate pair: the trace's JSON would carry a lone "\ud83d"
+      this.text += headOf(v.Message, room);
     } else if ("ToolCall" in v) {
       const call = WireToolCall.safeParse(v.ToolCall);
       if (call.success && this.toolCalls.length < MAX_TOOL_CALLS) {
@@ -99,7 +101,7 @@ export class ResponseObserver {
       const usage = Usage.safeParse(final?.usage);
       this.usage = usage.success ? usage.data : null;
     } else if (typeof v.Error === "string" && this.errors.length < MAX_ERRORS) {
-      this.errors.push(v.Error.slice(0, ERROR_CHARS));
+      this.errors.push(headOf(v.Error, ERROR_CHARS));
     }
   }
 }
