@@ -24,7 +24,8 @@ import {
   type RecordTurnResponse,
 } from "../../proto/gen/infinity/memory/v1/context_hook_pb.js";
 import { contextHookService, decodeErrorOf, type ContextHookHandlers } from "./service.js";
-import { headOf, wellFormed } from "../../core/text.js";
+import { clip, headOf, wellFormed } from "../../core/text.js";
+import { DEFAULT_TASK_OPTIONS } from "../provider-proxy/task.js";
 import { isLoopbackHost } from "../../core/loopback.js";
 import { projectDir } from "../../stores/infinity-files/project-dir.js";
 
@@ -172,7 +173,9 @@ function toPrefixRequest(req: BuildPrefixRequest): PrefixRequest {
       ancestors: [...req.ancestors],
     },
     task,
-    recent: [...req.recent],
+    // heads only, as the provider proxy keeps them: a whole pasted log here took the builder
+    // longer than the daemon's deadline for the prefix at every step it stayed among the recent
+    recent: req.recent.map((t) => clip(t, DEFAULT_TASK_OPTIONS.recentChars)),
     budgetTokens: budget,
   };
 }
