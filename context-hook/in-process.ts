@@ -7,6 +7,7 @@ import type { PrefixBuilder } from "../core/retrieval/prefix-types.js";
 import { messageText } from "../stores/infinity/messages.js";
 import type { ConversationStore, InfinityMessage, StateStore } from "../stores/traits.js";
 import { clip, headOf } from "../core/text.js";
+import { projectDir } from "../stores/infinity-files/project-dir.js";
 
 /** How many earlier turns join the latest user message as the task text. */
 const TASK_WINDOW = 3;
@@ -48,7 +49,10 @@ export async function scopeOfThread(deps: Omit<InProcessHookDeps, "builder">, th
   const root = ancestors[0] ?? threadId;
   const meta = (await deps.state.getMetadata(root)) as { user_id?: unknown } | null;
   const user = typeof meta?.user_id === "string" && meta.user_id.length > 0 ? meta.user_id : deps.localUser;
-  return { user, project: (await deps.cwdOf(root)) ?? null, session: root, thread: threadId, ancestors };
+  // keyed as the memory toolset keys its own cwd (absolute, links resolved): a runtime handing
+  // the session's cwd through a link or with a trailing slash still finds the project's memories
+  const cwd = await deps.cwdOf(root);
+  return { user, project: cwd ? projectDir(cwd) : null, session: root, thread: threadId, ancestors };
 }
 
 /** A `(threadId, history) => prefix` function for a runtime's prompt-prefix seam. */

@@ -1,6 +1,8 @@
 // The in-process prompt-prefix seam over the reference Infinity stores and the real prefix builder
 // on a SQLite file: what a runtime's step hands it is a whole thread history, tool results of any
 // size included.
+import { mkdirSync, realpathSync, symlinkSync } from "node:fs";
+import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { inProcessPromptPrefix, RECENT_MAX_CHARS } from "../../context-hook/in-process.js";
 import { MemoryPrefixBuilder } from "../../core/retrieval/prefix.js";
@@ -48,6 +50,35 @@ describe("in-process prompt prefix", () => {
     expect(r.recent!.length).toBe(5);
     for (const t of r.recent!) expect(t.length).toBeLessThanOrEqual(RECENT_MAX_CHARS);
     expect(r.recent).toContain("deploy staging with helm please");
+    m.close();
+  });
+
+  it("keys the session's project as the memory toolset does, through a link or with a trailing slash", async () => {
+    const dir = tempDir("imem-inproc-proj-");
+    const real = join(dir, "checkout-service");
+    mkdirSync(real);
+    const link = join(dir, "work-link");
+    symlinkSync(real, link);
+    const m = openTestMemory(dir);
+    await m.service.remember(
+      req({ project: realpathSync(real) }),
+      { content: "The checkout service deploys through the blue-green pipeline in the ops repo", kind: "project", scope: "project" },
+      modelOrigin(),
+    );
+    const builder = new MemoryPrefixBuilder({ service: m.service, toggles: m.toggles, edgesOf: (id) => m.store.edgesOf(id), tokens, config: m.config });
+    const conversation = new MemoryConversationStore();
+    const state = new MemoryStateStore();
+    await conversation.ensureRootThread("root-2");
+    await state.setMetadata("root-2", { user_id: "alice" });
+    const history: InfinityMessage[] = [{ kind: "user", content: { type: "text", text: "deploy the checkout service with the blue-green pipeline" } }];
+    for (const cwd of [`${realpathSync(real)}/`, link, `${link}/`]) {
+      const hook = inProcessPromptPrefix({ builder, conversation, state, cwdOf: () => cwd, localUser: "nobody" });
+      expect(await hook("root-2", history), `cwd ${cwd}`).toContain("blue-green pipeline in the ops repo");
+    }
+    const other = join(dir, "billing");
+    mkdirSync(other);
+    const elsewhere = inProcessPromptPrefix({ builder, conversation, state, cwdOf: () => other, localUser: "nobody" });
+    expect(await elsewhere("root-2", history)).toBeNull();
     m.close();
   });
 });
