@@ -64,8 +64,33 @@ export function parseAllowedTools(v: unknown): string[] | string {
     return [...new Set(v.map((x: string) => x.trim()))];
   }
   if (typeof v !== "string") return "allowed-tools must be a list or a string";
-  const parts = v.includes(",") ? v.split(",") : v.split(/\s+/);
+  const parts = splitOutsideParens(v, topLevelComma(v) ? /,/ : /\s/);
   return [...new Set(parts.map((p) => p.trim()).filter((p) => p.length > 0))];
+}
+
+/** Whether `s` holds a comma outside parentheses (the comma form). */
+function topLevelComma(s: string): boolean {
+  return splitOutsideParens(s, /,/).length > 1;
+}
+
+/**
+ * Split at separators outside parentheses: a tool's argument pattern may hold spaces or commas
+ * ("Bash(git log:*)", "Bash(sed -n 1,5p)") and is one tool.
+ */
+function splitOutsideParens(s: string, sep: RegExp): string[] {
+  const out: string[] = [];
+  let depth = 0;
+  let cur = "";
+  for (const ch of s) {
+    if (ch === "(") depth++;
+    else if (ch === ")" && depth > 0) depth--;
+    if (depth === 0 && sep.test(ch)) {
+      out.push(cur);
+      cur = "";
+    } else cur += ch;
+  }
+  out.push(cur);
+  return out;
 }
 
 /** Line (1-based, in SKILL.md) where a top-level frontmatter key is written; `fmStart` is the first YAML line. */

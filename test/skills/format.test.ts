@@ -41,6 +41,13 @@ describe("SKILL.md format", () => {
     expect(parseSkillMd("---\nname: a\ndescription: d\nallowed-tools: [Read, Read, Write]\n---\nx").allowedTools).toEqual(["Read", "Write"]);
   });
 
+  it("keeps a tool's argument pattern whole when it holds spaces or commas, in the space and the comma form", () => {
+    const tools = (v: string) => parseSkillMd(`---\nname: a\ndescription: d\nallowed-tools: ${v}\n---\nx`).allowedTools;
+    expect(tools("Bash(git log:*) Read Bash(npm run test:*)")).toEqual(["Bash(git log:*)", "Read", "Bash(npm run test:*)"]);
+    expect(tools("Bash(sed -n 1,5p) Read")).toEqual(["Bash(sed -n 1,5p)", "Read"]);
+    expect(tools("Bash(sed -n 1,5p), Bash(git status:*), Read")).toEqual(["Bash(sed -n 1,5p)", "Bash(git status:*)", "Read"]);
+  });
+
   it("names the line of each problem", () => {
     expect(errorOf("no frontmatter").message).toBe('SKILL.md line 1: SKILL.md must start with a "---" line opening the YAML frontmatter');
     expect(errorOf("---\nname: a\ndescription: d\n").message).toMatch(/^SKILL\.md line 4: the frontmatter is never closed/);
