@@ -28,8 +28,11 @@ export function diffVersions(from: VersionContent | null, to: VersionContent): s
   for (const p of paths) {
     const oldText = a.get(p) ?? "";
     const newText = b.get(p) ?? "";
-    if (oldText === newText) continue;
-    const patch = createTwoFilesPatch(`a/${name}/${p}`, `b/${name}/${p}`, oldText, newText, fromLabel, `v${to.version.seq}`, { context: 3 });
+    // an empty file added or removed differs though its text does not (the patch is headers only)
+    if (oldText === newText && a.has(p) === b.has(p)) continue;
+    // the side that lacks the file says so: an added or removed empty file shows no hunk
+    const labels = [a.has(p) ? fromLabel : "(none)", b.has(p) ? `v${to.version.seq}` : "(none)"] as const;
+    const patch = createTwoFilesPatch(`a/${name}/${p}`, `b/${name}/${p}`, oldText, newText, labels[0], labels[1], { context: 3 });
     // Drop jsdiff's "====" banner line: plain unified diff is what people and tools expect.
     parts.push(patch.replace(/^=+\n/m, "").replace(/^Index: .*\n/m, ""));
   }

@@ -170,6 +170,18 @@ describe("skills toolset over RAP", () => {
     expect(pub.prompts[1]).toContain("+++ b/staging-deploy/references/api.md");
   });
 
+  it("a diff shows an empty support file that was added or removed (the versions differ by it)", async () => {
+    await call(r, "skill_propose", { skill_md: DEPLOY_V1, files: [{ path: "scripts/__init__.py", content: "" }, { path: "references/api.md", content: "POST /deploy\n" }] });
+    const pub = await callAnswering(r, "skill_publish", { name: "staging-deploy" }, [2, 0]);
+    expect(pub.prompts[1]).toContain("--- a/staging-deploy/scripts/__init__.py\t(none)\n+++ b/staging-deploy/scripts/__init__.py\tv1\n");
+    // v2: same text, the empty file left out; the hashes differ, so the diff must not say "identical"
+    await call(r, "skill_propose", { skill_md: DEPLOY_V1, files: [{ path: "references/api.md", content: "POST /deploy\n" }] });
+    const diff = await call(r, "skill_history", { name: "staging-deploy", diff_from: "v1", diff_to: "v2" });
+    expect(diff).not.toContain("(the two versions are identical)");
+    expect(diff).toContain("--- a/staging-deploy/scripts/__init__.py\tv1\n+++ b/staging-deploy/scripts/__init__.py\t(none)");
+    expect(diff).not.toContain("references/api.md");
+  });
+
   it("finds skills by Chinese, Japanese and Korean words in their descriptions", async () => {
     const skills = [
       ["jp-deploy", "本番環境にデプロイする手順"],
