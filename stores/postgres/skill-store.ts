@@ -259,6 +259,8 @@ export class PgSkillStore implements SkillStore {
         if (m.kind === "publish") await c.query(push, [skillId, m.to]);
         else {
           if (m.expectedFrom !== null) await c.query(`UPDATE skill_versions SET live_order = NULL WHERE id = $1`, [m.expectedFrom]);
+          // back to an earlier version: what was published after it leaves the stack too (as in SQLite)
+          await c.query(`UPDATE skill_versions SET live_order = NULL WHERE skill_id = $1 AND live_order > (SELECT live_order FROM skill_versions WHERE id = $2)`, [skillId, m.to]);
           await c.query(`${push} AND live_order IS NULL`, [skillId, m.to]);
         }
         await c.query(`UPDATE skills SET published_version_id = $1, updated_at = $2 WHERE id = $3`, [m.to, audit.at, skillId]);

@@ -129,6 +129,7 @@ export class SqliteSkillStore implements SkillStore {
         `UPDATE skill_versions SET live_order = (SELECT COALESCE(MAX(live_order), 0) + 1 FROM skill_versions WHERE skill_id = ?) WHERE id = ? AND live_order IS NULL`,
       ),
       pop: p(`UPDATE skill_versions SET live_order = NULL WHERE id = ?`),
+      popAbove: p(`UPDATE skill_versions SET live_order = NULL WHERE skill_id = ? AND live_order > (SELECT live_order FROM skill_versions WHERE id = ?)`),
       setPointer: p(`UPDATE skills SET published_version_id = ?, updated_at = ? WHERE id = ?`),
       setPinned: p(`UPDATE skills SET pinned = ?, updated_at = ? WHERE id = ?`),
       ftsDelete: p(`DELETE FROM skill_fts WHERE rowid = ?`),
@@ -295,6 +296,9 @@ export class SqliteSkillStore implements SkillStore {
         if (m.kind === "publish") this.st.push.run(skillId, m.to);
         else {
           if (m.expectedFrom !== null) this.st.pop.run(m.expectedFrom);
+          // back to an earlier version: what was published after it leaves the stack too, so the
+          // next rollback goes below it, never to a version the person skipped
+          this.st.popAbove.run(skillId, m.to);
           this.st.pushIfOff.run(skillId, m.to);
         }
         this.st.setPointer.run(m.to, audit.at, skillId);

@@ -182,6 +182,21 @@ describe("skills toolset over RAP", () => {
     expect(diff).not.toContain("references/api.md");
   });
 
+  it("after a rollback to an earlier version, the next rollback returns below it, never to a version the person skipped", async () => {
+    for (let i = 1; i <= 3; i++) {
+      await call(r, "skill_propose", { skill_md: skillMd("staging-deploy", "Deploy to staging.", `# Deploy\n\nStep ${i}.`) });
+      await callAnswering(r, "skill_publish", { name: "staging-deploy" }, [0]);
+    }
+    // v2 misbehaved too: the person goes from v3 straight back to v1
+    expect((await callAnswering(r, "skill_rollback", { name: "staging-deploy", to_version: "v1" }, [0])).text).toBe("The person approved: staging-deploy is back to v1 (v3 retired).");
+    await call(r, "skill_propose", { skill_md: skillMd("staging-deploy", "Deploy to staging.", "# Deploy\n\nStep 4.") });
+    await callAnswering(r, "skill_publish", { name: "staging-deploy" }, [0]);
+    const rb = await callAnswering(r, "skill_rollback", { name: "staging-deploy" }, [0]);
+    expect(rb.prompts[0]).toMatch(/^Roll back to skill staging-deploy v1 \(now: v4\)\?/);
+    expect(rb.text).toBe("The person approved: staging-deploy is back to v1 (v4 retired).");
+    expect(await call(r, "skill_rollback", { name: "staging-deploy" })).toBe('Error: "staging-deploy" has no earlier published version to roll back to');
+  });
+
   it("finds skills by Chinese, Japanese and Korean words in their descriptions", async () => {
     const skills = [
       ["jp-deploy", "本番環境にデプロイする手順"],

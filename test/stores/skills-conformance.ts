@@ -92,6 +92,18 @@ export function skillsConformance(name: string, factory: CatalogFactory): void {
       expect((await s.skills.auditOf("deploy-check", 2)).map((a) => a.action)).toEqual(["rollback", "publish"]);
     });
 
+    it("a rollback to an earlier version takes the versions published after it off the stack", async () => {
+      const s = await c.fresh();
+      for (const v of ["v1", "v2", "v3", "v4"]) await s.skills.insertVersion(newVersion("deploy-check", `check ${v}`, `h${v}`), { skillId: "s1", versionId: v }, audit("propose", "deploy-check"));
+      await publish(s, "s1", null, "v1", 2000);
+      await publish(s, "s1", "v1", "v2", 3000);
+      await publish(s, "s1", "v2", "v3", 4000);
+      await s.skills.movePointer("s1", { expectedFrom: "v3", to: "v1", toStatus: "active", fromStatus: "retired", kind: "rollback" }, audit("rollback", "deploy-check", 5000));
+      expect((await s.skills.versionsOf("s1")).map((v) => [v.id, v.liveOrder])).toEqual([["v1", 1], ["v2", null], ["v3", null], ["v4", null]]);
+      await publish(s, "s1", "v1", "v4", 6000);
+      expect(await s.skills.version("v4")).toMatchObject({ liveOrder: 2 });
+    });
+
     it("two servers publishing from the same pointer at once: exactly one wins", async () => {
       const [a, b] = await c.freshPair(2);
       for (const [v, h] of [["v1", "h1"], ["v2", "h2"], ["v3", "h3"]]) await a!.skills.insertVersion(newVersion("deploy-check", `check ${h}`, h!), { skillId: "s1", versionId: v! }, audit("propose", "deploy-check"));
