@@ -104,6 +104,16 @@ function keyLine(doc: ReturnType<typeof parseDocument>, lc: LineCounter, key: st
   return null;
 }
 
+/** YAML errors a plain (unquoted) value causes: ": " or " #" inside it, or a first character YAML reserves (` @ * [ …). */
+const PLAIN_VALUE_ERRORS = new Set(["BLOCK_AS_IMPLICIT_KEY", "BAD_SCALAR_START", "UNEXPECTED_TOKEN"]);
+
+/** The fix for such an error on a top-level `key: value` line: quote the value, naming the key. */
+function quoteHint(code: string, line: string | undefined): string {
+  const kv = line === undefined ? null : /^([A-Za-z0-9_-]+):[ \t]+(\S.*)$/.exec(line);
+  if (!PLAIN_VALUE_ERRORS.has(code) || !kv || /^["'|>]/.test(kv[2]!)) return "";
+  return `; if the value of "${kv[1]}" is text, put it in quotes: ${kv[1]}: "…"`;
+}
+
 /** Parse SKILL.md text (files come separately). Throws SkillFormatError naming the line. */
 export function parseSkillMd(text: string, files: SkillFile[] = []): SkillDocument {
   const src = text.replace(/^\uFEFF/, "").replace(/\r\n?/g, "\n");
@@ -121,7 +131,7 @@ export function parseSkillMd(text: string, files: SkillFile[] = []): SkillDocume
   if (first) {
     const line = first.linePos?.[0]?.line ?? lc.linePos(first.pos[0]).line;
     const msg = first.message.split("\n")[0] ?? first.message;
-    throw new SkillFormatError(`invalid YAML: ${msg}`, line + 1);
+    throw new SkillFormatError(`invalid YAML: ${msg}${quoteHint(first.code, lines[line])}`, line + 1);
   }
   let fm: unknown;
   try {

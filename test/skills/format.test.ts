@@ -63,6 +63,19 @@ describe("SKILL.md format", () => {
     expect(errorOf("---\n- a\n- b\n---\nx").message).toMatch(/^SKILL\.md line 2: the frontmatter must be a mapping/);
   });
 
+  it("a plain value YAML cannot read gets the fix: quote the value, naming the key", () => {
+    const fm = (line: string) => errorOf(`---\nname: deploy-app\n${line}\n---\nbody\n`).message;
+    expect(fm("description: Deploy the app. Use when: the user asks to ship")).toBe(
+      'SKILL.md line 3: invalid YAML: Nested mappings are not allowed in compact mappings; if the value of "description" is text, put it in quotes: description: "…"',
+    );
+    expect(fm("description: `gh` helper for releases")).toMatch(/^SKILL\.md line 3: invalid YAML: .*; if the value of "description" is text, put it in quotes: description: "…"$/);
+    expect(fm("description: [WIP] release helper")).toMatch(/; if the value of "description" is text, put it in quotes/);
+    expect(fm("description: d\nlicense: @acme/internal")).toMatch(/^SKILL\.md line 4: .*; if the value of "license" is text, put it in quotes: license: "…"$/);
+    // not a quoting problem: no such advice
+    expect(fm("description: d\nname: again")).not.toContain("quotes");
+    expect(fm('description: "unterminated')).not.toContain("put it in quotes");
+  });
+
   it("accepts support files only under references/, assets/ or scripts/", () => {
     expect(filePathProblem("scripts/run.sh")).toBeNull();
     expect(filePathProblem("references/deep/a.md")).toBeNull();
