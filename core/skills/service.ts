@@ -102,9 +102,10 @@ export class SkillService {
     }
     const all = await this.store.versionsOf(skill.id);
     const seq = /^v?(\d+)$/i.exec(ref.trim());
-    const found = seq
-      ? all.find((v) => v.seq === Number(seq[1]))
-      : all.find((v) => v.id === ref) ?? (ref.length >= 8 ? all.find((v) => v.contentHash.startsWith(ref.toLowerCase())) : undefined);
+    const bySeq = () => (seq ? all.find((v) => v.seq === Number(seq[1])) : undefined);
+    const byHash = () => (ref.length >= 8 ? all.find((v) => v.contentHash.startsWith(ref.toLowerCase())) : undefined);
+    // a hash prefix may be all digits ("12345678…"): at 8 digits or more it is a hash before it is a number
+    const found = all.find((v) => v.id === ref) ?? (seq && (ref.length < 8 || ref.startsWith("v") || ref.startsWith("V")) ? bySeq() : (byHash() ?? bySeq()));
     if (!found) throw new CoreError("not_found", `"${skill.name}" has no version "${ref}"; it has v1..v${all.length}`);
     return found;
   }

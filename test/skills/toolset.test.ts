@@ -2,6 +2,7 @@
 // invocation JSON: propose → invisible → approve via user_choice → found → used → revised →
 // rolled back, plus the permission ceiling, per-thread disabling and refusals.
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { contentHash, parseSkillMd } from "../../core/skills/skill-md.js";
 import { tempDir } from "../helpers/tmp.js";
 import { call, callAnswering, nextId, ROOT, skillMd, startSkillsServer, type SkillsServer } from "./helpers.js";
 
@@ -195,6 +196,20 @@ describe("skills toolset over RAP", () => {
     expect(rb.prompts[0]).toMatch(/^Roll back to skill staging-deploy v1 \(now: v4\)\?/);
     expect(rb.text).toBe("The person approved: staging-deploy is back to v1 (v4 retired).");
     expect(await call(r, "skill_rollback", { name: "staging-deploy" })).toBe('Error: "staging-deploy" has no earlier published version to roll back to');
+  });
+
+  it("a content-hash prefix made only of digits names the version with that hash", async () => {
+    await call(r, "skill_propose", { skill_md: DEPLOY_V1 });
+    // a second version whose hash happens to start with 8 digits (about 1 in 43 does)
+    let text = "";
+    for (let i = 0; ; i++) {
+      text = skillMd("staging-deploy", "Deploy to staging.", `# Deploy\n\nAttempt ${i}.`);
+      if (/^\d{8}/.test(contentHash(parseSkillMd(text)))) break;
+    }
+    await call(r, "skill_propose", { skill_md: text });
+    const prefix = contentHash(parseSkillMd(text)).slice(0, 8);
+    expect(await call(r, "skill_view", { name: "staging-deploy", version: prefix })).toMatch(/^Skill staging-deploy v2 \(candidate\): Deploy to staging\./);
+    expect(await call(r, "skill_view", { name: "staging-deploy", version: "1" })).toMatch(/^Skill staging-deploy v1 /);
   });
 
   it("finds skills by Chinese, Japanese and Korean words in their descriptions", async () => {
