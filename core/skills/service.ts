@@ -168,6 +168,13 @@ export class SkillService {
   private async proposeOnce(doc: SkillDocument, by: SkillActor, base?: string): Promise<ProposeResult> {
     this.checkSize(doc);
     const existing = await this.store.skillByName(doc.name);
+    // a revision of a skill that does not exist is a misnamed skill, not a new one
+    if (!existing && base !== undefined) {
+      throw new CoreError(
+        "not_found",
+        `"base_version" is ${base}, but there is no skill named "${doc.name}" to revise; check the name in the frontmatter (skill_search lists what exists), or leave base_version out to create a new skill`,
+      );
+    }
     if (existing?.pinned && by.author === "agent") {
       throw new CoreError("forbidden", `"${doc.name}" is pinned: a person must unpin it before new versions can be proposed`);
     }

@@ -212,6 +212,18 @@ describe("skills toolset over RAP", () => {
     expect(await call(r, "skill_view", { name: "staging-deploy", version: "1" })).toMatch(/^Skill staging-deploy v1 /);
   });
 
+  it("a revision (base_version) of a skill that does not exist is refused naming the field, not stored as a new skill", async () => {
+    await call(r, "skill_propose", { skill_md: DEPLOY_V1 });
+    await callAnswering(r, "skill_publish", { name: "staging-deploy" }, [0]);
+    // the model revises v1 but misspells the name
+    const typo = DEPLOY_V2.replace("name: staging-deploy", "name: staging-deplyo");
+    expect(await call(r, "skill_propose", { skill_md: typo, base_version: "v1" })).toBe(
+      'Error: "base_version" is v1, but there is no skill named "staging-deplyo" to revise; check the name in the frontmatter (skill_search lists what exists), or leave base_version out to create a new skill',
+    );
+    expect((await r.skills.service.list()).map((x) => x.skill.name)).toEqual(["staging-deploy"]);
+    expect(await call(r, "skill_propose", { skill_md: typo })).toMatch(/^Proposed staging-deplyo v1 as a candidate/);
+  });
+
   it("finds skills by Chinese, Japanese and Korean words in their descriptions", async () => {
     const skills = [
       ["jp-deploy", "本番環境にデプロイする手順"],
