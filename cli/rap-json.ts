@@ -2,13 +2,10 @@
 // {project}/.infinity/rap.json), in both forms the daemon understands.
 import { fileURLToPath } from "node:url";
 import { resolve } from "node:path";
+import { shellQuote } from "../core/shell.js";
 
 export function mainScriptPath(): string {
   return resolve(fileURLToPath(import.meta.url), "..", "main.js");
-}
-
-function shellQuote(s: string): string {
-  return /^[A-Za-z0-9_./:=@%+-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
 }
 
 /** `toolset_command`: the daemon starts one server per session with RAP_EMBEDDED=1. */

@@ -10,6 +10,7 @@ import type { RequestScope } from "../memory/scope.js";
 import { analyzeQuery, cjkBigrams, contentWords, isEmptyQuery } from "../retrieval/analyze.js";
 import { nextStatus, retrievable } from "../learning/lifecycle.js";
 import { scanContent } from "../safety/index.js";
+import { shellQuote } from "../shell.js";
 import { StoreError, type SkillAuditEntry, type SkillAuditAction, type SkillStore } from "../../stores/traits.js";
 import { diffVersions, type VersionContent } from "./diff.js";
 import { disabledSkills, keyAt, toggleScopes } from "./scope.js";
@@ -236,7 +237,7 @@ export class SkillService {
       throw new CoreError(
         "forbidden",
         `v${to.seq} of "${name}" widens allowed-tools beyond what a person granted (${wider.join(", ")}); ` +
-          `it cannot be published. A person may grant them (infinity-memory skills grant ${name} ${wider.join(" ")}), or propose a version without them`,
+          `it cannot be published. A person may grant them (infinity-memory skills grant ${name} ${wider.map(shellQuote).join(" ")}), or propose a version without them`,
       );
     }
     const from = skill.publishedVersionId ? await this.version(skill) : null;

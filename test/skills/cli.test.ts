@@ -1,5 +1,6 @@
 // The person's path: `infinity-memory skills …` on the built CLI, import of real-world-shaped
 // folders, export round-trip, and `serve --toolset skills` as a daemon command server.
+import { spawnSync } from "node:child_process";
 import { cpSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -198,6 +199,23 @@ describe("skills CLI", () => {
     const stored = d.prepare(`SELECT path FROM skill_files ORDER BY path`).all();
     d.close();
     expect(stored).toEqual([{ path: "scripts/lint.js" }, { path: "scripts/package.json" }]);
+  });
+
+  it("the grant command a refused publish suggests runs as printed in a shell, tool patterns with spaces and parentheses included", () => {
+    const dir = tempDir();
+    const db = join(dir, "m.db");
+    const src = join(dir, "git-log");
+    mkdirSync(src);
+    writeFileSync(join(src, "SKILL.md"), "---\nname: git-log\ndescription: Summarise recent commits.\nallowed-tools: Bash(git log:*), Read\n---\nRun `git log --oneline -20`.\n");
+    expect(skills(db, "import", src).status).toBe(0);
+    const refused = skills(db, "approve", "git-log");
+    expect(refused.status).toBe(1);
+    const suggested = /\(infinity-memory (skills grant .*)\), or propose/.exec(refused.stderr)?.[1];
+    expect(suggested).toBe("skills grant git-log 'Bash(git log:*)' Read");
+    const sh = spawnSync("sh", ["-c", `"${process.execPath}" "${CLI}" ${suggested} --db "${db}"`], { env: { ...process.env, INFINITY_MEMORY_HOME: dir, INFINITY_MEMORY_USER: "alice" }, encoding: "utf8" });
+    expect(sh.status, sh.stderr).toBe(0);
+    expect(sh.stdout).toBe("Granted git-log: Bash(git log:*), Read.\n");
+    expect(skills(db, "approve", "git-log").stdout).toBe("Published git-log v1.\n");
   });
 
   it("a malformed SKILL.md gets a line-numbered error and changes nothing", () => {
