@@ -11,9 +11,10 @@ const MAX_DEPTH = 4;
 /**
  * Folders holding a SKILL.md under `root` (root itself included); hidden folders are skipped. A
  * linked folder is followed (`~/.claude/skills/<name>` is often a link into a repository), each
- * real folder once, so a link back up cannot loop.
+ * real folder once, so a link back up cannot loop. A folder below the root that cannot be listed
+ * goes to `unreadable` and the search goes on; the root itself failing throws.
  */
-export function findSkillFolders(root: string): string[] {
+export function findSkillFolders(root: string, unreadable: { folder: string; reason: string }[] = []): string[] {
   const out: string[] = [];
   const seen = new Set<string>();
   const walk = (dir: string, depth: number) => {
@@ -30,7 +31,15 @@ export function findSkillFolders(root: string): string[] {
       return; // a skill's own subfolders are its files, not more skills
     }
     if (depth >= MAX_DEPTH) return;
-    for (const e of readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
+    let entries;
+    try {
+      entries = readdirSync(dir, { withFileTypes: true });
+    } catch (e) {
+      if (depth === 0) throw e;
+      unreadable.push({ folder: dir, reason: `${fileReason(e)}; it was not searched for skills` });
+      return;
+    }
+    for (const e of entries.sort((a, b) => a.name.localeCompare(b.name))) {
       if (e.name.startsWith(".") || e.name === "node_modules") continue;
       const p = join(dir, e.name);
       if (e.isDirectory() || (e.isSymbolicLink() && isFolder(p))) walk(p, depth + 1);

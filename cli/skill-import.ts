@@ -26,8 +26,10 @@ export interface ImportOptions {
 }
 
 export async function importSkills(service: SkillService, dirs: string[], o: ImportOptions): Promise<ImportReport[]> {
-  const folders = dirs.flatMap((d) => findSkillFolders(resolve(d)));
-  const out: ImportReport[] = [];
+  const unreadable: { folder: string; reason: string }[] = [];
+  const folders = dirs.flatMap((d) => findSkillFolders(resolve(d), unreadable));
+  // a folder that cannot be listed is reported with the skipped ones; the others are imported
+  const out: ImportReport[] = unreadable.map((u) => ({ folder: u.folder, name: null, outcome: "skipped", version: null, notes: [u.reason] }));
   const firstFolderOf = new Map<string, string>();
   let done = 0;
   for (const folder of folders) {

@@ -1,7 +1,7 @@
 // The person's path: `infinity-memory skills …` on the built CLI, import of real-world-shaped
 // folders, export round-trip, and `serve --toolset skills` as a daemon command server.
 import { spawnSync } from "node:child_process";
-import { cpSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, cpSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
@@ -216,6 +216,31 @@ describe("skills CLI", () => {
     expect(sh.status, sh.stderr).toBe(0);
     expect(sh.stdout).toBe("Granted git-log: Bash(git log:*), Read.\n");
     expect(skills(db, "approve", "git-log").stdout).toBe("Published git-log v1.\n");
+  });
+
+  it("a folder in the tree that cannot be listed is reported as skipped while the other skills are imported", () => {
+    const dir = tempDir();
+    const src = join(dir, "skills");
+    mkdirSync(join(src, "lint"), { recursive: true });
+    writeFileSync(join(src, "lint", "SKILL.md"), "---\nname: lint\ndescription: Lint the code.\n---\nRun the linter.\n");
+    mkdirSync(join(src, "private", "deploy"), { recursive: true });
+    writeFileSync(join(src, "private", "deploy", "SKILL.md"), "---\nname: deploy\ndescription: Deploy.\n---\nShip it.\n");
+    chmodSync(dir, 0o777);
+    chmodSync(join(src, "private"), 0o000);
+    // root reads whatever the modes say: the CLI runs as an unprivileged user then
+    const root = process.getuid?.() === 0;
+    const db = join(dir, "m.db");
+    const imp = spawnSync(root ? "runuser" : process.execPath, [...(root ? ["-u", "nobody", "--", process.execPath] : []), CLI, "skills", "import", src, "--json", "--db", db], {
+      encoding: "utf8",
+      env: { ...process.env, INFINITY_MEMORY_HOME: dir, INFINITY_MEMORY_USER: "alice" },
+    });
+    chmodSync(join(src, "private"), 0o755);
+    expect(imp.status, imp.stderr).toBe(2);
+    const reports = JSON.parse(imp.stdout) as { folder: string; name: string | null; outcome: string; notes: string[] }[];
+    expect(reports.map((r) => [r.folder, r.outcome, r.notes])).toEqual([
+      [join(src, "private"), "skipped", ["permission denied; it was not searched for skills"]],
+      [join(src, "lint"), "imported", []],
+    ]);
   });
 
   it("a malformed SKILL.md gets a line-numbered error and changes nothing", () => {
