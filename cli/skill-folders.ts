@@ -6,7 +6,14 @@ import { basename, dirname, join, relative, sep } from "node:path";
 import { fileReason } from "./file-errors.js";
 import { filePathProblem, parseSkillMd, renderSkillMd, SKILL_FILE, SkillFormatError, SUPPORT_DIRS, type SkillDocument, type SkillFile } from "../core/skills/skill-md.js";
 
-const MAX_DEPTH = 4;
+/** how many folders down from a given folder a skill folder is looked for */
+export const MAX_DEPTH = 4;
+
+/** What a search passed by: folders it could not list, and hidden ones it did not enter. */
+export interface FolderSearch {
+  unreadable: { folder: string; reason: string }[];
+  hidden: string[];
+}
 
 /**
  * Folders holding a SKILL.md under `root` (root itself included); hidden folders are skipped. A
@@ -14,7 +21,7 @@ const MAX_DEPTH = 4;
  * real folder once, so a link back up cannot loop. A folder below the root that cannot be listed
  * goes to `unreadable` and the search goes on; the root itself failing throws.
  */
-export function findSkillFolders(root: string, unreadable: { folder: string; reason: string }[] = []): string[] {
+export function findSkillFolders(root: string, search: FolderSearch = { unreadable: [], hidden: [] }): string[] {
   const out: string[] = [];
   const seen = new Set<string>();
   const walk = (dir: string, depth: number) => {
@@ -36,17 +43,45 @@ export function findSkillFolders(root: string, unreadable: { folder: string; rea
       entries = readdirSync(dir, { withFileTypes: true });
     } catch (e) {
       if (depth === 0) throw e;
-      unreadable.push({ folder: dir, reason: `${fileReason(e)}; it was not searched for skills` });
+      search.unreadable.push({ folder: dir, reason: `${fileReason(e)}; it was not searched for skills` });
       return;
     }
     for (const e of entries.sort((a, b) => a.name.localeCompare(b.name))) {
-      if (e.name.startsWith(".") || e.name === "node_modules") continue;
       const p = join(dir, e.name);
-      if (e.isDirectory() || (e.isSymbolicLink() && isFolder(p))) walk(p, depth + 1);
+      const folder = e.isDirectory() || (e.isSymbolicLink() && isFolder(p));
+      if (e.name.startsWith(".")) {
+        if (folder) search.hidden.push(p);
+        continue;
+      }
+      if (folder && e.name !== "node_modules") walk(p, depth + 1);
     }
   };
   if (!statSync(root).isDirectory()) throw new Error(`${root} is not a folder`);
   walk(root, 0);
+  return out;
+}
+
+/**
+ * Hidden folders under `roots` that hold skill folders (a project's .claude/skills): told to a
+ * person whose import found nothing, since hidden folders are not searched unless named.
+ */
+export function hiddenSkillFolders(roots: string[]): string[] {
+  const out: string[] = [];
+  for (const root of roots) {
+    const search: FolderSearch = { unreadable: [], hidden: [] };
+    try {
+      findSkillFolders(root, search);
+    } catch {
+      continue;
+    }
+    for (const h of search.hidden) {
+      try {
+        if (findSkillFolders(h).length > 0) out.push(h);
+      } catch {
+        // unreadable: nothing to suggest
+      }
+    }
+  }
   return out;
 }
 

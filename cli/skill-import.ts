@@ -5,7 +5,7 @@ import { join, resolve } from "node:path";
 import { isCoreError } from "../core/errors.js";
 import type { SkillService } from "../core/skills/service.js";
 import { fileErrorText } from "./file-errors.js";
-import { findSkillFolders, readSkillFolder, writeSkillFolders, type SkillFolder } from "./skill-folders.js";
+import { findSkillFolders, readSkillFolder, writeSkillFolders, type FolderSearch, type SkillFolder } from "./skill-folders.js";
 
 export type ImportOutcome = "imported" | "published" | "unchanged" | "skipped";
 
@@ -26,10 +26,10 @@ export interface ImportOptions {
 }
 
 export async function importSkills(service: SkillService, dirs: string[], o: ImportOptions): Promise<ImportReport[]> {
-  const unreadable: { folder: string; reason: string }[] = [];
-  const folders = dirs.flatMap((d) => findSkillFolders(resolve(d), unreadable));
+  const search: FolderSearch = { unreadable: [], hidden: [] };
+  const folders = dirs.flatMap((d) => findSkillFolders(resolve(d), search));
   // a folder that cannot be listed is reported with the skipped ones; the others are imported
-  const out: ImportReport[] = unreadable.map((u) => ({ folder: u.folder, name: null, outcome: "skipped", version: null, notes: [u.reason] }));
+  const out: ImportReport[] = search.unreadable.map((u) => ({ folder: u.folder, name: null, outcome: "skipped", version: null, notes: [u.reason] }));
   const firstFolderOf = new Map<string, string>();
   let done = 0;
   for (const folder of folders) {

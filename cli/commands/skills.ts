@@ -11,6 +11,8 @@ import { versionLine, viewText } from "../../toolsets/skills/render.js";
 import { openAnyMemory } from "../context.js";
 import { userId } from "../options.js";
 import { exportSkills, importSkills } from "../skill-import.js";
+import { hiddenSkillFolders, MAX_DEPTH } from "../skill-folders.js";
+import { shellQuote } from "../../core/shell.js";
 import { openSkills } from "../skills-context.js";
 import { EvolutionService } from "../../core/learning/evolution.js";
 import type { SkillRequest, StoredEvalReport } from "../../stores/traits.js";
@@ -220,6 +222,15 @@ export function registerSkills(program: Command): void {
       if (count("skipped") > 0) process.exitCode = 2;
       if (o.json) return out(JSON.stringify(reports, null, 2));
       out(`${reports.length} folder(s): ${count("published")} published, ${count("imported")} imported as candidates, ${count("unchanged")} unchanged, ${count("skipped")} skipped.`);
+      if (reports.length === 0) {
+        // nothing found: say where to look instead (hidden folders are searched only when named)
+        const hidden = hiddenSkillFolders((dirs ?? []).map((d) => resolve(d)));
+        out(
+          hidden.length > 0
+            ? `No SKILL.md folder found; hidden folders are searched only when named, and ${hidden.join(", ")} hold${hidden.length === 1 ? "s" : ""} skills: infinity-memory skills import ${hidden.map(shellQuote).join(" ")}`
+            : `No SKILL.md folder found in ${(dirs ?? []).join(", ")} or up to ${MAX_DEPTH} levels below: name the folder that holds the skill folders (each with a SKILL.md)`,
+        );
+      }
       for (const r of reports) {
         if (r.outcome === "skipped") out(`skipped ${r.folder}: ${r.notes[0] ?? ""}`);
         else if (r.notes.length > 0) out(`${r.name} v${r.version}: ${r.notes.join("; ")}`);

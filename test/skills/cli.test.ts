@@ -243,6 +243,24 @@ describe("skills CLI", () => {
     ]);
   });
 
+  it("an import that finds no skill says where to look: the hidden folder that holds them (a project's .claude/skills), or that none is there", () => {
+    const dir = tempDir();
+    const db = join(dir, "m.db");
+    const project = join(dir, "app");
+    mkdirSync(join(project, ".claude", "skills", "lint"), { recursive: true });
+    mkdirSync(join(project, "src"));
+    writeFileSync(join(project, ".claude", "skills", "lint", "SKILL.md"), "---\nname: lint\ndescription: Lint the code.\n---\nRun the linter.\n");
+    const none = skills(db, "import", project);
+    expect(none.status).toBe(0);
+    expect(none.stdout).toBe(
+      "0 folder(s): 0 published, 0 imported as candidates, 0 unchanged, 0 skipped.\n" +
+        `No SKILL.md folder found; hidden folders are searched only when named, and ${join(project, ".claude")} holds skills: infinity-memory skills import ${join(project, ".claude")}\n`,
+    );
+    const suggested = /infinity-memory (skills import .*)$/m.exec(none.stdout)![1]!;
+    expect(skills(db, ...suggested.split(" ").slice(1)).stdout).toContain("1 folder(s): 0 published, 1 imported as candidates");
+    expect(skills(db, "import", join(project, "src")).stdout).toContain(`No SKILL.md folder found in ${join(project, "src")} or up to 4 levels below: name the folder that holds the skill folders (each with a SKILL.md)`);
+  });
+
   it("a malformed SKILL.md gets a line-numbered error and changes nothing", () => {
     const dir = tempDir();
     const db = join(dir, "m.db");
