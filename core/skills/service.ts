@@ -97,11 +97,13 @@ export class SkillService {
 
   /** "v3", "3", a version id, or a content-hash prefix of 8+ characters; default the published version. */
   async version(skill: Skill, ref?: string): Promise<SkillVersion> {
+    const all = ref === undefined && skill.publishedVersionId ? [] : await this.store.versionsOf(skill.id);
     if (ref === undefined) {
-      if (!skill.publishedVersionId) throw new CoreError("not_found", `"${skill.name}" has no published version yet`);
+      if (!skill.publishedVersionId) {
+        throw new CoreError("not_found", `"${skill.name}" has no published version yet; name a version to read one (it has v1..v${all.length})`);
+      }
       return (await this.store.version(skill.publishedVersionId))!;
     }
-    const all = await this.store.versionsOf(skill.id);
     const seq = /^v?(\d+)$/i.exec(ref.trim());
     const bySeq = () => (seq ? all.find((v) => v.seq === Number(seq[1])) : undefined);
     const byHash = () => (ref.length >= 8 ? all.find((v) => v.contentHash.startsWith(ref.toLowerCase())) : undefined);

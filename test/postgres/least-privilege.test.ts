@@ -116,7 +116,7 @@ describePg("a server role with row grants only", (base) => {
       servers.push(server);
       const md = skillMd("rotate-keys", "Rotate the service's API keys without downtime.", "# Rotate keys\n\n1. Issue the new key.\n2. Deploy it beside the old one.\n3. Revoke the old key.");
       expect(await call(server, "alice", "skill_propose", { skill_md: md })).toMatch(/^Proposed rotate-keys v1 as a candidate/);
-      expect(await call(server, "alice", "skill_view", { name: "rotate-keys" })).toBe('Error: "rotate-keys" has no published version yet');
+      expect(await call(server, "alice", "skill_view", { name: "rotate-keys" })).toBe('Error: "rotate-keys" has no published version yet; name a version to read one (it has v1..v1)');
       const viewed = await call(server, "alice", "skill_view", { name: "rotate-keys", version: "v1" });
       expect(viewed).toContain("rotate-keys v1");
       expect(viewed).toContain("2. Deploy it beside the old one.");

@@ -212,6 +212,13 @@ describe("skills toolset over RAP", () => {
     expect(await call(r, "skill_view", { name: "staging-deploy", version: "1" })).toMatch(/^Skill staging-deploy v1 /);
   });
 
+  it("viewing a skill with nothing published names the fix: give a version", async () => {
+    await call(r, "skill_propose", { skill_md: DEPLOY_V1 });
+    await call(r, "skill_propose", { skill_md: DEPLOY_V2 });
+    expect(await call(r, "skill_view", { name: "staging-deploy" })).toBe('Error: "staging-deploy" has no published version yet; name a version to read one (it has v1..v2)');
+    expect(await call(r, "skill_view", { name: "staging-deploy", version: "v2" })).toMatch(/^Skill staging-deploy v2 \(candidate\)/);
+  });
+
   it("a revision (base_version) of a skill that does not exist is refused naming the field, not stored as a new skill", async () => {
     await call(r, "skill_propose", { skill_md: DEPLOY_V1 });
     await callAnswering(r, "skill_publish", { name: "staging-deploy" }, [0]);
