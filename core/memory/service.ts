@@ -309,7 +309,7 @@ export class MemoryService {
       if (e instanceof DuplicateMemoryError) return asDuplicate(e.existingId);
       // another process corrected or forgot the memory this one corrects after the check above:
       // the answer that check gives, not the store's
-      if (previous && e instanceof StoreError && e.code === "constraint") throw await this.notCurrent(previous.id, previous.lineageId);
+      if (previous && e instanceof StoreError && e.code === "constraint") throw await this.notCurrent({ thread: req }, previous.id, previous.lineageId);
       throw e;
     }
     if (proposal) {
@@ -395,7 +395,7 @@ export class MemoryService {
       if (prior) return { status: "replayed", record: prior, conflicts: [], flagged: prior.flags.length > 0, notes: [] };
     }
     const current = await this.getVisible({ thread: req }, input.id);
-    if (current.status !== "active" && current.status !== "pending") throw await this.notCurrent(current.id, current.lineageId);
+    if (current.status !== "active" && current.status !== "pending") throw await this.notCurrent({ thread: req }, current.id, current.lineageId);
     if (changesNothing(current, input)) {
       throw new CoreError(
         "invalid_argument",
@@ -417,16 +417,20 @@ export class MemoryService {
     );
   }
 
-  /** A memory that is no longer current: what it is now, and its current version if it has one. */
-  private async notCurrent(id: string, lineageId: string): Promise<CoreError> {
+  /** A memory that is no longer current: what it is now, and its current version if it has one the viewer may see. */
+  private async notCurrent(viewer: Viewer, id: string, lineageId: string): Promise<CoreError> {
     const status = (await this.store.get(id))?.status ?? "deleted";
-    const newest = (await this.store.lineage(lineageId)).filter((r) => r.status === "active" || r.status === "pending").at(-1);
+    const newest = (await this.store.lineage(lineageId))
+      .filter((r) => (r.status === "active" || r.status === "pending") && this.canSee(viewer, r))
+      .at(-1);
     return new CoreError("conflict", `memory ${id} is ${status}${newest ? `; its current version is ${newest.id}, update that one` : ""}.`);
   }
 
   async history(viewer: Viewer, id: string): Promise<{ versions: MemoryRecord[]; audit: Awaited<ReturnType<MemoryStore["audit"]>> }> {
     const rec = await this.getVisible(viewer, id);
-    const versions = await this.store.lineage(rec.lineageId);
+    // A correction may have moved the memory to a narrower scope (remember with supersedes and a
+    // scope): that version is the other thread's or project's, not this viewer's to read.
+    const versions = (await this.store.lineage(rec.lineageId)).filter((v) => this.canSee(viewer, v));
     const audit = (await Promise.all(versions.map((v) => this.store.audit(v.id, 50)))).flat().sort((a, b) => a.seq - b.seq);
     return { versions, audit };
   }

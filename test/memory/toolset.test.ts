@@ -330,6 +330,26 @@ describe("memory toolset over RAP", () => {
     expect(await call(r, "memory_search", { query: "bisecting commit" }, { group: "c2", ancestors: ["root"] })).toMatch(/^No memories match/);
   });
 
+  it("a correction moved into one thread's scope stays that thread's: another session's memory_history and memory_update do not show it", async () => {
+    const v1 = idIn(await call(r, "memory_remember", { content: "The build server is called hermes" }, { group: "s1" }));
+    const moved = await call(r, "memory_remember", { content: "The build server is called athena (codename Bluebird)", scope: "thread", supersedes: v1 }, { group: "s1" });
+    expect(moved).toMatch(/version 2/);
+    const v2 = idIn(moved);
+    // the thread that wrote it sees both versions
+    const own = await call(r, "memory_history", { id: v1 }, { group: "s1" });
+    expect(own).toContain("2 versions");
+    expect(own).toContain("Bluebird");
+    // another session of the same user sees the user-scope version it could always see, and no more
+    const other = await call(r, "memory_history", { id: v1 }, { group: "s2" });
+    expect(other).toContain("1 version of");
+    expect(other).toContain("hermes");
+    expect(other).not.toContain("Bluebird");
+    expect(other).not.toContain(v2);
+    const update = await call(r, "memory_update", { id: v1, content: "The build server is called zeus" }, { group: "s2" });
+    expect(update).toMatch(/^Error: memory \S+ is superseded\.$/);
+    expect(update).not.toContain(v2);
+  });
+
   it("a disabled thread and its children get the error; siblings keep working", async () => {
     await r.ctx.toggles.set("memory", "c1", false, { at: T0, actor: "user", action: "toggle", targetKind: "toolset", targetId: "memory@c1", detail: {} });
     expect(await call(r, "memory_list", {}, { group: "c1", ancestors: ["root"] })).toBe("Error: the memory toolset is disabled for this thread");
