@@ -250,11 +250,23 @@ export class MemoryService {
       at: now,
     };
 
+    const trust: Trust = input.trust ?? (input.userStated ? "user_stated" : origin.actor === "model" ? "model_inferred" : "imported");
+
     // The same fact said again is supporting evidence, not a second memory.
     const asDuplicate = async (dupId: string): Promise<RememberResult> => {
       await this.store.addSource(dupId, source, this.audit(origin, "duplicate", dupId));
-      const rec = await this.store.get(dupId);
+      let rec = await this.store.get(dupId);
       if (!rec) throw new CoreError("conflict", `memory ${dupId} was forgotten while this one was being stored; try again`);
+      // A candidate waiting for a person's review (auto-extracted, imported pending) that the
+      // person now states themselves (`memory add`) is theirs: current, as their fresh write of
+      // it would have been. Before, "already remembered" left it out of every search and prefix.
+      if (rec.status === "pending" && origin.actor === "user" && rec.flags.length === 0 && flags.length === 0 && rec.supersedes === null) {
+        rec = await this.store.setStatus(rec.id, "active", trust, this.audit(origin, "confirm", rec.id, { stated_again: true }));
+        notes.push("it was waiting for review; stated by you, it is now current");
+      } else if (rec.status === "pending") {
+        // from a model this is not a person's yes: say where it is instead of "already remembered" alone
+        notes.push("it is waiting for a person's review (memory_review), so search and recalled context leave it out until it is confirmed");
+      }
       return { status: "duplicate", record: rec, conflicts: [], flagged: rec.flags.length > 0, notes };
     };
     const dup = await this.store.findDuplicate(visibilityKey(scope), hash, now);
@@ -263,7 +275,6 @@ export class MemoryService {
     // behind until a person confirms it: it waits as a proposal beside the current version.
     const proposal = previous !== null && previous.status === "active" && flags.length > 0;
 
-    const trust: Trust = input.trust ?? (input.userStated ? "user_stated" : origin.actor === "model" ? "model_inferred" : "imported");
     const confidence =
       input.confidence ?? (trust === "user_stated" ? this.config.write.userStatedConfidence : this.config.write.defaultConfidence);
     const id = newId("mem", now);

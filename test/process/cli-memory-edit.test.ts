@@ -1,7 +1,7 @@
 // `memory add` and `memory correct`: the person states or corrects a memory at the command line,
 // through the same write policy as the tools, over a real database file.
 import { describe, expect, it } from "vitest";
-import { existsSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { runCli } from "../helpers/cli.js";
 import { tempDir } from "../helpers/tmp.js";
@@ -64,6 +64,25 @@ describe("memory add / memory correct", () => {
     expect(both.stderr).toBe(`infinity-memory: ${pendingId} is in both --confirm and --reject; give it in one of them\n`);
     expect(runCli(["memory", "review", "--reject", " , "], env).stderr).toContain("--reject needs memory ids (comma-separated)");
     expect(runCli(["memory", "review"], env).stdout).toContain("x.example");
+  });
+
+  it("a candidate waiting for review that the person then adds themselves becomes current, not 'already remembered' and still hidden", () => {
+    const home = tempDir();
+    const env = { INFINITY_MEMORY_HOME: home, INFINITY_MEMORY_USER: "alice" };
+    const file = join(home, "candidates.jsonl");
+    writeFileSync(file, `${JSON.stringify({ content: "Alice drinks oat milk in her coffee", status: "pending" })}\n`);
+    expect(runCli(["memory", "import", file], env).stdout).toMatch(/1 pending review/);
+    const [candidate] = rows(env);
+    expect(candidate).toMatchObject({ status: "pending" });
+    expect(runCli(["memory", "search", "oat milk"], env).stdout).not.toContain(candidate!.id);
+
+    const added = runCli(["memory", "add", "Alice drinks oat milk in her coffee"], env);
+    expect(added.status, added.stderr).toBe(0);
+    expect(added.stdout).toMatch(new RegExp(`^already remembered as ${candidate!.id}`));
+    expect(added.stdout).toMatch(/note: it was waiting for review; stated by you, it is now current/);
+    expect(rows(env)).toEqual([expect.objectContaining({ id: candidate!.id, status: "active", trust: "user_stated" })]);
+    expect(runCli(["memory", "search", "oat milk"], env).stdout).toContain(candidate!.id);
+    expect(runCli(["memory", "review"], env).stdout).toBe("nothing pending\n");
   });
 
   it("places project memories only in a named project, and refuses bad input storing nothing", () => {
