@@ -255,7 +255,10 @@ export function registerMemory(program: Command): void {
           targets = matches.map((m) => m.id);
         }
         if (targets.length === 0) throw new Error("give memory ids or --query");
-        const purged = await ctx.service.forget(viewer, targets, CLI_ORIGIN, "forgotten from the CLI");
+        // by query: the versions listed above, as memory_forget (by id: every version)
+        const purged = o.query
+          ? await ctx.service.forgetVersions(viewer, targets, CLI_ORIGIN, "forgotten from the CLI")
+          : await ctx.service.forget(viewer, targets, CLI_ORIGIN, "forgotten from the CLI");
         if (purged.length === 0) process.stdout.write(`nothing to forget: ${targets.length === 1 ? "that memory was" : "those memories were"} forgotten already\n`);
         else process.stdout.write(`forgot ${targets.length} memor${targets.length === 1 ? "y" : "ies"} (${purged.length} versions purged)\n`);
       }),

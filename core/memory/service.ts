@@ -456,6 +456,20 @@ export class MemoryService {
     return this.purge(targets, ids, origin, reason);
   }
 
+  /**
+   * Forget exactly these versions: what a forget by query listed and the person confirmed. The
+   * other versions of their memories stay (a query matching only an old version's words must not
+   * take the current one, which the person was never shown).
+   */
+  async forgetVersions(viewer: Viewer, ids: string[], origin: Origin, reason?: string): Promise<string[]> {
+    const targets = new Map<string, MemoryRecord>();
+    for (const id of ids) {
+      const rec = await this.getVisible(viewer, id);
+      if (rec.status !== "deleted") targets.set(rec.id, rec);
+    }
+    return this.purge(targets, ids, origin, reason);
+  }
+
   /** Cascade through the derived indexes, then purge exactly these versions. */
   private async purge(targets: Map<string, MemoryRecord>, requested: string[], origin: Origin, reason?: string): Promise<string[]> {
     if (targets.size === 0) return [];

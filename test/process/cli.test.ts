@@ -66,6 +66,22 @@ describe("infinity-memory CLI", () => {
     expect(bad.stderr).toMatch(/unknown toolset "nope"/);
   });
 
+  it("memory forget --query forgets the versions it lists, not the current version of a memory whose old text matched", async () => {
+    const home = tempDir();
+    const m = openTestMemory(home);
+    const v1 = await m.service.remember(req(), { content: "Alice lives in Berlin" }, modelOrigin());
+    const v2 = await m.service.update(req(), { id: v1.record.id, content: "Alice moved to Munich in 2026" }, modelOrigin());
+    m.close();
+    const env = { INFINITY_MEMORY_HOME: home, INFINITY_MEMORY_USER: "alice" };
+    const forget = runCli(["memory", "forget", "--query", "Berlin", "--yes"], env);
+    expect(forget.status, forget.stderr).toBe(0);
+    expect(forget.stderr).toContain("Alice lives in Berlin");
+    expect(forget.stderr).not.toContain("Munich");
+    expect(forget.stdout).toBe("forgot 1 memory (1 versions purged)\n");
+    expect(runCli(["memory", "search", "Munich"], env).stdout).toContain(v2.record.id);
+    expect(runCli(["memory", "export"], env).stdout).not.toContain("Berlin");
+  });
+
   it("refuses a numeric option that is not a number in range, naming it, before touching the database", async () => {
     const home = tempDir();
     const env = { INFINITY_MEMORY_HOME: home, INFINITY_MEMORY_USER: "alice" };

@@ -323,7 +323,7 @@ export function memoryToolset(deps: MemoryToolsetDeps): Toolset {
           1,
         );
         if (choice !== 0) return { text: `The person declined; nothing was forgotten.` };
-        const purged = await service.forget(
+        const purged = await service.forgetVersions(
           viewer,
           matches.map((m) => m.id),
           origin,
