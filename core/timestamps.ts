@@ -4,7 +4,7 @@
 // wrong day was stored as a different date without a word.
 
 const ISO_RE =
-  /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,]\d{1,9})?)?(?:[Zz]|[+-](\d{2}):?(\d{2}))?)?$/;
+  /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,]\d{1,9})?)?(?:[Zz]|[+-](\d{2})(?::?(\d{2}))?)?)?$/;
 
 /** 0000-01-01 and 9999-12-31T23:59:59.999Z: the four-digit years every stored and printed time has */
 export const EARLIEST_TIME = Date.parse("0000-01-01T00:00:00Z");
@@ -25,7 +25,7 @@ function daysIn(year: number, month: number): number {
 
 /**
  * Epoch milliseconds of an ISO 8601 date ("2027-01-31", read as UTC midnight) or date-time
- * ("2027-01-31T12:00:00Z", "…+02:00"; without an offset, local time, as Date.parse reads it);
+ * ("2027-01-31T12:00:00Z", "…+02:00", "…+02"; without an offset, local time, as Date.parse reads it);
  * NaN for anything else, including a day the month does not have or an hour past 23.
  */
 export function parseIsoTime(value: string): number {
@@ -45,6 +45,8 @@ export function parseIsoTime(value: string): number {
     .trim()
     .replace(/^(\d{4}-\d{2}-\d{2}) /, "$1T")
     .replace(/(:\d{2}),(\d)/, "$1.$2")
-    .replace(/([+-]\d{2})(\d{2})$/, "$1:$2");
+    .replace(/([+-]\d{2})(\d{2})$/, "$1:$2")
+    // an offset of whole hours ("+01", which ISO 8601 allows) is one Date.parse does not read
+    .replace(/([Tt]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?[+-]\d{2})$/, "$1:00");
   return Date.parse(normal);
 }

@@ -10,12 +10,16 @@ describe("parseIsoTime", () => {
     expect(parseIsoTime("2027-01-31T12:00:00,5Z")).toBe(Date.UTC(2027, 0, 31, 12, 0, 0, 500));
     expect(parseIsoTime("2027-01-31 12:00+02:00")).toBe(Date.UTC(2027, 0, 31, 10));
     expect(parseIsoTime("2027-01-31T12:00:00-0530")).toBe(Date.UTC(2027, 0, 31, 17, 30));
+    // an offset of whole hours, as ISO 8601 allows (it was refused as "not a date the calendar has")
+    expect(parseIsoTime("2027-01-31T12:00:00+02")).toBe(Date.UTC(2027, 0, 31, 10));
+    expect(parseIsoTime("2027-01-31t12:00-05")).toBe(Date.UTC(2027, 0, 31, 17));
+    expect(parseIsoTime("2027-01-31 12:00:00.5+01")).toBe(Date.UTC(2027, 0, 31, 11, 0, 0, 500));
     // no offset: local time, as Date.parse reads it
     expect(parseIsoTime("2027-01-31T12:00")).toBe(new Date(2027, 0, 31, 12).getTime());
   });
 
   it("refuses a day, month, hour or minute the calendar does not have (Date.parse rolls them over)", () => {
-    for (const v of ["2027-02-29", "2027-02-30", "2027-04-31", "2027-06-31T00:00:00Z", "2027-00-10", "2027-13-01", "2027-01-00", "2027-01-31T24:00", "2027-01-31T23:60", "2027-01-31T23:59:60Z", "2027-01-31T12:00+24:00"]) {
+    for (const v of ["2027-02-29", "2027-02-30", "2027-04-31", "2027-06-31T00:00:00Z", "2027-00-10", "2027-13-01", "2027-01-00", "2027-01-31T24:00", "2027-01-31T23:60", "2027-01-31T23:59:60Z", "2027-01-31T12:00+24:00", "2027-01-31T12:00+24"]) {
       expect(parseIsoTime(v), v).toBeNaN();
     }
   });

@@ -149,6 +149,13 @@ describe("memory toolset over RAP", () => {
     expect(await call(r, "memory_search", { query: "releases cut branch" })).toContain("Releases are cut from the main branch");
   });
 
+  it("takes an expires_at with an offset of whole hours (ISO 8601 \"+01\"), at the instant it names", async () => {
+    const saved = await call(r, "memory_remember", { content: "The office is closed for the holidays", expires_at: "2027-01-04T09:00:00+01" });
+    expect(saved).toMatch(/^Remembered as mem_/);
+    const rec = await r.ctx.service.getVisible({ owner: "alice" }, idIn(saved));
+    expect(rec.expiresAt).toBe(Date.UTC(2027, 0, 4, 8));
+  });
+
   it("a correction keeps the memory's expiry unless it gives one; \"never\" clears it", async () => {
     const day = 86_400_000;
     const saved = await call(r, "memory_remember", { content: "The staging cluster is frozen for the audit", kind: "project", expires_at: "30d" });
