@@ -516,7 +516,8 @@ export class MemoryService {
       visibility: this.visibility(viewer, input.scopes),
       kinds: input.kinds,
       levels: input.scopes,
-      statuses: input.statuses ?? CURRENT,
+      // an empty list filters nothing, as empty kinds and scopes do (it matched no row: "No memories yet")
+      statuses: input.statuses && input.statuses.length > 0 ? input.statuses : CURRENT,
       includeFlagged: true,
       now: this.clock.now(),
       limit: Math.min(wholeLimit(input.limit) ?? this.config.list.defaultLimit, this.config.list.maxLimit),

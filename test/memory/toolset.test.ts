@@ -392,6 +392,15 @@ describe("memory toolset over RAP", () => {
     expect(update).not.toContain(v2);
   });
 
+  it("memory_list with an empty status list lists the current memories, as empty kinds and scopes do, instead of 'No memories yet.'", async () => {
+    const id = idIn(await call(r, "memory_remember", { content: "The team retro is on Fridays" }));
+    for (const args of [{ status: [] }, { kinds: [] }, { scopes: [] }]) {
+      const list = await call(r, "memory_list", args);
+      expect(list, JSON.stringify(args)).toContain("1 of 1 memories");
+      expect(list).toContain(id);
+    }
+  });
+
   it("a disabled thread and its children get the error; siblings keep working", async () => {
     await r.ctx.toggles.set("memory", "c1", false, { at: T0, actor: "user", action: "toggle", targetKind: "toolset", targetId: "memory@c1", detail: {} });
     expect(await call(r, "memory_list", {}, { group: "c1", ancestors: ["root"] })).toBe("Error: the memory toolset is disabled for this thread");
