@@ -50,6 +50,8 @@ export function openDatabase(path: string, opts: OpenOptions = {}): Db {
   }
   try {
     db.pragma("busy_timeout = 5000");
+    // before anything is written to it (WAL mode, the schema)
+    if (!opts.readonly) refuseForeign(db, path);
     if (!opts.readonly) {
       db.pragma("journal_mode = WAL");
       db.pragma(`synchronous = ${opts.synchronous === "full" ? "FULL" : "NORMAL"}`);
@@ -62,6 +64,23 @@ export function openDatabase(path: string, opts: OpenOptions = {}): Db {
     db.close();
     throw openProblem(path, e);
   }
+}
+
+/**
+ * A database with tables but no schema version of ours is another program's: migrating it wrote
+ * this product's ~50 tables (and WAL mode) into it, from any command given a wrong --db, even a
+ * `memory list`. Our first schema step sets the version in the transaction that creates the tables.
+ */
+function refuseForeign(db: Db, path: string): void {
+  if (schemaVersion(db) !== 0) return;
+  const tables = (db.prepare(`SELECT name FROM sqlite_schema WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite_%' ORDER BY name LIMIT 4`).all() as { name: string }[]).map((r) => r.name);
+  if (tables.length === 0) return;
+  const named = tables.length > 3 ? `${tables.slice(0, 3).join(", ")}, …` : tables.join(", ");
+  throw new StoreError(
+    "schema",
+    `${path} is a SQLite database of another program (it has tables ${named} and no infinity-memory schema); nothing was changed in it. ` +
+      `Point --db (or INFINITY_MEMORY_DB) at the memory database, or at a new file`,
+  );
 }
 
 /**

@@ -5,6 +5,7 @@ import { spawnSync } from "node:child_process";
 import { chmodSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
+import Database from "better-sqlite3";
 import { CLI, runCli } from "../helpers/cli.js";
 import { tempDir } from "../helpers/tmp.js";
 
@@ -69,6 +70,24 @@ describe("CLI and the files it is given", () => {
       expect(r.stderr, args.join(" ")).toContain(`infinity-memory: ${notes} is not a SQLite database (is the path right?)`);
     }
     expect(readFileSync(notes, "utf8")).toBe("shopping: eggs, flour\n".repeat(200));
+  });
+
+  it("another program's SQLite database given as --db is refused, named, and left byte for byte as it was", () => {
+    const dir = tempDir("imem-files-");
+    const env = { INFINITY_MEMORY_HOME: dir, INFINITY_MEMORY_USER: "alice" };
+    const other = join(dir, "bookmarks.sqlite");
+    const db = new Database(other);
+    db.exec(`CREATE TABLE bookmarks (url TEXT, title TEXT); INSERT INTO bookmarks VALUES ('https://example.org', 'Example')`);
+    db.close();
+    const before = readFileSync(other);
+    for (const args of [["memory", "list"], ["memory", "add", "a fact"], ["memory", "import", join(dir, "none.jsonl")], ["serve", "--port", "0"], ["backup", "--out", join(dir, "b.db")], ["db", "upgrade"]]) {
+      const r = runCli([...args, "--db", other], env);
+      expect(r.status, args.join(" ")).toBe(1);
+      expect(r.stderr, args.join(" ")).toContain(`infinity-memory: ${other} is a SQLite database of another program (it has tables bookmarks and no infinity-memory schema); nothing was changed in it.`);
+    }
+    expect(readFileSync(other).equals(before)).toBe(true);
+    expect(readdirSync(dir).filter((f) => f.startsWith("bookmarks"))).toEqual(["bookmarks.sqlite"]);
+    expect(existsSync(join(dir, "b.db"))).toBe(false);
   });
 
   it("a database this user may not write (the file, or the folder its -wal and -shm go in) is named with the fix", () => {
