@@ -8,6 +8,7 @@ const HINTS: [RegExp, string][] = [
   [/use skill_publish for a candidate/g, "approve a candidate with `infinity-memory skills approve`"],
   [/use memory_forget to remove it/g, "remove it with `infinity-memory memory forget`"],
   [/see memory_history for its newest version/g, "`infinity-memory memory show ID` lists its versions"],
+  [/memory_update on (mem_\w+) changes that/g, "`infinity-memory memory correct $1` changes that"],
   [/a person's confirmation \(memory_review\)/g, "a person's confirmation (`infinity-memory memory review --confirm ID`)"],
 ];
 

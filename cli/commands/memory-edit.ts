@@ -79,7 +79,8 @@ export async function addMemory(ctx: AnyMemoryContext, person: Person, words: st
   const req: RequestScope = { user: person.owner, project: person.project, session: "", thread: "", ancestors: [] };
   const r = await ctx.service.remember(
     req,
-    { content, kind, scope: level, tags: o.tags, confidence: o.confidence, expiresAt: o.expiresAt, userStated: true },
+    // the kind as given: a default one would count as asked for when the text is already stored
+    { content, kind: o.kind, scope: level, tags: o.tags, confidence: o.confidence, expiresAt: o.expiresAt, userStated: true },
     ORIGIN,
   );
   report(ctx, { ...r, notes: [...notes, ...r.notes] }, o.json === true);

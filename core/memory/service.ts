@@ -242,6 +242,8 @@ export class MemoryService {
     const scope = previous && !input.scope ? previous.scope : recordScopeFor(req, level);
     const hash = contentHash(content);
     const tags = normalizeTags(input.tags);
+    // checked before the duplicate test: a bad value is an error whether or not the text is new
+    const expiresAt = expiryOf(input.expiresAt, previous, now);
     const source = {
       threadId: origin.threadId,
       messageIds: origin.messageIds ?? [],
@@ -266,6 +268,24 @@ export class MemoryService {
       } else if (rec.status === "pending") {
         // from a model this is not a person's yes: say where it is instead of "already remembered" alone
         notes.push("it is waiting for a person's review (memory_review), so search and recalled context leave it out until it is confirmed");
+      }
+      // What this write asked for that the stored memory does not have is not applied (a duplicate
+      // changes no field): said, or an expiry or tags asked for were dropped without a word.
+      const fields: string[] = [];
+      const has: string[] = [];
+      const notApplied = (field: string, kept: string) => {
+        fields.push(field);
+        has.push(kept);
+      };
+      if (input.kind !== undefined && input.kind !== rec.kind) notApplied("kind", `kind ${rec.kind}`);
+      if (input.tags !== undefined && tags.some((t) => !rec!.tags.includes(t))) notApplied("tags", rec.tags.length > 0 ? `tags ${rec.tags.join(", ")}` : "no tags");
+      if (input.confidence !== undefined && input.confidence !== rec.confidence) notApplied("confidence", `confidence ${rec.confidence.toFixed(2)}`);
+      if (input.expiresAt?.trim() && expiresAt !== rec.expiresAt) {
+        notApplied("expires_at", rec.expiresAt === null ? "no expiry" : `expiry ${new Date(rec.expiresAt).toISOString()}`);
+      }
+      if (fields.length > 0) {
+        const list = fields.length === 1 ? fields[0]! : `${fields.slice(0, -1).join(", ")} and ${fields.at(-1)!}`;
+        notes.push(`this call's ${list} ${fields.length === 1 ? "was" : "were"} not applied; it still has ${has.join("; ")} (memory_update on ${rec.id} changes that)`);
       }
       return { status: "duplicate", record: rec, conflicts: [], flagged: rec.flags.length > 0, notes };
     };
@@ -296,7 +316,7 @@ export class MemoryService {
       validFrom: input.validFrom ?? previous?.validFrom ?? null,
       validTo: null,
       createdAt: now,
-      expiresAt: expiryOf(input.expiresAt, previous, now),
+      expiresAt,
       contentHash: hash,
       source,
     };

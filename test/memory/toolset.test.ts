@@ -156,6 +156,20 @@ describe("memory toolset over RAP", () => {
     expect(rec.expiresAt).toBe(Date.UTC(2027, 0, 4, 8));
   });
 
+  it("the same text again: a bad expires_at is still an error, and what the duplicate did not apply is said", async () => {
+    const id = idIn(await call(r, "memory_remember", { content: "The staging database runs Postgres 16" }));
+    const bad = await call(r, "memory_remember", { content: "The staging database runs Postgres 16", expires_at: "next tuesday" });
+    expect(bad).toMatch(/^Error: "expires_at" must be an ISO 8601 date or time/);
+    const again = await call(r, "memory_remember", { content: "The staging database runs Postgres 16", expires_at: "7d", tags: ["db"] });
+    expect(again).toBe(
+      `Already remembered as ${id}; recorded this as another source for it.\n` +
+        `Note: this call's tags and expires_at were not applied; it still has no tags; no expiry (memory_update on ${id} changes that).`,
+    );
+    expect((await r.ctx.service.getVisible({ owner: "alice" }, id)).expiresAt).toBeNull();
+    // nothing asked beyond the text: no note
+    expect(await call(r, "memory_remember", { content: "The staging database runs Postgres 16" })).toBe(`Already remembered as ${id}; recorded this as another source for it.`);
+  });
+
   it("a correction keeps the memory's expiry unless it gives one; \"never\" clears it", async () => {
     const day = 86_400_000;
     const saved = await call(r, "memory_remember", { content: "The staging cluster is frozen for the audit", kind: "project", expires_at: "30d" });

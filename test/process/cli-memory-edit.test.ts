@@ -40,6 +40,11 @@ describe("memory add / memory correct", () => {
 
     const again = runCli(["memory", "add", "User prefers tabs in TypeScript", "--kind", "preference"], env);
     expect(again.stdout).toMatch(new RegExp(`^already remembered as ${rec!.id}`));
+    expect(again.stdout).not.toMatch(/note:/);
+    // a kind left out is not one asked for; an expiry given is said to be left unapplied, with the command that applies it
+    expect(runCli(["memory", "add", "User prefers tabs in TypeScript"], env).stdout).not.toMatch(/note:/);
+    const expiring = runCli(["memory", "add", "User prefers tabs in TypeScript", "--expires-at", "30d"], env);
+    expect(expiring.stdout).toContain(`note: this call's expires_at was not applied; it still has no expiry (\`infinity-memory memory correct ${rec!.id}\` changes that)`);
     expect(rows(env)).toHaveLength(1);
 
     const clash = runCli(["memory", "add", "User prefers spaces in TypeScript", "--kind", "preference", "--json"], env);
