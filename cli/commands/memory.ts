@@ -328,7 +328,8 @@ export function registerMemory(program: Command): void {
     });
 
   common(memory.command("import").argument("<file>").description("add memories from a JSON-lines file (one object per line; export output works)"))
-    .option("--batch <n>", "lines per transaction", wholeNumber(1, 100_000), 1000)
+    // the import's own limit: a larger one passed here and was refused after the database was made
+    .option("--batch <n>", "lines per transaction (at most 50000)", wholeNumber(1, 50_000), 1000)
     .option("--json", "print the summary as JSON")
     .action(
       withMemory<Common & { batch: string }>(async (ctx, viewer, o, file) => {

@@ -114,6 +114,18 @@ describe("infinity-memory CLI", () => {
     expect(runCli(["memory", "list", "--limit", "1000"], env).stdout).toMatch(/^1 of 1/);
   });
 
+  it("memory import --batch above the import's limit is refused as an option, before a database is made", () => {
+    const home = tempDir();
+    const env = { INFINITY_MEMORY_HOME: home, INFINITY_MEMORY_USER: "alice" };
+    const file = join(home, "one.jsonl");
+    writeFileSync(file, `${JSON.stringify({ content: "The courier comes on Tuesdays" })}\n`);
+    const r = runCli(["memory", "import", file, "--batch", "60000"], env);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toMatch(/option '--batch <n>' argument '60000' is invalid\. expected a whole number from 1 to 50000/);
+    expect(existsSync(join(home, "memory.db"))).toBe(false);
+    expect(runCli(["memory", "import", file, "--batch", "50000"], env).stdout).toMatch(/^imported 1 memory/);
+  });
+
   it("prints rap.json entries in both forms", () => {
     const cmd = JSON.parse(runCli(["config", "rap-json"], {}).stdout) as { tool_sets: { type: string; command: string }[] };
     expect(cmd.tool_sets[0]?.type).toBe("toolset_command");
