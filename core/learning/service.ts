@@ -6,6 +6,7 @@ import type { Clock } from "../clock.js";
 import type { MemoryConfig } from "../config.js";
 import { CoreError } from "../errors.js";
 import { newId } from "../ids.js";
+import { headOf } from "../text.js";
 import type { Llm } from "../llm/types.js";
 import type { RequestScope } from "../memory/scope.js";
 import type { ConversationReader, LearningStore, MemoryStore, StoredTraceEvent, TraceFeed, TraceStore } from "../../stores/traits.js";
@@ -223,7 +224,7 @@ export class LearningService {
     if (!llm || llm.adapter === "none" || (await store.signalsOf(ep.id)).some((s) => s.kind === "rubric")) return false;
     const record = [
       `Task: ${d.task}`,
-      ...d.steps.map((s) => `Step ${s.idx + 1}: ${s.tool} ${s.argsShape} → ${s.outcome}${s.verdict ? ` (${s.verdict})` : ""}: ${s.excerpt.slice(0, 200)}`),
+      ...d.steps.map((s) => `Step ${s.idx + 1}: ${s.tool} ${s.argsShape} → ${s.outcome}${s.verdict ? ` (${s.verdict})` : ""}: ${headOf(s.excerpt, 200)}`),
       `Final answer: ${d.finalExcerpt ?? "(none)"}`,
       ...(d.nextUserText ? [`Next user message: ${d.nextUserText.text}`] : []),
     ].join("\n");
@@ -234,7 +235,7 @@ export class LearningService {
         source: `llm:${llm.adapter}`,
         value: r.value.score,
         weight: this.cfg.weights.rubric,
-        note: r.value.reason.slice(0, 200),
+        note: headOf(r.value.reason, 200),
         dedupKey: `${ep.id}:rubric`,
         at: clock.now(),
       });
@@ -333,7 +334,7 @@ export class LearningService {
     if (!llm || llm.adapter === "none" || d.userTexts.length === 0) return [];
     const record = [
       ...d.userTexts.map((u) => `User: ${u.text}`),
-      ...d.steps.map((s) => `Tool ${s.tool} → ${s.outcome}: ${s.excerpt.slice(0, 200)}`),
+      ...d.steps.map((s) => `Tool ${s.tool} → ${s.outcome}: ${headOf(s.excerpt, 200)}`),
       `Assistant's answer: ${d.finalExcerpt ?? "(none)"}`,
     ].join("\n");
     try {
@@ -342,7 +343,7 @@ export class LearningService {
       return r.value.memories.map((m) => ({
         kind: m.kind,
         level: m.scope,
-        content: m.content.slice(0, this.cfg.candidates.maxChars),
+        content: headOf(m.content, this.cfg.candidates.maxChars),
         actor: "model" as const,
         messageIds,
       }));
@@ -359,7 +360,7 @@ export class LearningService {
   async feedback(input: FeedbackInput): Promise<{ applied: EpisodeView | null; duplicate: boolean }> {
     const { store, clock } = this.deps;
     if (!(input.rating >= -1 && input.rating <= 1)) throw new CoreError("invalid_argument", `"rating" must be between -1 and 1`);
-    const note = input.note?.slice(0, 500) ?? null;
+    const note = input.note === null || input.note === undefined ? null : headOf(input.note, 500);
     let target: StoredEpisode | null = null;
     if (input.episodeId) {
       target = await store.episode(input.episodeId);
