@@ -8,6 +8,7 @@
 import { createHash } from "node:crypto";
 import type { MemoryConfig } from "../config.js";
 import { contentWords } from "../retrieval/analyze.js";
+import { headOf } from "../text.js";
 import type { ScoredStep, StoredEpisode } from "./types.js";
 
 export type PolicyConfig = MemoryConfig["evolution"]["policy"];
@@ -167,7 +168,7 @@ export function inducePolicies(records: readonly EpisodeRecord[], cfg: PolicyCon
     for (const r of [...counter, ...c.members].filter((x) => (x.episode.reward ?? 0) < 0 || x.steps.some((s) => s.outcome === "error"))) {
       for (const s of r.steps) {
         if (s.outcome !== "error" && s.verdict !== "fail") continue;
-        const text = `${s.tool}: ${(s.excerpt.split("\n")[0] ?? "").slice(0, 160)}`;
+        const text = `${s.tool}: ${headOf(s.excerpt.split("\n")[0] ?? "", 160)}`;
         if (!pitfalls.some((p) => p.text === text)) pitfalls.push({ episodeId: r.episode.id, tool: s.tool, text });
       }
     }

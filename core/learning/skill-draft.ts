@@ -6,6 +6,7 @@ import { z } from "zod";
 import type { MemoryConfig } from "../config.js";
 import type { Llm } from "../llm/types.js";
 import { scanContent } from "../safety/index.js";
+import { headOf } from "../text.js";
 import { nameProblem, parseSkillMd, renderSkillMd, type SkillDocument } from "../skills/skill-md.js";
 import type { PolicyDraft } from "./policy.js";
 
@@ -21,7 +22,8 @@ export function skillNameOf(p: Pick<PolicyDraft, "keyTerms" | "tools" | "signatu
   return nameProblem(name) ? `pattern-${p.signature.slice(0, 8)}` : name;
 }
 
-const oneLine = (s: string, n: number) => s.replace(/\s+/g, " ").trim().slice(0, n);
+// cut with headOf: a lone surrogate in a body or a prompt is refused by a serde_json reader
+const oneLine = (s: string, n: number) => headOf(s.replace(/\s+/g, " ").trim(), n);
 
 /** How much of an episode's task a template draft quotes under "When to use". */
 export const TASK_QUOTE_CHARS = 120;
