@@ -197,7 +197,11 @@ export class EvolutionService {
   async gate(doc: SkillDocument, p: StoredPolicy, source: string): Promise<GateResult> {
     const { skills, store, clock } = this.deps;
     const existing = await skills.findSkill(doc.name);
-    const granted = existing ? await skills.grants(doc.name) : null;
+    // The ceiling is what a person granted. A skill never published and never granted anything
+    // (its first candidate rejected or still waiting) is still new: its ceiling is the evidence,
+    // as submit() and approve() treat it; an empty grant would refuse every tool as widening.
+    const grants = existing ? await skills.grants(doc.name) : [];
+    const granted = existing?.publishedVersionId || grants.length > 0 ? grants : null;
     const { tasks, evidence } = await this.taskSet(p, doc.name);
     const evidenceTools = [...new Set([...p.tools, ...evidence.flatMap((r) => r.steps.map((s) => s.tool))])];
     const verification = verifyDraft(doc, evidenceTools, granted, this.cfg);
