@@ -185,6 +185,8 @@ export function isSuppressed(d: EpisodeDraft): boolean {
 export interface WrittenCandidate {
   memoryId: string;
   disposition: "created" | "merged";
+  /** the episode had already written it (a retried pass): nothing was added */
+  repeat?: true;
 }
 
 function jaccard(a: string, b: string): number {
@@ -221,8 +223,11 @@ export class CandidateWriter {
     return hits.map((h) => h.record).find((r) => jaccard(r.content, content) >= this.config.mergeOverlap) ?? null;
   }
 
-  /** null when the safety scan refuses the text (a credential or an injection) */
-  async write(c: Candidate, scope: RequestScope, episode: { id: string; threadId: string }): Promise<WrittenCandidate | null> {
+  /**
+   * null when the safety scan refuses the text (a credential or an injection). `own`: the
+   * memories this episode already wrote or merged into (a pass that failed half way is retried).
+   */
+  async write(c: Candidate, scope: RequestScope, episode: { id: string; threadId: string }, own: ReadonlySet<string> = new Set()): Promise<WrittenCandidate | null> {
     const scan = scanContent(c.content);
     if (scan.verdict === "refuse_secret" || scan.verdict === "refuse_injection") return null;
     const level: ScopeLevel = c.level === "project" && !scope.project ? "user" : c.level;
@@ -239,6 +244,9 @@ export class CandidateWriter {
     });
     const dup = await this.existing(visibilityKey(recScope), c.content);
     if (dup) {
+      // its own earlier write is not new evidence: another source and "merged" would hide it
+      // from the withdrawal that "don't remember this" does
+      if (own.has(dup.id)) return { memoryId: dup.id, disposition: "merged", repeat: true };
       await this.memory.addSource(dup.id, source, audit("duplicate", dup.id));
       return { memoryId: dup.id, disposition: "merged" };
     }

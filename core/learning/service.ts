@@ -315,12 +315,14 @@ export class LearningService {
   /** One candidate through the writer (scan, merge, pending), recorded against its episode; false when the scan refused it. */
   private async writeCandidate(c: Candidate, scope: RequestScope, ep: StoredEpisode): Promise<boolean> {
     const { store, clock } = this.deps;
-    const w = await this.writer.write(c, scope, ep);
+    const own = new Set((await store.candidatesOf(ep.id)).map((x) => x.memoryId));
+    const w = await this.writer.write(c, scope, ep, own);
     if (!w) {
       await store.event("candidate_refused", ep.threadId, ep.id, { kind: c.kind, reason: "safety scan" }, clock.now());
       return false;
     }
-    await store.addCandidate(ep.id, w.memoryId, w.disposition, clock.now());
+    // a repeat keeps the disposition recorded the first time
+    if (!w.repeat) await store.addCandidate(ep.id, w.memoryId, w.disposition, clock.now());
     return true;
   }
 
