@@ -296,13 +296,15 @@ export function createAdminService(d: AdminDeps): AdminHandlers {
         const days = req.days ?? 30;
         const since = Date.UTC(new Date(now).getUTCFullYear(), new Date(now).getUTCMonth(), new Date(now).getUTCDate()) - (days - 1) * 86_400_000;
         const agg = await d.queries.learning(since, 50);
-        const bins = Array.from({ length: 10 }, (_, i) => ({ lo: -1 + i * 0.2, hi: -1 + (i + 1) * 0.2, count: 0 }));
-        for (const r of agg.rewards) bins[Math.min(9, Math.max(0, Math.floor((r + 1) / 0.2)))]!.count++;
+        const edge = (i: number) => Math.round((-1 + i * 0.2) * 10) / 10;
+        const bins = Array.from({ length: 10 }, (_, i) => ({ lo: edge(i), hi: edge(i + 1), count: 0 }));
+        // by the edges themselves: floor((r + 1) / 0.2) put −0.8, −0.4, 0.2 and 0.4 one bin low
+        for (const r of agg.rewards) bins[Math.max(0, bins.filter((b) => r >= b.lo).length - 1)]!.count++;
         const mean = agg.rewards.length > 0 ? agg.rewards.reduce((a, b) => a + b, 0) / agg.rewards.length : undefined;
         const v = agg.versionsByStatus;
         return {
           episodes: { ...agg.episodes, perDay: agg.perDay.map((p) => ({ day: p.day, count: p.count, meanReward: opt(p.meanReward) })) },
-          rewards: { count: agg.rewards.length, mean, bins: bins.map((b) => ({ lo: Math.round(b.lo * 10) / 10, hi: Math.round(b.hi * 10) / 10, count: b.count })) },
+          rewards: { count: agg.rewards.length, mean, bins },
           signals: agg.signals,
           policies: (await d.evolution.store.policies()).map(policyJson),
           funnel: {
