@@ -437,11 +437,17 @@ export class EvolutionService {
     const has = (kind: string, name: string, other: string | null) => pending.some((q) => q.kind === kind && q.skillName === name && q.otherSkill === other);
     // a pair already up for merging, either way round (η may have swapped which one is kept)
     const pairPending = (a: string, b: string) => has("merge", a, b) || has("merge", b, a);
+    // A person's "no" is an answer, not to be asked again on the next pass: a declined retirement
+    // counts as use (staleness restarts from the decline), a declined merge stands until one of
+    // the two publishes a new version.
+    const declined = await store.requests({ status: "rejected", limit: 1000 });
+    const declinedAt = (kind: string, a: string, b: string | null) =>
+      Math.max(0, ...declined.filter((q) => q.kind === kind && ((q.skillName === a && q.otherSkill === b) || (b !== null && q.skillName === b && q.otherSkill === a))).map((q) => q.decidedAt ?? q.createdAt));
     const live = (await skills.list()).filter((r) => r.published && (r.published.status === "probationary" || r.published.status === "active") && !r.skill.pinned);
     const out: SkillRequest[] = [];
     const staleMs = this.cfg.curator.staleDays * 86_400_000;
     for (const r of live) {
-      const last = Math.max((await store.lastTrialAt(r.skill.name)) ?? 0, r.published!.publishedAt ?? 0);
+      const last = Math.max((await store.lastTrialAt(r.skill.name)) ?? 0, r.published!.publishedAt ?? 0, declinedAt("retire", r.skill.name, null));
       if (now - last < staleMs || has("retire", r.skill.name, null)) continue;
       out.push(await this.request("retire", r.skill.name, null, { reason: `unused for ${Math.floor((now - last) / 86_400_000)} days`, lastUsedAt: last }, r.published!.id));
     }
@@ -456,6 +462,7 @@ export class EvolutionService {
         // keep the more reliable one; the other is proposed for retirement into it
         const [keep, drop] = a.r.published!.eta >= b.r.published!.eta ? [a.r, b.r] : [b.r, a.r];
         if (pairPending(keep.skill.name, drop.skill.name)) continue;
+        if (declinedAt("merge", keep.skill.name, drop.skill.name) >= Math.max(keep.published!.publishedAt ?? 0, drop.published!.publishedAt ?? 0)) continue;
         out.push(await this.request("merge", keep.skill.name, drop.skill.name, { overlap, keepEta: keep.published!.eta, dropEta: drop.published!.eta }));
       }
     }

@@ -1,0 +1,49 @@
+// The curator asks; a person's "no" is an answer. A declined retirement or merge is not proposed
+// again on the next pass (serve runs the curator every evolution.curator.intervalMs): a retirement
+// only after the skill has gone unused for staleDays again since the decline, a merge only after
+// one of the two published something new.
+import { afterEach, describe, expect, it } from "vitest";
+import { openChoreWorld, type ChoreWorld } from "../../bench/evolution/chore.js";
+import { defaultConfig } from "../../core/config.js";
+import { parseSkillMd, renderSkillMd } from "../../core/skills/skill-md.js";
+import { tempDir } from "../helpers/tmp.js";
+
+const DAY = 86_400_000;
+const staleDays = defaultConfig().evolution.curator.staleDays;
+let w: ChoreWorld | null = null;
+afterEach(() => {
+  w?.close();
+  w = null;
+});
+
+const kinds = (rs: { kind: string; skillName: string; otherSkill: string | null }[]) => rs.map((r) => `${r.kind}:${r.skillName}${r.otherSkill ? `<-${r.otherSkill}` : ""}`).sort();
+
+describe("the curator after a person declined", () => {
+  it("does not ask the same question again until something changed", async () => {
+    w = openChoreWorld(tempDir("evo-declined-"));
+    const world = w;
+    const publish = async (name: string, body: string) => {
+      const p = await world.skills.propose(parseSkillMd(renderSkillMd({ frontmatter: { name, description: "Deploy the web service to staging" }, body })), { actor: "cli:alice", author: "human", ref: null });
+      await world.skills.publish(await world.skills.preparePublish(name, p.version.id), "cli:alice");
+    };
+    const body = "1. Build the image.\n2. Push it.\n3. Roll out the web service on staging.\n";
+    await publish("deploy-a", body);
+    await publish("deploy-b", body);
+    w.clock.advance((staleDays + 5) * DAY);
+    const first = await w.evolution.curate();
+    expect(kinds(first)).toEqual(["merge:deploy-a<-deploy-b", "retire:deploy-a", "retire:deploy-b"]);
+    for (const r of first) await w.evolution.reject(r.id, "cli:alice", "keep them as they are");
+
+    // the next pass, and one a day later: nothing to ask
+    expect(await w.evolution.curate()).toEqual([]);
+    w.clock.advance(DAY);
+    expect(await w.evolution.curate()).toEqual([]);
+    expect(await w.evolution.requests()).toEqual([]);
+
+    // unused for staleDays since the decline: the retirements are asked about again;
+    // a new version of deploy-b: the pair is asked about again
+    await publish("deploy-b", `${body}4. Check the health endpoint.\n`);
+    w.clock.advance(staleDays * DAY);
+    expect(kinds(await w.evolution.curate())).toEqual(["merge:deploy-a<-deploy-b", "retire:deploy-a", "retire:deploy-b"]);
+  });
+});
