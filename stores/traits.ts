@@ -738,8 +738,12 @@ export interface EvolutionStore {
   recentEpisodeIds(limit: number): Promise<string[]>;
   /** the newest episode change (updated_at), 0 when none */
   episodesChangedAt(): Promise<number>;
-  /** insert or update by signature, replacing its provenance edges; one transaction */
-  savePolicy(p: PolicyDraft, id: string, at: number): Promise<StoredPolicy>;
+  /**
+   * insert or update by signature, replacing its provenance edges; one transaction. `previousGain`
+   * is the stored gain this save replaced (null when new), read in the same transaction, so of two
+   * servers saving one change only one sees it move.
+   */
+  savePolicy(p: PolicyDraft, id: string, at: number): Promise<StoredPolicy & { previousGain: number | null }>;
   policies(): Promise<StoredPolicy[]>;
   policy(id: string): Promise<StoredPolicy | null>;
   policiesOfSkill(skillName: string): Promise<StoredPolicy[]>;

@@ -114,12 +114,12 @@ export class EvolutionService {
     this.lastRun = now;
     this.lastSeen = changed;
     const records = await this.records(await store.recentEpisodeIds(this.cfg.policy.maxEpisodes));
-    const before = new Map((await store.policies()).map((p) => [p.signature, p]));
     const out: StoredPolicy[] = [];
     for (const d of inducePolicies(records, this.cfg.policy)) {
-      const saved = await store.savePolicy(d, newId("pol", now), now);
-      const old = before.get(d.signature);
-      if (old && saved.skillName && Math.abs(old.gain - saved.gain) > 1e-9) await this.drift(saved);
+      // the gain replaced is read by the save itself: another server recomputing at the same time
+      // (a snapshot read before either saved) would drift η a second time for the same move
+      const { previousGain, ...saved } = await store.savePolicy(d, newId("pol", now), now);
+      if (previousGain !== null && saved.skillName && Math.abs(previousGain - saved.gain) > 1e-9) await this.drift(saved);
       out.push(saved);
     }
     return out;

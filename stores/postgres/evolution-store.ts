@@ -148,9 +148,11 @@ export class PgEvolutionStore implements EvolutionStore {
     return num((await this.pool.query<{ t: string }>(`SELECT COALESCE(MAX(updated_at), 0) AS t FROM learning_episodes`)).rows[0]!.t);
   }
 
-  async savePolicy(p: PolicyDraft, id: string, at: number): Promise<StoredPolicy> {
+  async savePolicy(p: PolicyDraft, id: string, at: number): Promise<StoredPolicy & { previousGain: number | null }> {
     const pattern: Pattern = { steps: p.steps, rawGain: p.rawGain, episodeIds: p.episodeIds, counterIds: p.counterIds, pitfalls: p.pitfalls, tasks: p.tasks };
     return inTx(this.pool, async (c) => {
+      // the gain this save replaces, with the row locked until the transaction ends
+      const before = (await c.query<{ gain: number }>(`SELECT gain FROM learning_policies WHERE signature = $1 FOR UPDATE`, [p.signature])).rows[0];
       // Insert-or-update by signature in one statement, so two servers saving one policy agree on its id.
       const row = (
         await c.query<PolicyRow>(
@@ -168,7 +170,8 @@ export class PgEvolutionStore implements EvolutionStore {
         SELECT $1, id, $2 FROM learning_episodes WHERE id = $3 ON CONFLICT DO NOTHING`;
       for (const e of p.episodeIds) await c.query(edge, [row.id, "support", e]);
       for (const e of p.counterIds) await c.query(edge, [row.id, "counter", e]);
-      return toPolicy((await c.query<PolicyRow>(`SELECT * FROM learning_policies WHERE id = $1`, [row.id])).rows[0]!);
+      const saved = toPolicy((await c.query<PolicyRow>(`SELECT * FROM learning_policies WHERE id = $1`, [row.id])).rows[0]!);
+      return { ...saved, previousGain: before ? Number(before.gain) : null };
     }, this.txOpts);
   }
 

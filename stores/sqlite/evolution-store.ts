@@ -213,7 +213,7 @@ export class SqliteEvolutionStore implements EvolutionStore {
     return (this.st.changedAt.get() as { t: number }).t;
   }
 
-  async savePolicy(p: PolicyDraft, id: string, at: number): Promise<StoredPolicy> {
+  async savePolicy(p: PolicyDraft, id: string, at: number): Promise<StoredPolicy & { previousGain: number | null }> {
     return this.db
       .transaction(() => {
         const existing = this.st.bySig.get(p.signature) as PolicyRow | undefined;
@@ -236,7 +236,7 @@ export class SqliteEvolutionStore implements EvolutionStore {
         this.st.clearEdges.run(row.id);
         for (const e of p.episodeIds) this.st.edge.run(row.id, "support", e);
         for (const e of p.counterIds) this.st.edge.run(row.id, "counter", e);
-        return toPolicy(this.st.byId.get(row.id) as PolicyRow);
+        return { ...toPolicy(this.st.byId.get(row.id) as PolicyRow), previousGain: existing ? existing.gain : null };
       })
       .immediate();
   }
