@@ -6,6 +6,7 @@ import { resolve } from "node:path";
 import { projectDir } from "../../stores/infinity-files/project-dir.js";
 import type { RequestScope } from "../../core/memory/scope.js";
 import type { SkillService } from "../../core/skills/service.js";
+import { splitToolList } from "../../core/skills/skill-md.js";
 import { TOGGLE_LEVELS, type ToggleLevel } from "../../core/skills/version.js";
 import { versionLine, viewText } from "../../toolsets/skills/render.js";
 import { openAnyMemory } from "../context.js";
@@ -193,9 +194,10 @@ export function registerSkills(program: Command): void {
     );
   }
 
-  common(cmd.command("grant <name> <tools...>").description("let a skill's versions declare these tools in allowed-tools")).action(
+  common(cmd.command("grant <name> <tools...>").description('let a skill\'s versions declare these tools in allowed-tools (each argument is read as allowed-tools is: "Read,Grep" is two tools, "Bash(git log:*)" one)')).action(
     withSkills(async (svc, actor, _u, _o, [name], tools) => {
-      await svc.grant(name!, tools ?? [], actor);
+      // "Read,Grep" in one argument is two tools, as it would be in allowed-tools
+      await svc.grant(name!, (tools ?? []).flatMap(splitToolList), actor);
       out(`Granted ${name!}: ${(await svc.grants(name!)).join(", ")}.`);
     }),
   );

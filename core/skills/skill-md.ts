@@ -64,7 +64,16 @@ export function parseAllowedTools(v: unknown): string[] | string {
     return [...new Set(v.map((x: string) => x.trim()))];
   }
   if (typeof v !== "string") return "allowed-tools must be a list or a string";
-  const parts = splitOutsideParens(v, topLevelComma(v) ? /,/ : /\s/);
+  return splitToolList(v);
+}
+
+/**
+ * A tool list written as one string, split as `allowed-tools` is: at commas outside parentheses
+ * when there is one ("Read, Grep"), else at spaces outside them ("Read Grep"), so that
+ * "Bash(git log:*)" stays one tool. `skills grant` reads its arguments the same way.
+ */
+export function splitToolList(s: string): string[] {
+  const parts = splitOutsideParens(s, topLevelComma(s) ? /,/ : /\s/);
   return [...new Set(parts.map((p) => p.trim()).filter((p) => p.length > 0))];
 }
 

@@ -218,6 +218,24 @@ describe("skills CLI", () => {
     expect(skills(db, "approve", "git-log").stdout).toBe("Published git-log v1.\n");
   });
 
+  it("grant reads a tool list in one argument as allowed-tools does: \"Read,Grep\" grants two tools, and the skill can be published", () => {
+    const dir = tempDir();
+    const db = join(dir, "m.db");
+    const src = join(dir, "grep-notes");
+    mkdirSync(src);
+    writeFileSync(join(src, "SKILL.md"), "---\nname: grep-notes\ndescription: Find notes.\nallowed-tools: Read, Grep, Bash(sed -n 1,5p)\n---\nGrep the notes folder.\n");
+    expect(skills(db, "import", src).status).toBe(0);
+    const g = skills(db, "grant", "grep-notes", "Read,Grep", "Bash(sed -n 1,5p)");
+    expect(g.status, g.stderr).toBe(0);
+    expect(g.stdout).toBe("Granted grep-notes: Bash(sed -n 1,5p), Grep, Read.\n");
+    expect(skills(db, "grant", "grep-notes", "Write Edit").stdout).toBe("Granted grep-notes: Bash(sed -n 1,5p), Edit, Grep, Read, Write.\n");
+    const d = new Database(db, { readonly: true });
+    const tools = d.prepare(`SELECT tool FROM skill_grants ORDER BY tool`).all();
+    d.close();
+    expect(tools).toEqual([{ tool: "Bash(sed -n 1,5p)" }, { tool: "Edit" }, { tool: "Grep" }, { tool: "Read" }, { tool: "Write" }]);
+    expect(skills(db, "approve", "grep-notes").stdout).toBe("Published grep-notes v1.\n");
+  });
+
   it("a folder in the tree that cannot be listed is reported as skipped while the other skills are imported", () => {
     const dir = tempDir();
     const src = join(dir, "skills");
