@@ -29,3 +29,8 @@ export function clip(s: string, max: number): string {
 export function wellFormed(s: string): string {
   return s.replace(/\p{Cs}/gu, "\uFFFD");
 }
+
+/** Whitespace runs (line breaks included) as one space, trimmed: a multi-line text on one listing line. */
+export function oneLine(s: string): string {
+  return s.replace(/\s+/gu, " ").trim();
+}

@@ -14,6 +14,7 @@ import { userId } from "../options.js";
 import { exportSkills, importSkills } from "../skill-import.js";
 import { hiddenSkillFolders, MAX_DEPTH } from "../skill-folders.js";
 import { shellQuote } from "../../core/shell.js";
+import { oneLine } from "../../core/text.js";
 import { openSkills } from "../skills-context.js";
 import { EvolutionService } from "../../core/learning/evolution.js";
 import type { SkillRequest, StoredEvalReport } from "../../stores/traits.js";
@@ -109,9 +110,10 @@ export function registerSkills(program: Command): void {
         return;
       }
       if (rows.length === 0) return out("No skills yet. Import some with: infinity-memory skills import DIR");
+      // one line per skill, whatever line breaks the description holds (--json keeps them)
       for (const r of rows) {
         const pub = r.published ? `v${r.published.seq} ${r.published.status} η ${r.published.eta.toFixed(2)}` : "unpublished";
-        out(`${r.skill.name}${r.skill.pinned ? " (pinned)" : ""} · ${pub}${r.candidates ? ` · ${r.candidates} candidate(s)` : ""}${r.published ? ` · ${r.published.description}` : ""}`);
+        out(`${r.skill.name}${r.skill.pinned ? " (pinned)" : ""} · ${pub}${r.candidates ? ` · ${r.candidates} candidate(s)` : ""}${r.published ? ` · ${oneLine(r.published.description)}` : ""}`);
       }
     }),
   );

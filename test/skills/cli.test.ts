@@ -236,6 +236,20 @@ describe("skills CLI", () => {
     expect(skills(db, "approve", "grep-notes").stdout).toBe("Published grep-notes v1.\n");
   });
 
+  it("skills list shows a multi-line description on the skill's one line; --json keeps it as written", () => {
+    const dir = tempDir();
+    const db = join(dir, "m.db");
+    const src = join(dir, "release-notes");
+    mkdirSync(src);
+    writeFileSync(join(src, "SKILL.md"), "---\nname: release-notes\ndescription: |\n  Write release notes.\n  Use when asked   for a changelog.\n---\nGroup merged pull requests by label.\n");
+    expect(skills(db, "import", src, "--publish").status).toBe(0);
+    const list = skills(db, "list");
+    expect(list.status, list.stderr).toBe(0);
+    expect(list.stdout).toBe("release-notes · v1 probationary η 0.50 · Write release notes. Use when asked for a changelog.\n");
+    const json = JSON.parse(skills(db, "list", "--json").stdout) as { description: string }[];
+    expect(json[0]!.description).toBe("Write release notes.\nUse when asked   for a changelog.\n");
+  });
+
   it("a folder in the tree that cannot be listed is reported as skipped while the other skills are imported", () => {
     const dir = tempDir();
     const src = join(dir, "skills");

@@ -151,6 +151,22 @@ describe("skills toolset over RAP", () => {
     expect(await call(r, "skill_search", { query: "staging deploy" }, { group: "s10" })).toMatch(/^No enabled skill/);
   });
 
+  it("a multi-line description (a `description: |` block) is one line in skill_search results and is stored as written", async () => {
+    const md = "---\nname: release-notes\ndescription: |\n  Write release notes from merged pull requests.\n    Use when  asked\tfor a changelog.\n\n  Not for commit messages.\n---\n\n# Release notes\n\nGroup the merged pull requests by label.\n";
+    await call(r, "skill_propose", { skill_md: md });
+    await call(r, "skill_propose", { skill_md: skillMd("release-tags", "Tag a release in git.", "# Tags\n\nRun git tag.") });
+    await callAnswering(r, "skill_publish", { name: "release-notes" }, [0]);
+    await callAnswering(r, "skill_publish", { name: "release-tags" }, [0]);
+    const found = await call(r, "skill_search", { query: "release notes changelog" });
+    const lines = found.split("\n");
+    expect(lines).toHaveLength(3);
+    expect(lines[0]).toBe('2 skills for "release notes changelog" (load one with skill_view):');
+    expect(lines.slice(1).every((l) => l.startsWith("- "))).toBe(true);
+    expect(lines).toContain("- release-notes (v1, score 1.00, η 0.50): Write release notes from merged pull requests. Use when asked for a changelog. Not for commit messages.");
+    const stored = await r.skills.service.version(await r.skills.service.skill("release-notes"));
+    expect(stored.description).toBe("Write release notes from merged pull requests.\n  Use when  asked\tfor a changelog.\n\nNot for commit messages.\n");
+  });
+
   it("η below the retrieval threshold hides a published skill from search", async () => {
     await call(r, "skill_propose", { skill_md: DEPLOY_V1 });
     await callAnswering(r, "skill_publish", { name: "staging-deploy" }, [0]);

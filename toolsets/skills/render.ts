@@ -1,7 +1,7 @@
 // Text the skills tools return to the model: short, one fact per line, ids the model can reuse.
 import type { SkillFile } from "../../core/skills/skill-md.js";
 import type { SkillSearchHit, SkillVersion } from "../../core/skills/version.js";
-import { headOf } from "../../core/text.js";
+import { headOf, oneLine } from "../../core/text.js";
 
 const DIFF_PROMPT_MAX = 6000;
 
@@ -19,8 +19,9 @@ export function versionLine(v: SkillVersion, publishedId: string | null): string
 export function searchText(query: string, hits: SkillSearchHit[]): string {
   if (hits.length === 0) return `No enabled skill matches "${query}".`;
   const lines = [`${hits.length} skill${hits.length === 1 ? "" : "s"} for "${query}" (load one with skill_view):`];
+  // one line per skill: a `description: |` block's line breaks would read as more entries
   for (const h of hits) {
-    lines.push(`- ${h.skill.name} (v${h.version.seq}, score ${h.score.toFixed(2)}, η ${h.version.eta.toFixed(2)}): ${h.version.description}`);
+    lines.push(`- ${h.skill.name} (v${h.version.seq}, score ${h.score.toFixed(2)}, η ${h.version.eta.toFixed(2)}): ${oneLine(h.version.description)}`);
   }
   return lines.join("\n");
 }
