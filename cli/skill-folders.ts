@@ -1,10 +1,11 @@
 // SKILL.md folders on disk: finding them under a directory (.claude/skills, ~/.hermes/skills with
 // categories, agentskills repositories), reading one into a document, and writing one back.
-// Support files are read as UTF-8 text; anything else is reported, not stored.
+// Every other file in the folder is the skill's (scripts/, references/, a forms.md beside SKILL.md),
+// read as UTF-8 text; anything else is reported, not stored.
 import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { basename, dirname, join, relative, sep } from "node:path";
 import { fileReason } from "./file-errors.js";
-import { filePathProblem, parseSkillMd, renderSkillMd, SKILL_FILE, SkillFormatError, SUPPORT_DIRS, type SkillDocument, type SkillFile } from "../core/skills/skill-md.js";
+import { filePathProblem, parseSkillMd, renderSkillMd, SKILL_FILE, SkillFormatError, type SkillDocument, type SkillFile } from "../core/skills/skill-md.js";
 
 /** how many folders down from a given folder a skill folder is looked for */
 export const MAX_DEPTH = 4;
@@ -144,13 +145,8 @@ export function readSkillFolder(dir: string): ReadFolder {
   for (const abs of found.files.sort()) {
     const rel = relative(dir, abs).split(sep).join("/");
     if (rel === SKILL_FILE) continue;
-    const top = rel.split("/")[0] ?? "";
     if (rel.split("/").some((p) => p.startsWith("."))) continue; // .DS_Store, .git …
-    if (!(SUPPORT_DIRS as readonly string[]).includes(top) || !rel.includes("/")) {
-      skipped.push({ path: rel, reason: `not part of the format (only ${SUPPORT_DIRS.join("/, ")}/ are kept)` });
-      continue;
-    }
-    // a name the format cannot hold (a backslash in it) leaves that file out, not the skill
+    // a name the format cannot hold (a backslash in it, a second skill.md) leaves that file out, not the skill
     const pathProblem = filePathProblem(rel);
     if (pathProblem) {
       skipped.push({ path: rel, reason: pathProblem });

@@ -1,5 +1,6 @@
-// SKILL.md (Agent Skills format): YAML frontmatter + Markdown body, plus optional support files
-// under references/, assets/ and scripts/. Parsing is strict about the fields the format defines
+// SKILL.md (Agent Skills format): YAML frontmatter + Markdown body, plus the other files of the
+// skill folder (conventionally under references/, assets/ and scripts/, but a published skill
+// also keeps forms.md or LICENSE.txt beside its SKILL.md). Parsing is strict about the fields the format defines
 // and keeps any other frontmatter keys, so a skill written for another runtime survives a
 // round-trip. Errors name the line of SKILL.md they are about.
 import { createHash } from "node:crypto";
@@ -7,14 +8,13 @@ import { isMap, LineCounter, parseDocument, stringify } from "yaml";
 import { CoreError } from "../errors.js";
 
 export const SKILL_FILE = "SKILL.md";
-export const SUPPORT_DIRS = ["references", "assets", "scripts"] as const;
 const NAME_MAX = 64;
 const DESCRIPTION_MAX = 1024;
 const COMPATIBILITY_MAX = 500;
 const NAME_RE = /^[a-z0-9]+(-[a-z0-9]+)*$/;
 
 export interface SkillFile {
-  /** relative, forward slashes, under one of SUPPORT_DIRS */
+  /** relative to the skill folder, forward slashes (e.g. scripts/fill.py, reference.md) */
   path: string;
   /** text; scripts are stored as text and never executed by us */
   content: string;
@@ -181,15 +181,20 @@ export function parseSkillMd(text: string, files: SkillFile[] = []): SkillDocume
   return { name: front.name, description: front.description, frontmatter: front, allowedTools: tools, body, files: checkFiles(files) };
 }
 
-/** Why a support-file path is not acceptable, or null. */
+/**
+ * Why a support-file path is not acceptable, or null. Any path inside the skill folder is: a body
+ * links `[reference.md](reference.md)` as readily as `references/api.md`. The folder's own SKILL.md
+ * is the skill itself; a file by that name (in any letter case: on macOS and Windows it is the same
+ * file) would overwrite it on export.
+ */
 export function filePathProblem(path: string): string | null {
   const parts = path.split("/");
   if (path.includes("\u0000")) return `"${path.replace(/\u0000/g, "\\0")}" holds a NUL character (U+0000)`;
   if (path.startsWith("/") || parts.some((p) => p === "" || p === "." || p === ".." || p.includes("\\"))) {
     return `"${path}" must be a relative path without "." or ".." segments`;
   }
-  if (parts.length < 2 || !(SUPPORT_DIRS as readonly string[]).includes(parts[0]!)) {
-    return `"${path}" must be inside ${SUPPORT_DIRS.map((d) => `${d}/`).join(", ")}`;
+  if (parts.length === 1 && path.toLowerCase() === SKILL_FILE.toLowerCase()) {
+    return `"${path}" would be a second ${SKILL_FILE}: the skill's own text is its ${SKILL_FILE}; rename or remove this file`;
   }
   return null;
 }

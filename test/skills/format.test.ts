@@ -76,14 +76,32 @@ describe("SKILL.md format", () => {
     expect(fm('description: "unterminated')).not.toContain("put it in quotes");
   });
 
-  it("accepts support files only under references/, assets/ or scripts/", () => {
+  it("accepts any file inside the skill folder (beside SKILL.md or in any sub-folder) but no escape and no second SKILL.md", () => {
     expect(filePathProblem("scripts/run.sh")).toBeNull();
     expect(filePathProblem("references/deep/a.md")).toBeNull();
-    expect(filePathProblem("templates/a.md")).toMatch(/must be inside references\/, assets\/, scripts\//);
-    expect(filePathProblem("scripts")).toMatch(/must be inside/);
+    // files beside SKILL.md, as published skills have them (forms.md, reference.md, LICENSE.txt), and other folders
+    expect(filePathProblem("reference.md")).toBeNull();
+    expect(filePathProblem("LICENSE.txt")).toBeNull();
+    expect(filePathProblem("templates/a.md")).toBeNull();
+    expect(filePathProblem("scripts")).toBeNull();
+    expect(filePathProblem("SKILL.md")).toBe('"SKILL.md" would be a second SKILL.md: the skill\'s own text is its SKILL.md; rename or remove this file');
+    expect(filePathProblem("skill.md")).toMatch(/would be a second SKILL\.md/);
     expect(filePathProblem("scripts/../x")).toMatch(/relative path/);
+    expect(filePathProblem("../x")).toMatch(/relative path/);
+    expect(filePathProblem("./reference.md")).toMatch(/relative path/);
     expect(filePathProblem("/etc/passwd")).toMatch(/relative path/);
+    expect(filePathProblem("a\\b.md")).toMatch(/relative path/);
+    const doc = parseSkillMd("---\nname: a\ndescription: d\n---\nSee [forms.md](forms.md).", [{ path: "scripts/a.py", content: "1" }, { path: "forms.md", content: "# Forms\n" }]);
+    expect(doc.files.map((f) => f.path)).toEqual(["forms.md", "scripts/a.py"]);
+    expect(() => parseSkillMd("---\nname: a\ndescription: d\n---\nx", [{ path: "SKILL.md", content: "2" }])).toThrow(/would be a second SKILL\.md/);
     expect(() => parseSkillMd("---\nname: a\ndescription: d\n---\nx", [{ path: "scripts/a", content: "1" }, { path: "scripts/a", content: "2" }])).toThrow(/listed twice/);
+  });
+
+  it("a version that keeps its files under scripts/, references/ and assets/ hashes as it always has", () => {
+    const files = [{ path: "scripts/b.sh", content: "echo b\n" }, { path: "references/a.md", content: "# A\n" }, { path: "assets/t.json", content: "{}\n" }];
+    const doc = parseSkillMd("---\nname: stable-hash\ndescription: A skill that uses only the conventional folders.\nallowed-tools: Read\n---\n# T\n\nbody\n", files);
+    // computed before files beside SKILL.md were accepted: stored versions keep their identity
+    expect(contentHash(doc)).toBe("89c299e5ac2e6cd09d5772ead7d87469d64ed3195104bc4afb3a9bee178ffe80");
   });
 
   it("render → parse keeps the content hash; any change to frontmatter, body or a file changes it", () => {

@@ -167,6 +167,38 @@ describe("skills toolset over RAP", () => {
     expect(stored.description).toBe("Write release notes from merged pull requests.\n  Use when  asked\tfor a changelog.\n\nNot for commit messages.\n");
   });
 
+  it("files beside SKILL.md and in other folders are stored, listed, served, diffed and hashed; a second SKILL.md is refused naming the field", async () => {
+    const md = skillMd("pdf", "Work with PDF files: extract text, fill forms.", "# PDF\n\nFor form filling read [forms.md](forms.md); the API is in [reference.md](reference.md).");
+    const files = [
+      { path: "forms.md", content: "# Forms\n\nRun scripts/fill.py.\n" },
+      { path: "reference.md", content: "# Reference\n\npypdf basics.\n" },
+      { path: "LICENSE.txt", content: "Licensed to you.\n" },
+      { path: "templates/letter.md", content: "Dear …\n" },
+      { path: "scripts/fill.py", content: "print('fill')\n" },
+    ];
+    expect(await call(r, "skill_propose", { skill_md: md, files })).toMatch(/^Proposed pdf v1 as a candidate/);
+    const view = await call(r, "skill_view", { name: "pdf", version: "v1" });
+    expect(view).toContain("- LICENSE.txt (17 chars)\n- forms.md (");
+    expect(view).toContain("- reference.md (");
+    expect(view).toContain("- templates/letter.md (");
+    expect(await call(r, "skill_view", { name: "pdf", version: "v1", file: "reference.md" })).toBe("pdf v1 · reference.md:\n# Reference\n\npypdf basics.\n");
+    const v1 = await r.skills.service.version(await r.skills.service.skill("pdf"), "v1");
+    expect(v1.contentHash).toBe(contentHash(parseSkillMd(md, files)));
+    // a changed top-level file is a new version, and the diff shows it
+    const changed = files.map((f) => (f.path === "reference.md" ? { ...f, content: "# Reference\n\npypdf and pdfplumber.\n" } : f));
+    expect(await call(r, "skill_propose", { skill_md: md, files: changed })).toMatch(/^Proposed pdf v2/);
+    const diff = await call(r, "skill_history", { name: "pdf", diff_from: "v1", diff_to: "v2" });
+    expect(diff).toContain("+++ b/pdf/reference.md\tv2\n");
+    expect(diff).toContain("+pypdf and pdfplumber.");
+    expect(diff).not.toContain("forms.md");
+    // still refused: a second SKILL.md, a path out of the folder
+    expect(await call(r, "skill_propose", { skill_md: md, files: [{ path: "SKILL.md", content: "x" }] })).toBe(
+      'Error: invalid arguments for skill_propose: "files[0].path": "SKILL.md" would be a second SKILL.md: the skill\'s own text is its SKILL.md; rename or remove this file. Fix the arguments and call skill_propose again.',
+    );
+    expect(await call(r, "skill_propose", { skill_md: md, files: [{ path: "../reference.md", content: "x" }] })).toMatch(/^Error: invalid arguments for skill_propose: "files\[0\]\.path": "\.\.\/reference\.md" must be a relative path/);
+    expect((await r.skills.service.history("pdf")).versions).toHaveLength(2);
+  });
+
   it("η below the retrieval threshold hides a published skill from search", async () => {
     await call(r, "skill_propose", { skill_md: DEPLOY_V1 });
     await callAnswering(r, "skill_publish", { name: "staging-deploy" }, [0]);

@@ -4,7 +4,7 @@ import { z } from "zod";
 import { CoreError } from "../../core/errors.js";
 import { deriveRequestScope, type RequestScope } from "../../core/memory/scope.js";
 import type { PendingMove, SkillActor, SkillService } from "../../core/skills/service.js";
-import { parseSkillMd, SkillFormatError, type SkillFile } from "../../core/skills/skill-md.js";
+import { filePathProblem, parseSkillMd, SkillFormatError, type SkillFile } from "../../core/skills/skill-md.js";
 import { TOGGLE_LEVELS } from "../../core/skills/version.js";
 import type { EvolutionService } from "../../core/learning/evolution.js";
 import type { SkillRequest, StoredEvalReport, ToggleStore } from "../../stores/traits.js";
@@ -27,7 +27,7 @@ export const searchInput = z.strictObject({
 export const viewInput = z.strictObject({
   name: skillName,
   version: versionRef.optional().describe("default: the published version"),
-  file: z.string().min(1).max(300).optional().describe("one support file to read, e.g. references/api.md"),
+  file: z.string().min(1).max(300).optional().describe("one support file to read, by the path listed, e.g. references/api.md or reference.md"),
 });
 
 export const historyInput = z
@@ -38,6 +38,16 @@ export const historyInput = z
   })
   .refine((a) => a.diff_to === undefined || a.diff_from !== undefined, { message: '"diff_to" needs "diff_from"', path: ["diff_to"] });
 
+/** A path inside the skill folder, checked by the format's rule so the error names the field. */
+const supportPath = z
+  .string()
+  .min(1)
+  .max(300)
+  .superRefine((p, ctx) => {
+    const why = filePathProblem(p);
+    if (why) ctx.addIssue({ code: "custom", message: why });
+  });
+
 export const proposeInput = z.strictObject({
   skill_md: z
     .string()
@@ -45,10 +55,12 @@ export const proposeInput = z.strictObject({
     .max(100_000)
     .describe("the whole SKILL.md: YAML frontmatter (name, description, optional allowed-tools …) between --- lines, then the Markdown body"),
   files: z
-    .array(z.strictObject({ path: z.string().min(1).max(300), content: z.string().max(1_048_576) }))
+    .array(z.strictObject({ path: supportPath, content: z.string().max(1_048_576) }))
     .max(60)
     .optional()
-    .describe("support files under references/, assets/ or scripts/ (text; never executed); omit to keep the previous version's files"),
+    .describe(
+      "the skill folder's other files, by path relative to it: scripts/, references/, assets/ or beside SKILL.md (e.g. forms.md); text, never executed; omit to keep the previous version's files",
+    ),
   base_version: versionRef.optional().describe("the version this one revises (default: the published version)"),
 });
 
