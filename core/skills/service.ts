@@ -123,10 +123,17 @@ export class SkillService {
 
   private checkSize(doc: SkillDocument): void {
     const c = this.config.skills;
-    if (doc.body.length > c.maxBodyChars) throw new CoreError("invalid_argument", `the body is ${doc.body.length} characters; at most ${c.maxBodyChars}`);
-    if (doc.files.length > c.maxFiles) throw new CoreError("invalid_argument", `${doc.files.length} support files; at most ${c.maxFiles}`);
+    // each limit names its config setting: a person importing a large skill can raise it
+    if (doc.body.length > c.maxBodyChars) {
+      throw new CoreError("invalid_argument", `the body is ${doc.body.length} characters; at most ${c.maxBodyChars}: move detail into references/ files, or raise "skills.maxBodyChars" in config.json`);
+    }
+    if (doc.files.length > c.maxFiles) {
+      throw new CoreError("invalid_argument", `${doc.files.length} support files; at most ${c.maxFiles}: leave out the files the skill does not need, or raise "skills.maxFiles" in config.json`);
+    }
     const big = doc.files.find((f) => f.content.length > c.maxFileChars);
-    if (big) throw new CoreError("invalid_argument", `${big.path} is ${big.content.length} characters; at most ${c.maxFileChars}`);
+    if (big) {
+      throw new CoreError("invalid_argument", `${big.path} is ${big.content.length} characters; at most ${c.maxFileChars}: split or shorten it, or raise "skills.maxFileChars" in config.json`);
+    }
   }
 
   /** Scan every text of a version; credentials and injections are refused, lesser findings flag it. */
