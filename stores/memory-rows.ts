@@ -143,7 +143,7 @@ export function decodeCursor(c: string): { t: number; r: number } {
   const [t, r] = Buffer.from(c, "base64url").toString().split(":").map(Number);
   if (!Number.isFinite(t) || !Number.isFinite(r)) {
     // the caller's argument, not a store failure: tools answer it as such, the admin API as a 400 on "cursor"
-    throw Object.assign(new CoreError("invalid_argument", `"cursor" is not one a list returned; pass the cursor from the previous page, or leave it out for the first page`), { field: "cursor" });
+    throw Object.assign(new CoreError("invalid_argument", `"cursor" does not come from an earlier page; pass the cursor the previous page named, or leave it out for the first page`), { field: "cursor" });
   }
   return { t: t!, r: r! };
 }

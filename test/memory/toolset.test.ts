@@ -271,7 +271,7 @@ describe("memory toolset over RAP", () => {
     expect(await call(r, "memory_teleport", {})).toMatch(/^Error: unknown tool "memory_teleport"/);
     expect(await call(r, "memory_update", { id: "mem_nope", content: "x" })).toMatch(/^Error: no memory with id "mem_nope" is visible here/);
     expect(await call(r, "memory_update", { content: "no id" })).toMatch(/^Error: .*"id"/);
-    expect(await call(r, "memory_list", { cursor: "not-a-cursor" })).toBe(`Error: "cursor" is not one a list returned; pass the cursor from the previous page, or leave it out for the first page`);
+    expect(await call(r, "memory_list", { cursor: "not-a-cursor" })).toBe(`Error: "cursor" does not come from an earlier page; pass the cursor the previous page named, or leave it out for the first page`);
     expect(await call(r, "memory_list", { status: ["deleted"] })).toMatch(/^Error: .*status/);
     expect(await call(r, "memory_review", { action: "reject", ids: ["mem_nope"] })).toMatch(/^Error: no memory with id "mem_nope"/);
     // an object a comparison cannot convert, where zod's length check compares: it threw out of
