@@ -50,3 +50,29 @@ export function parseIsoTime(value: string): number {
     .replace(/([Tt]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?[+-]\d{2})$/, "$1:00");
   return Date.parse(normal);
 }
+
+/**
+ * Below this magnitude an epoch number is taken for seconds: as milliseconds it is a moment in
+ * 1967–1973, which no memory is about, while as seconds it spans the years 1800 to 5138 (every
+ * Unix timestamp a person or another tool writes). Read as milliseconds, 1700000000 (November
+ * 2023) was stored as 20 January 1970 without a word.
+ */
+export const SECONDS_BELOW = 100_000_000_000;
+
+/**
+ * What is wrong with a number given as epoch milliseconds, or null when it is a time of the years
+ * 0000 to 9999. The message says what to send instead and has no field name (the caller adds it).
+ */
+export function epochMillisProblem(value: number): string | null {
+  if (!Number.isFinite(value)) return `${value} is not a time; give epoch milliseconds or an ISO 8601 string such as "2024-03-12T09:30:00Z"`;
+  if (Math.abs(value) < SECONDS_BELOW) {
+    const asSeconds = value * 1000;
+    const iso = asSeconds >= EARLIEST_TIME && asSeconds <= LATEST_TIME ? new Date(asSeconds).toISOString().replace(".000Z", "Z") : null;
+    return (
+      `${value} looks like seconds since 1970, not milliseconds (as milliseconds it is ${new Date(value).toISOString().slice(0, 10)}); ` +
+      `send epoch milliseconds${iso ? ` (${value * 1000})` : ""} or an ISO 8601 string${iso ? ` such as "${iso}"` : ""}`
+    );
+  }
+  if (value < EARLIEST_TIME || value > LATEST_TIME) return `${value} is outside the years 0 to 9999; give an ISO 8601 date or epoch milliseconds`;
+  return null;
+}

@@ -14,7 +14,7 @@ import { z } from "zod";
 import type { BatchRememberItem, BatchRememberResult } from "../../core/memory/batch.js";
 import { MemoryKind, MemoryStatus, ScopeLevel } from "../../core/memory/record.js";
 import { defaultLevelFor } from "../../core/memory/write-policy.js";
-import { EARLIEST_TIME, LATEST_TIME, parseIsoTime } from "../../core/timestamps.js";
+import { EARLIEST_TIME, LATEST_TIME, epochMillisProblem, parseIsoTime } from "../../core/timestamps.js";
 import { projectDir } from "../../stores/infinity-files/project-dir.js";
 import type { PostgresBackend } from "../../stores/postgres/backend.js";
 import { MEMORY_WRITE_TABLES, vacuumAnalyze } from "../../stores/postgres/vacuum.js";
@@ -100,8 +100,12 @@ function toItem(line: ImportLine, viewer: { owner: string; project: string | nul
   if (line.valid_from !== undefined && line.valid_from !== null) {
     validFrom = typeof line.valid_from === "number" ? line.valid_from : parseIsoTime(line.valid_from);
     if (Number.isNaN(validFrom)) throw new LineError("valid_from", `must be an ISO 8601 date or epoch milliseconds (got "${line.valid_from}")`);
-    // epoch milliseconds of years 0000 to 9999: anything else is no date (and broke every view showing it)
-    if (validFrom < EARLIEST_TIME || validFrom > LATEST_TIME) {
+    // epoch milliseconds of years 0000 to 9999 (anything else broke every view showing it), and
+    // not a Unix time in seconds, which read as milliseconds lands in January 1970
+    if (typeof line.valid_from === "number") {
+      const problem = epochMillisProblem(validFrom);
+      if (problem) throw new LineError("valid_from", problem);
+    } else if (validFrom < EARLIEST_TIME || validFrom > LATEST_TIME) {
       throw new LineError("valid_from", `${line.valid_from} is outside the years 0 to 9999; give an ISO 8601 date or epoch milliseconds`);
     }
   }

@@ -115,6 +115,32 @@ describe("memory import", () => {
     expect(s.cli("search", "Priya", "--json").stdout).toContain("Priya Raman");
   });
 
+  it("refuses a valid_from in Unix seconds (it read as January 1970) and keeps epoch milliseconds and ISO dates", () => {
+    const s = setup();
+    const nov2023 = Date.UTC(2023, 10, 14, 22, 13, 20);
+    const p = s.file("epochs.jsonl", [
+      { content: "Moved the staging cluster to the Frankfurt region", valid_from: 1_700_000_000 },
+      { content: "Renewed the wildcard certificate for example.org", valid_from: -86_400 },
+      { content: "Switched the team chat to Matrix", valid_from: nov2023 },
+      // what `memory export` writes for an old fact: negative milliseconds
+      { content: "The office building was finished in 1950", valid_from: Date.UTC(1950, 0, 1) },
+      { content: "Adopted the four-day work week", valid_from: "2023-11-14T22:13:20Z" },
+    ]);
+    const r = s.cli("import", p);
+    expect(r.status).toBe(1);
+    expect(r.stdout).toContain("imported 3 memories from 5 lines");
+    expect(r.stderr.trim().split("\n")).toEqual([
+      'line 1: "valid_from": 1700000000 looks like seconds since 1970, not milliseconds (as milliseconds it is 1970-01-20); send epoch milliseconds (1700000000000) or an ISO 8601 string such as "2023-11-14T22:13:20Z"',
+      'line 2: "valid_from": -86400 looks like seconds since 1970, not milliseconds (as milliseconds it is 1969-12-31); send epoch milliseconds (-86400000) or an ISO 8601 string such as "1969-12-31T00:00:00Z"',
+    ]);
+    const stored = s.rows<{ content: string; valid_from: number }>(`SELECT content, valid_from FROM memories ORDER BY rowid`);
+    expect(stored.map((x) => [x.content.split(" ")[0], x.valid_from])).toEqual([
+      ["Switched", nov2023],
+      ["The", Date.UTC(1950, 0, 1)],
+      ["Adopted", nov2023],
+    ]);
+  });
+
   it("is idempotent: a second run adds no memory, source or audit row", () => {
     const s = setup();
     const p = s.file("good.jsonl", [...GOOD, GOOD[0]]);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseIsoTime } from "../../core/timestamps.js";
+import { epochMillisProblem, parseIsoTime, SECONDS_BELOW } from "../../core/timestamps.js";
 
 describe("parseIsoTime", () => {
   it("reads ISO 8601 dates as UTC and date-times with their offset", () => {
@@ -28,5 +28,16 @@ describe("parseIsoTime", () => {
     for (const v of ["Feb 3 2027", "2/3/2027", "2027/02/03", "2027-2-3", "2027", "tomorrow", "", "1801396800000"]) {
       expect(parseIsoTime(v), v).toBeNaN();
     }
+  });
+});
+
+describe("epochMillisProblem", () => {
+  it("takes epoch milliseconds of the years 0 to 9999 and refuses Unix seconds, naming the milliseconds to send", () => {
+    for (const ms of [Date.UTC(2023, 10, 14), Date.UTC(1950, 0, 1), SECONDS_BELOW, -SECONDS_BELOW, Date.UTC(9999, 11, 31)]) expect(epochMillisProblem(ms), String(ms)).toBeNull();
+    expect(epochMillisProblem(1_700_000_000)).toContain("looks like seconds since 1970, not milliseconds (as milliseconds it is 1970-01-20); send epoch milliseconds (1700000000000)");
+    expect(epochMillisProblem(0)).toContain("looks like seconds");
+    expect(epochMillisProblem(SECONDS_BELOW - 1)).toContain("looks like seconds");
+    expect(epochMillisProblem(9e15)).toBe("9000000000000000 is outside the years 0 to 9999; give an ISO 8601 date or epoch milliseconds");
+    expect(epochMillisProblem(Number.NaN)).toContain("is not a time");
   });
 });
