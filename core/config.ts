@@ -3,6 +3,24 @@
 import { z } from "zod";
 import { CHANNEL_NAMES } from "./retrieval/channels.js";
 
+/**
+ * A default that must not pass its maximum: the maximum caps every request, so a default above
+ * it was cut down without a word (search.defaultLimit 80 with maxLimit 50 answered 50). The issue
+ * sits on the default, so the error names it and the setting it disagrees with.
+ */
+function defaultWithinMax<K extends string>(section: string, def: K, max: K) {
+  return (v: Record<K, number>, ctx: z.RefinementCtx) => {
+    if (v[def] <= v[max]) return;
+    ctx.addIssue({
+      code: "custom",
+      path: [def],
+      message:
+        `is ${v[def]}, above "${section}.${max}" (${v[max]}), which caps every request at ${v[max]}; ` +
+        `set "${section}.${def}" to at most ${v[max]} or raise "${section}.${max}" to at least ${v[def]}`,
+    });
+  };
+}
+
 export const MemoryConfig = z.object({
   /** user id for invocations that carry none (the daemon sets user_id only from root metadata) */
   localUser: z.string().min(1).default("local"),
@@ -27,12 +45,14 @@ export const MemoryConfig = z.object({
        */
       channels: z.partialRecord(z.enum(CHANNEL_NAMES), z.boolean()).default({}),
     })
+    .superRefine(defaultWithinMax("search", "defaultLimit", "maxLimit"))
     .prefault({}),
   list: z
     .object({
       defaultLimit: z.number().int().positive().default(20),
       maxLimit: z.number().int().positive().default(100),
     })
+    .superRefine(defaultWithinMax("list", "defaultLimit", "maxLimit"))
     .prefault({}),
   prefix: z
     .object({
@@ -77,6 +97,7 @@ export const MemoryConfig = z.object({
       /** a probationary version reaches search and the prefix only with η at least this (active ones need retrievalMinEta) */
       probationaryMinEta: z.number().min(0).max(1).default(0.5),
     })
+    .superRefine(defaultWithinMax("skills", "searchDefaultLimit", "searchMaxLimit"))
     .prefault({}),
   /** the model used by the learning loop (core/llm, context-hook/llm); "none" = deterministic fallbacks only */
   llm: z

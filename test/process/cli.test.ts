@@ -250,6 +250,39 @@ describe("infinity-memory CLI", () => {
     expect(ok.stdout).toMatch(/^1 of 1/);
   });
 
+  it("config.json: a default limit above its maximum stops the command, naming both settings and the fix", () => {
+    const home = tempDir();
+    const env = { INFINITY_MEMORY_HOME: home, INFINITY_MEMORY_USER: "alice" };
+    expect(runCli(["memory", "add", "The build cache lives on the NAS"], env).status).toBe(0);
+    const file = join(home, "config.json");
+    const refused: [string, string][] = [
+      // searches were cut to maxLimit without a word
+      [
+        `{"search": {"defaultLimit": 80}}`,
+        `"search.defaultLimit" is 80, above "search.maxLimit" (50), which caps every request at 50; set "search.defaultLimit" to at most 50 or raise "search.maxLimit" to at least 80`,
+      ],
+      [
+        `{"list": {"defaultLimit": 30, "maxLimit": 25}}`,
+        `"list.defaultLimit" is 30, above "list.maxLimit" (25), which caps every request at 25; set "list.defaultLimit" to at most 25 or raise "list.maxLimit" to at least 30`,
+      ],
+      // a maximum lowered alone disagrees with the default it leaves in place
+      [`{"skills": {"searchMaxLimit": 3}}`, `"skills.searchDefaultLimit" is 5, above "skills.searchMaxLimit" (3), which caps every request at 3;`],
+    ];
+    for (const [text, why] of refused) {
+      writeFileSync(file, text);
+      for (const args of [["memory", "list"], ["memory", "search", "cache"]]) {
+        const r = runCli(args, env);
+        expect(r.status, `${text} ${args.join(" ")}`).toBe(1);
+        expect(r.stderr, `${text} ${args.join(" ")}`).toContain(`${file}: ${why}`);
+      }
+    }
+    // equal is agreement; raising the maximum with the default is the fix the message names
+    writeFileSync(file, `{"search": {"defaultLimit": 80, "maxLimit": 80}, "list": {"defaultLimit": 25, "maxLimit": 25}}`);
+    const ok = runCli(["memory", "list"], env);
+    expect(ok.stderr).toBe("");
+    expect(ok.stdout).toMatch(/^1 of 1/);
+  });
+
   it("a blank --user is refused before anything is stored; an empty INFINITY_MEMORY_USER counts as unset", () => {
     const home = tempDir();
     const env = { INFINITY_MEMORY_HOME: home, INFINITY_MEMORY_USER: "alice" };
