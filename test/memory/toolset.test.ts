@@ -218,6 +218,26 @@ describe("memory toolset over RAP", () => {
     expect(leapRecord.versions.at(-1)!.expiresAt).toBe(Date.UTC(2028, 1, 29, 11));
   });
 
+  it("an expiry is shown with its time (UTC), and how far off it is when that is under two days", async () => {
+    // T0 is 2026-11-01 12:00 UTC
+    const tonight = idIn(await call(r, "memory_remember", { content: "The release freeze on the billing repo lifts tonight", kind: "project", expires_at: "12h" }));
+    const soon = idIn(await call(r, "memory_remember", { content: "The billing standup moved to room 4B for today", kind: "project", expires_at: "90m" }));
+    const later = idIn(await call(r, "memory_remember", { content: "The billing team is on a hiring freeze until February", kind: "project", expires_at: "2027-01-31" }));
+    const line = (text: string, id: string) => text.split("\n").find((l) => new RegExp(`^\\d+\\. ${id}\\b`).test(l)) ?? `(no line for ${id} in: ${text})`;
+    const list = await call(r, "memory_list", {});
+    // a date alone ("expires 2026-11-02") read as good for all of that day
+    expect(line(list, tonight)).toMatch(/ · expires 2026-11-02 00:00 UTC \(in 12h\)$/);
+    expect(line(list, soon)).toMatch(/ · expires 2026-11-01 13:30 UTC \(in 1h30m\)$/);
+    expect(line(list, later)).toMatch(/ · expires 2027-01-31 00:00 UTC$/);
+    const search = await call(r, "memory_search", { query: "billing release freeze" });
+    expect(line(search, tonight)).toContain(" · expires 2026-11-02 00:00 UTC (in 12h)");
+    // past it, a version in the history says it expired, not that it expires
+    (r.ctx.clock as ReturnType<typeof fixedClock>).advance(13 * 3_600_000);
+    const history = await call(r, "memory_history", { id: tonight });
+    expect(line(history, tonight)).toMatch(/ · expired 2026-11-02 00:00 UTC$/);
+    expect(line(await call(r, "memory_list", {}), later)).toMatch(/ · expires 2027-01-31 00:00 UTC$/);
+  });
+
   it("memory_list on a view of more than 10,000 memories says 10000+ and still pages", async () => {
     const req = { user: "alice", project: "/work/app", session: "bulk", thread: "bulk", ancestors: [] };
     const made = await r.ctx.service.rememberMany(

@@ -39,13 +39,30 @@ function statusMark(r: MemoryRecord): string {
   return marks.length > 0 ? ` [${marks.join("; ")}]` : "";
 }
 
+/**
+ * An expiry with its time of day (UTC), and how far off it is when that is under two days: a
+ * 12-hour expiry shown as the date alone ("expires 2026-12-07") read as good for all of that day.
+ * One already behind (a past version in memory_history) says "expired".
+ */
+export function expiryText(ms: number, now: number): string {
+  const at = `${new Date(ms).toISOString().slice(0, 16).replace("T", " ")} UTC`;
+  if (ms <= now) return `expired ${at}`;
+  const minutes = Math.ceil((ms - now) / 60_000);
+  if (minutes >= 48 * 60) return `expires ${at}`;
+  const h = Math.floor(minutes / 60);
+  const m = minutes % 60;
+  // minutes matter in the next few hours; past that the hour is near enough
+  const left = h === 0 ? `${m}m` : h < 10 && m > 0 ? `${h}h${m}m` : `${Math.round(minutes / 60)}h`;
+  return `expires ${at} (in ${left})`;
+}
+
 /** One record as a header line plus its content, indented. */
 export function recordBlock(r: MemoryRecord, now: number, n?: number): string {
   const head =
     `${n !== undefined ? `${n}. ` : ""}${r.id}${statusMark(r)} · ${r.kind} · ${r.scope.level} scope · trust ${r.trust}` +
     ` · confidence ${r.confidence.toFixed(2)} · ${age(r.createdAt, now)} · ${sourceLine(r)}` +
     (r.tags.length > 0 ? ` · tags ${r.tags.join(", ")}` : "") +
-    (r.expiresAt ? ` · expires ${new Date(r.expiresAt).toISOString().slice(0, 10)}` : "");
+    (r.expiresAt ? ` · ${expiryText(r.expiresAt, now)}` : "");
   const body = r.status === "deleted" ? "(forgotten)" : r.content;
   return `${head}\n   ${body.replace(/\n/g, "\n   ")}`;
 }
