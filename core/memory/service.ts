@@ -291,6 +291,17 @@ export class MemoryService {
     };
     const dup = await this.store.findDuplicate(visibilityKey(scope), hash, now);
     if (dup && !previous) return asDuplicate(dup.id);
+    // A correction to the exact text of another current memory (not a version of this one) would
+    // leave two identical current memories. Refused, naming both: merging would retire one memory
+    // and re-point the other in two writes the store cannot make atomically.
+    if (dup && previous && dup.lineageId !== previous.lineageId) {
+      throw new CoreError(
+        "conflict",
+        `memory ${dup.id} already says exactly this in the same scope${dup.status === "pending" ? " (it is waiting for a person's review, memory_review)" : ""}; ` +
+          `nothing was changed, so there are not two copies. If ${previous.id} is wrong, forget it (memory_forget with "id": "${previous.id}") and keep ${dup.id}; ` +
+          `to change ${dup.id} itself, update that one.`,
+      );
+    }
     // A correction that looks like instructions to an AI does not replace what a person stood
     // behind until a person confirms it: it waits as a proposal beside the current version.
     const proposal = previous !== null && previous.status === "active" && flags.length > 0;

@@ -238,6 +238,26 @@ describe("memory toolset over RAP", () => {
     expect(line(await call(r, "memory_list", {}), later)).toMatch(/ · expires 2027-01-31 00:00 UTC$/);
   });
 
+  it("a correction to the exact text of another current memory is refused, naming it, instead of leaving two copies", async () => {
+    const tuesday = idIn(await call(r, "memory_remember", { content: "The deploy window is Tuesday 10:00", kind: "project" }));
+    const thursday = idIn(await call(r, "memory_remember", { content: "The deploy window is Thursday 15:00", kind: "project" }));
+    const why =
+      `Error: memory ${tuesday} already says exactly this in the same scope; nothing was changed, so there are not two copies. ` +
+      `If ${thursday} is wrong, forget it (memory_forget with "id": "${thursday}") and keep ${tuesday}; to change ${tuesday} itself, update that one.`;
+    expect(await call(r, "memory_update", { id: thursday, content: "The deploy window is Tuesday 10:00" })).toBe(why);
+    expect(await call(r, "memory_update", { id: thursday, content: "  The deploy window is Tuesday 10:00\n", tags: ["deploy"] })).toBe(why);
+    expect(await call(r, "memory_remember", { content: "The deploy window is Tuesday 10:00", supersedes: thursday })).toBe(why);
+    // both stay as they were: one current memory per text, no new version
+    const list = await call(r, "memory_list", {});
+    expect(list).toMatch(/^2 of 2 memories:/);
+    expect(list.match(/The deploy window is Tuesday 10:00/g)).toHaveLength(1);
+    expect(list).toContain("The deploy window is Thursday 15:00");
+    expect((await r.ctx.service.history({ owner: "alice" }, thursday)).versions.map((v) => [v.version, v.status])).toEqual([[1, "active"]]);
+    // the fix the message names works, and a correction of the memory's own text still does
+    expect(await call(r, "memory_forget", { id: thursday })).toMatch(/^Forgot /);
+    expect(await call(r, "memory_update", { id: tuesday, content: "The deploy window is Tuesday 10:00", tags: ["deploy"] })).toMatch(/^Saved mem_\w+ as version 2/);
+  });
+
   it("memory_list on a view of more than 10,000 memories says 10000+ and still pages", async () => {
     const req = { user: "alice", project: "/work/app", session: "bulk", thread: "bulk", ancestors: [] };
     const made = await r.ctx.service.rememberMany(
