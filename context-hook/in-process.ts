@@ -8,12 +8,13 @@ import { messageText } from "../stores/infinity/messages.js";
 import type { ConversationStore, InfinityMessage, StateStore } from "../stores/traits.js";
 import { clip, headOf } from "../core/text.js";
 import { projectDir } from "../stores/infinity-files/project-dir.js";
+import { DEFAULT_TASK_OPTIONS } from "./provider-proxy/task.js";
 
 /** How many earlier turns join the latest user message as the task text. */
 const TASK_WINDOW = 3;
 const TASK_MAX_CHARS = 2000;
-/** Each recent text is cut to this, as the provider proxy cuts its own (task.ts recentChars). */
-export const RECENT_MAX_CHARS = 4000;
+/** Each recent text is cut to this: the provider proxy's and gRPC hook's one limit (task.ts). */
+export const RECENT_MAX_CHARS = DEFAULT_TASK_OPTIONS.recentChars;
 
 function isUserText(m: InfinityMessage): boolean {
   return m.kind === "user" && m.content.type === "text";
