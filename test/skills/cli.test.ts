@@ -13,6 +13,15 @@ import { tempDir } from "../helpers/tmp.js";
 
 const FIXTURES = resolve(fileURLToPath(import.meta.url), "../../fixtures/skills");
 
+/** A temp folder holding a database path and one skill folder `name` with this SKILL.md. */
+function oneSkillFolder(name: string, skillMd: string): { dir: string; db: string; src: string } {
+  const dir = tempDir();
+  const src = join(dir, name);
+  mkdirSync(src);
+  writeFileSync(join(src, "SKILL.md"), skillMd);
+  return { dir, db: join(dir, "m.db"), src };
+}
+
 function skills(db: string, ...args: string[]) {
   return runCli(["skills", ...args, "--db", db], { INFINITY_MEMORY_HOME: join(db, ".."), INFINITY_MEMORY_USER: "alice" });
 }
@@ -232,11 +241,7 @@ describe("skills CLI", () => {
   });
 
   it("the grant command a refused publish suggests runs as printed in a shell, tool patterns with spaces and parentheses included", () => {
-    const dir = tempDir();
-    const db = join(dir, "m.db");
-    const src = join(dir, "git-log");
-    mkdirSync(src);
-    writeFileSync(join(src, "SKILL.md"), "---\nname: git-log\ndescription: Summarise recent commits.\nallowed-tools: Bash(git log:*), Read\n---\nRun `git log --oneline -20`.\n");
+    const { dir, db, src } = oneSkillFolder("git-log", "---\nname: git-log\ndescription: Summarise recent commits.\nallowed-tools: Bash(git log:*), Read\n---\nRun `git log --oneline -20`.\n");
     expect(skills(db, "import", src).status).toBe(0);
     const refused = skills(db, "approve", "git-log");
     expect(refused.status).toBe(1);
@@ -249,11 +254,7 @@ describe("skills CLI", () => {
   });
 
   it("grant reads a tool list in one argument as allowed-tools does: \"Read,Grep\" grants two tools, and the skill can be published", () => {
-    const dir = tempDir();
-    const db = join(dir, "m.db");
-    const src = join(dir, "grep-notes");
-    mkdirSync(src);
-    writeFileSync(join(src, "SKILL.md"), "---\nname: grep-notes\ndescription: Find notes.\nallowed-tools: Read, Grep, Bash(sed -n 1,5p)\n---\nGrep the notes folder.\n");
+    const { db, src } = oneSkillFolder("grep-notes", "---\nname: grep-notes\ndescription: Find notes.\nallowed-tools: Read, Grep, Bash(sed -n 1,5p)\n---\nGrep the notes folder.\n");
     expect(skills(db, "import", src).status).toBe(0);
     const g = skills(db, "grant", "grep-notes", "Read,Grep", "Bash(sed -n 1,5p)");
     expect(g.status, g.stderr).toBe(0);
@@ -267,11 +268,7 @@ describe("skills CLI", () => {
   });
 
   it("skills list shows a multi-line description on the skill's one line; --json keeps it as written", () => {
-    const dir = tempDir();
-    const db = join(dir, "m.db");
-    const src = join(dir, "release-notes");
-    mkdirSync(src);
-    writeFileSync(join(src, "SKILL.md"), "---\nname: release-notes\ndescription: |\n  Write release notes.\n  Use when asked   for a changelog.\n---\nGroup merged pull requests by label.\n");
+    const { db, src } = oneSkillFolder("release-notes", "---\nname: release-notes\ndescription: |\n  Write release notes.\n  Use when asked   for a changelog.\n---\nGroup merged pull requests by label.\n");
     expect(skills(db, "import", src, "--publish").status).toBe(0);
     const list = skills(db, "list");
     expect(list.status, list.stderr).toBe(0);
