@@ -66,11 +66,13 @@ async function importOne(service: SkillService, folder: string, o: ImportOptions
     if (o.publish && r.version.status !== "rejected") {
       // The person importing with --publish vouches for the tools the skill declares, no more.
       try {
-        if (doc.allowedTools.length > 0) await service.grant(doc.name, doc.allowedTools, o.actor);
-        const move = await service.preparePublish(doc.name, r.version.id);
-        await service.publish(move, o.actor);
+        // granted in the publish's own write: a version that cannot be published grants nothing
+        const granted = await service.grants(doc.name);
+        const missing = doc.allowedTools.filter((t) => !granted.includes(t));
+        const move = await service.preparePublish(doc.name, r.version.id, missing);
+        await service.publish(move, o.actor, missing);
         report.outcome = "published";
-        // The grant above settled the ceiling; the proposal's warning about it no longer applies.
+        // The grant settled the ceiling; the proposal's warning about it no longer applies.
         report.notes = report.notes.filter((n) => !n.startsWith("allowed-tools asks for"));
       } catch (e) {
         if (!isCoreError(e)) throw e;

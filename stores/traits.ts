@@ -477,6 +477,13 @@ export type SkillAuditAction =
   | "withdraw";
 
 /** An audit_log row about a skill (target_kind 'skill'; target_id the skill name). */
+/** Tools granted together with a publish, with their own audit line. */
+export interface PointerGrant {
+  tools: string[];
+  grantedBy: string;
+  audit: SkillAuditEntry;
+}
+
 export interface SkillAuditEntry {
   at: number;
   actor: string;
@@ -508,11 +515,12 @@ export interface SkillStore {
    * Move the published pointer from `expectedFrom` to `to` atomically: `to` gets `toStatus`, the
    * old version `fromStatus`, the search index follows. Fails with StoreError("constraint") when
    * the pointer is no longer `expectedFrom` (someone else moved it). A publish pushes `to` on the
-   * publication stack; a rollback pops the old version off it.
+   * publication stack; a rollback pops the old version off it. `grant` (a new learned skill's
+   * verified tools) is written in the same transaction, so a crash leaves neither.
    */
   movePointer(
     skillId: string,
-    move: { expectedFrom: string | null; to: string; toStatus: SkillStatus; fromStatus: SkillStatus; kind: "publish" | "rollback" },
+    move: { expectedFrom: string | null; to: string; toStatus: SkillStatus; fromStatus: SkillStatus; kind: "publish" | "rollback"; grant?: PointerGrant },
     audit: SkillAuditEntry,
   ): Promise<void>;
   setStatus(versionId: string, status: SkillStatus, audit: SkillAuditEntry): Promise<void>;

@@ -351,8 +351,8 @@ export class EvolutionService {
 
   /**
    * A person (or the opt-in auto-approval) said yes. publish: a new skill is granted exactly the
-   * candidate's verified tools, then the pointer moves atomically (probationary); a crash before
-   * the request is marked leaves it pending, and approving again finishes it. retire: the
+   * candidate's verified tools in the same write that moves the pointer (probationary); a crash
+   * before the request is marked leaves it pending, and approving again finishes it. retire: the
    * published version is retired. merge: the duplicate (`otherSkill`) is retired, never deleted.
    */
   async approve(id: string, actor: string): Promise<SkillRequest> {
@@ -363,13 +363,14 @@ export class EvolutionService {
       if (skill.publishedVersionId !== r.versionId) {
         const v = (await skills.history(r.skillName)).versions.find((x) => x.id === r.versionId);
         if (!v) throw new CoreError("not_found", `request ${id} names a version that does not exist`);
+        let missing: string[] = [];
         if (r.detail.newSkill === true && skill.publishedVersionId === null) {
           const granted = await skills.grants(r.skillName);
-          const missing = v.allowedTools.filter((t) => !granted.includes(t));
-          if (missing.length > 0) await skills.grant(r.skillName, missing, actor);
+          missing = v.allowedTools.filter((t) => !granted.includes(t));
         }
-        const move = await skills.preparePublish(r.skillName, v.id);
-        await skills.publish(move, actor);
+        // grant and publish are one write: a crash leaves neither, a later decline no stray grant
+        const move = await skills.preparePublish(r.skillName, v.id, missing);
+        await skills.publish(move, actor, missing);
       }
     } else if (r.kind === "retire") {
       // the staleness was measured on one version: a newer one published since is not stale

@@ -233,15 +233,19 @@ export class SkillService {
     return { skill, to: last };
   }
 
-  /** Everything a person needs to decide on publishing `ref` (default: the newest candidate). */
-  async preparePublish(name: string, ref?: string): Promise<PendingMove> {
+  /**
+   * Everything a person needs to decide on publishing `ref` (default: the newest candidate).
+   * `granting`: tools the same decision grants (a new learned skill's verified tools), which
+   * therefore do not count as widening.
+   */
+  async preparePublish(name: string, ref?: string, granting: string[] = []): Promise<PendingMove> {
     const { skill, to } = await this.publishTarget(name, ref);
     if (to.id === skill.publishedVersionId) throw new CoreError("conflict", `v${to.seq} of "${name}" is already published`);
     if (to.status === "rejected") throw new CoreError("conflict", `v${to.seq} of "${name}" was rejected; propose a new version instead`);
     if (to.flags.length > 0) {
       throw new CoreError("forbidden", `v${to.seq} of "${name}" is flagged by the safety scan (${to.flags.join("; ")}) and cannot be published`);
     }
-    const wider = await this.widening(skill, to.allowedTools);
+    const wider = (await this.widening(skill, to.allowedTools)).filter((t) => !granting.includes(t));
     if (wider.length > 0) {
       throw new CoreError(
         "forbidden",
@@ -253,16 +257,21 @@ export class SkillService {
     return { skill, from, to, diff: diffVersions(from ? await this.content(from) : null, await this.content(to)) };
   }
 
-  /** Publish after the person approved `move` (from preparePublish). Atomic; the old version retires. */
-  async publish(move: PendingMove, actor: string): Promise<void> {
+  /**
+   * Publish after the person approved `move` (from preparePublish). Atomic; the old version
+   * retires. `grant`: tools granted in the same write (a crash leaves neither grant nor publish).
+   */
+  async publish(move: PendingMove, actor: string, grant: string[] = []): Promise<void> {
     // Re-check the ceiling inside the decision: grants or content may have changed while asking.
-    const fresh = await this.preparePublish(move.skill.name, move.to.id);
+    const fresh = await this.preparePublish(move.skill.name, move.to.id, grant);
+    const clean = [...new Set(grant.map((t) => t.trim()).filter((t) => t.length > 0))];
     await this.moveOrConflict(fresh.skill.id, {
       expectedFrom: move.from?.id ?? null,
       to: move.to.id,
       toStatus: "probationary",
       fromStatus: "retired",
       kind: "publish",
+      ...(clean.length > 0 ? { grant: { tools: clean, grantedBy: actor, audit: this.audit("grant", move.skill.name, actor, { tools: clean }) } } : {}),
     }, this.audit("publish", move.skill.name, actor, { from: move.from?.id ?? null, to: move.to.id, seq: move.to.seq }));
     await this.decided({ skillName: move.skill.name, versionId: move.to.id, decision: "approved", actor });
   }

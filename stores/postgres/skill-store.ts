@@ -5,7 +5,7 @@
 import type { Pool } from "pg";
 import type { SkillFile } from "../../core/skills/skill-md.js";
 import { WITHHELD_HASH_PREFIX, type NewSkillVersion, type Skill, type SkillGrant, type SkillSearchHit, type SkillStatus, type SkillToggle, type SkillVersion } from "../../core/skills/version.js";
-import { StoreError, type SkillAuditEntry, type SkillSearchQuery, type SkillStore } from "../traits.js";
+import { StoreError, type PointerGrant, type SkillAuditEntry, type SkillSearchQuery, type SkillStore } from "../traits.js";
 import { inTx, num, numOrNull, parseJson, POSTGRES_FLAVOR, type PgFlavor, type Queryable } from "./rows.js";
 import { holdsWord, splitPunct } from "./words.js";
 
@@ -232,7 +232,7 @@ export class PgSkillStore implements SkillStore {
 
   async movePointer(
     skillId: string,
-    m: { expectedFrom: string | null; to: string; toStatus: SkillStatus; fromStatus: SkillStatus; kind: "publish" | "rollback" },
+    m: { expectedFrom: string | null; to: string; toStatus: SkillStatus; fromStatus: SkillStatus; kind: "publish" | "rollback"; grant?: PointerGrant },
     audit: SkillAuditEntry,
   ): Promise<void> {
     await inTx(
@@ -245,6 +245,17 @@ export class PgSkillStore implements SkillStore {
         }
         const target = await versionOn(c, m.to);
         if (!target || target.skillId !== skillId) throw new StoreError("not_found", `version ${m.to} is not a version of "${s.name}"`);
+        if (m.grant && m.grant.tools.length > 0) {
+          for (const t of m.grant.tools) {
+            await c.query(`INSERT INTO skill_grants (skill_id, tool, granted_by, at) VALUES ($1, $2, $3, $4) ON CONFLICT (skill_id, tool) DO NOTHING`, [
+              skillId,
+              t,
+              m.grant.grantedBy,
+              m.grant.audit.at,
+            ]);
+          }
+          await writeSkillAudit(c, m.grant.audit, this.f);
+        }
         if (m.expectedFrom !== null && m.expectedFrom !== m.to) {
           // (a version a forget withdrew, rejected, stays rejected)
           await c.query(`UPDATE skill_versions SET status = $1 WHERE id = $2 AND status <> 'rejected'`, [m.fromStatus, m.expectedFrom]);

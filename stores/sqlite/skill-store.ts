@@ -12,7 +12,7 @@ import {
   type SkillToggle,
   type SkillVersion,
 } from "../../core/skills/version.js";
-import { StoreError, type SkillAuditEntry, type SkillSearchQuery, type SkillStore } from "../traits.js";
+import { StoreError, type PointerGrant, type SkillAuditEntry, type SkillSearchQuery, type SkillStore } from "../traits.js";
 import type { Db } from "./database.js";
 
 interface SkillRow {
@@ -280,7 +280,7 @@ export class SqliteSkillStore implements SkillStore {
 
   async movePointer(
     skillId: string,
-    m: { expectedFrom: string | null; to: string; toStatus: SkillStatus; fromStatus: SkillStatus; kind: "publish" | "rollback" },
+    m: { expectedFrom: string | null; to: string; toStatus: SkillStatus; fromStatus: SkillStatus; kind: "publish" | "rollback"; grant?: PointerGrant },
     audit: SkillAuditEntry,
   ): Promise<void> {
     this.db
@@ -291,6 +291,10 @@ export class SqliteSkillStore implements SkillStore {
         }
         const target = this.st.version.get(m.to) as VersionRow | undefined;
         if (!target || target.skill_id !== skillId) throw new StoreError("not_found", `version ${m.to} is not a version of "${s.name}"`);
+        if (m.grant && m.grant.tools.length > 0) {
+          for (const t of m.grant.tools) this.st.grant.run(skillId, t, m.grant.grantedBy, m.grant.audit.at);
+          this.writeAudit(m.grant.audit);
+        }
         if (m.expectedFrom !== null && m.expectedFrom !== m.to) this.st.leave.run(m.fromStatus, m.expectedFrom);
         this.st.markPublished.run(m.toStatus, audit.at, m.to, skillId);
         if (m.kind === "publish") this.st.push.run(skillId, m.to);

@@ -81,10 +81,33 @@ describe("the evaluation gate", () => {
     expect(s.publishedVersionId).toBeNull();
     expect((await w.evolution.requests())[0]!.status).toBe("pending");
     expect(await w.skills.search(w.scope, task(1).text)).toEqual([]);
+    // the new skill's tools are granted in the publish's own write: the crash left no grant
+    expect(await w.skills.grants(made.skillName)).toEqual([]);
     store.movePointer = real;
     await w.evolution.approve(made.requestId!, "cli:alice");
-    expect((await w.skills.version(await w.skills.skill(made.skillName))).status).toBe("probationary");
+    const published = await w.skills.version(await w.skills.skill(made.skillName));
+    expect(published.status).toBe("probationary");
+    expect((await w.skills.grants(made.skillName)).sort()).toEqual([...published.allowedTools].sort());
+    expect(published.allowedTools.length).toBeGreaterThan(0);
     expect(await w.evolution.requests()).toEqual([]);
+  });
+
+  it("a crash during publication, then a decline, leaves the new skill with no grant", async () => {
+    w = openChoreWorld(tempDir("evo-crash-decline-"));
+    const r = rng(7);
+    for (let i = 0; i < 12; i++) await w.runTask(task(i), r, { skills: false });
+    await w.worker.drain();
+    const made = (await w.evolution.run(true)).find((o) => o.requestId)!;
+    const store = w.skillStore;
+    const real = store.movePointer.bind(store);
+    store.movePointer = async () => {
+      throw new Error("killed");
+    };
+    await expect(w.evolution.approve(made.requestId!, "cli:alice")).rejects.toThrow("killed");
+    store.movePointer = real;
+    await w.evolution.reject(made.requestId!, "cli:alice", "not now");
+    expect(await w.skills.grants(made.skillName)).toEqual([]);
+    expect((await w.skills.skill(made.skillName)).publishedVersionId).toBeNull();
   });
 
   it("auto-approval is off by default and, opted in, publishes only low-risk candidates", async () => {

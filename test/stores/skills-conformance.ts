@@ -122,6 +122,20 @@ export function skillsConformance(name: string, factory: CatalogFactory): void {
       }
     });
 
+    it("a publish that grants tools writes grant and pointer together: a refused move grants nothing", async () => {
+      const s = await c.fresh();
+      await s.skills.insertVersion(newVersion("deploy-check", "check a deployment", "h1"), { skillId: "s1", versionId: "v1" }, audit("propose", "deploy-check"));
+      await s.skills.insertVersion(newVersion("deploy-check", "check twice", "h2"), { skillId: "s1", versionId: "v2" }, audit("propose", "deploy-check"));
+      const grant = { tools: ["Read", "Bash(kubectl get:*)"], grantedBy: "alice", audit: audit("grant", "deploy-check", 1500, { tools: ["Read", "Bash(kubectl get:*)"] }) };
+      // someone else moved the pointer meanwhile (expectedFrom is stale): neither happens
+      await expect(s.skills.movePointer("s1", { expectedFrom: "v2", to: "v1", toStatus: "probationary", fromStatus: "retired", kind: "publish", grant }, audit("publish", "deploy-check"))).rejects.toMatchObject({ code: "constraint" });
+      expect(await s.skills.grantsOf("s1")).toEqual([]);
+      expect((await s.skills.skillByName("deploy-check"))!.publishedVersionId).toBeNull();
+      await s.skills.movePointer("s1", { expectedFrom: null, to: "v1", toStatus: "probationary", fromStatus: "retired", kind: "publish", grant }, audit("publish", "deploy-check"));
+      expect((await s.skills.grantsOf("s1")).map((g) => [g.tool, g.grantedBy, g.at])).toEqual([["Bash(kubectl get:*)", "alice", 1500], ["Read", "alice", 1500]]);
+      expect((await s.skills.skillByName("deploy-check"))!.publishedVersionId).toBe("v1");
+    });
+
     it("searches only published, unflagged versions above η, minus excluded skills", async () => {
       const s = await c.fresh();
       await s.skills.insertVersion(newVersion("deploy-check", "verify a kubernetes deployment rollout", "d1"), { skillId: "s1", versionId: "d1" }, audit("propose", "deploy-check"));
