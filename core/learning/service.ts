@@ -57,6 +57,8 @@ export interface FeedbackInput {
   note?: string | null | undefined;
   /** rate this episode; otherwise the episode the call belongs to, resolved when its thread is processed */
   episodeId?: string | null | undefined;
+  /** who is rating (the caller's user and session): a named episode must be theirs */
+  rater?: { user: string; session: string } | undefined;
 }
 
 const RubricAnswer = z.object({
@@ -366,6 +368,11 @@ export class LearningService {
     let target: StoredEpisode | null = null;
     if (input.episodeId) {
       target = await store.episode(input.episodeId);
+      // another user's episode answers as a missing one: its id says nothing to this caller
+      if (target && input.rater && target.rootThreadId !== input.rater.session) {
+        const owner = (await this.deps.scopeOf(target.rootThreadId, target.threadId)).user;
+        if (owner !== input.rater.user) target = null;
+      }
       if (!target) throw new CoreError("not_found", `no episode with id "${input.episodeId}"; leave episode_id out to rate the current task`);
     }
     const fresh = await store.recordFeedback({ threadId: input.threadId, callId: input.callId, episodeId: target?.id ?? null, rating: input.rating, note, at: clock.now() });

@@ -76,6 +76,20 @@ describe("serve with the learning worker", () => {
       expect(result.text).toMatch(new RegExp(`^Recorded rating -1\\.00 for episode ${episode.id}: its reward is now -0\\.11 from 2 signal\\(s\\)\\.$`));
       const after = db.prepare(`SELECT reward FROM learning_episodes WHERE id = ?`).get(episode.id) as { reward: number };
       expect(after.reward).toBeCloseTo((0.8 - 1) / 1.8, 10);
+
+      // another user's session cannot rate alice's episode, nor learn that the id exists
+      const rate = async (id: string, groupId: string, userId: string | null, rating: number) => {
+        const b = { operation: "task_feedback", arguments: { rating, episode_id: episode.id }, id, call_id: null, callback_url: sink.url, group_id: groupId, thread_ancestors: null, ...(userId ? { user_id: userId } : {}) };
+        expect((await postJson(`${base}/invoke`, JSON.stringify(b))).status).toBe(200);
+        return (await sink.next((x) => x.type === "tool_result" && x.id === id)).text as string;
+      };
+      const bob = await rate("tooluse_fb_bob", "7d7f3a52-1c1e-4f7e-8a7e-2b4b0f0c9d11", "bob", 1);
+      expect(bob).toBe(`Error: no episode with id "${episode.id}"; leave episode_id out to rate the current task`);
+      expect((db.prepare(`SELECT reward FROM learning_episodes WHERE id = ?`).get(episode.id) as { reward: number }).reward).toBe(after.reward);
+      expect(db.prepare(`SELECT count(*) AS n FROM learning_feedback WHERE call_id = 'tooluse_fb_bob'`).get()).toEqual({ n: 0 });
+      // alice herself, from a later session, still can
+      const later = await rate("tooluse_fb_alice2", "0e0f4c1a-5b6d-4e7f-8a9b-0c1d2e3f4a5b", "alice", 1);
+      expect(later).toMatch(new RegExp(`^Recorded rating 1\\.00 for episode ${episode.id}`));
       db.close();
     } finally {
       child.kill("SIGINT");

@@ -443,7 +443,8 @@ export function memoryToolset(deps: MemoryToolsetDeps): Toolset {
         const learning = deps.learning;
         if (!learning) throw new CoreError("unavailable", "learning is turned off on this server (config learning.enabled); the feedback was not recorded.");
         const inv = ctx.invocation;
-        const r = await learning.feedback({ threadId: inv.group_id, callId: inv.id, rating: a.rating, note: a.note, episodeId: a.episode_id });
+        const req = scopeOf(deps, inv);
+        const r = await learning.feedback({ threadId: inv.group_id, callId: inv.id, rating: a.rating, note: a.note, episodeId: a.episode_id, rater: { user: req.user, session: req.session } });
         const rating = a.rating.toFixed(2);
         if (r.applied) {
           const e = r.applied.episode;
