@@ -407,13 +407,19 @@ export interface MessageRef {
   messageId: string;
 }
 
+/** A child thread's place under its parent: the parent's messages before `spawnOrder` led to it. */
+export interface ThreadParent {
+  threadId: string;
+  spawnOrder: number;
+}
+
 export interface SessionIndexStore {
   sourceId(kind: "infinity-files" | "sqlite" | "postgres", location: string): Promise<number>;
   threadState(sourceId: number, threadId: string): Promise<SessionThreadState | null>;
   /** append messages of one thread (skipping suppressed ones) and move its watermark */
   append(
     sourceId: number,
-    thread: { threadId: string; rootThreadId: string; user: string; cwd: string | null },
+    thread: { threadId: string; rootThreadId: string; user: string; cwd: string | null; parent?: ThreadParent | null },
     messages: IndexedMessage[],
     indexedCount: number,
     fingerprint: string | null,

@@ -64,3 +64,6 @@ export function copyMatcher(texts: string[]): CopyMatcher | null {
     },
   };
 }
+
+/** How far up the thread tree a forget looks for the user turn that led to a child's remember. */
+export const MAX_PARENT_HOPS = 16;

@@ -114,11 +114,14 @@ export class SessionIndexer {
     const root = await src.reader.getRootThreadId(threadId);
     const user = (await src.userOf(root)) ?? this.localUser;
     const cwd = await src.cwdOf(root);
+    // a child's parent and spawn point: a forget of what the child remembered finds the user's turn there
+    const info = threadId === root ? null : await src.reader.threadInfo(threadId);
+    const parent = info?.parent_thread_id && info.spawn_message_order !== null ? { threadId: info.parent_thread_id, spawnOrder: info.spawn_message_order } : null;
     const msgs = await src.reader.loadMessagesWithIds(threadId, from, count);
     const items = msgs.map(([m, id], i) => indexable(m, from + i, id));
     report.messagesAdded += await this.index.append(
       sourceId,
-      { threadId, rootThreadId: root, user, cwd },
+      { threadId, rootThreadId: root, user, cwd, parent },
       items,
       count,
       msgs.at(-1)?.[1] ?? state?.fingerprint ?? null,

@@ -421,6 +421,13 @@ END
 $split$;`;
 };
 
+// A child thread's parent and spawn point: a forget purges the user's turn in the parent that led
+// to a memory remembered in the child (as SQLite's step 22).
+const threadParents = (): string => `
+ALTER TABLE session_threads ADD COLUMN IF NOT EXISTS parent_thread_id text;
+ALTER TABLE session_threads ADD COLUMN IF NOT EXISTS spawn_order integer;
+`;
+
 function step(version: number, name: string, ddl: (p: P) => string): PgMigration {
   return { version, name, sql: ddl("postgres"), dsql: ddl("dsql") };
 }
@@ -437,6 +444,7 @@ export const MEMORY_MIGRATIONS: PgMigration[] = [
   step(9, "session messages: words inside addresses, host names and paths", sessionWordsSplit),
   step(10, "word rows and session messages: letters outside ASCII folded under a C locale", foldedWords),
   step(11, "word rows: words inside addresses, host names and paths", memoryWordsSplit),
+  step(12, "session threads know their parent", threadParents),
 ];
 
 /** Tables whose rows belong to one user (column user_id): the row-level security set. */

@@ -2,12 +2,12 @@
 // the user who owns the session (the user's key is part of every lookup), with the semantics of
 // stores/sqlite/session-index.ts. Full text: a tsvector column with a GIN index; under the DSQL
 // profile a substring scan over the user's messages.
-import { forgetNeedles } from "../../core/sessions/forget-needles.js";
+import { forgetNeedles, MAX_PARENT_HOPS } from "../../core/sessions/forget-needles.js";
 import { visibilityKey } from "../../core/memory/scope.js";
 import { cjkBigrams } from "../../core/retrieval/analyze.js";
 import { headOf } from "../../core/text.js";
 import { eitherCase, holdsWord, splitPunct } from "./words.js";
-import type { IndexedMessage, LexicalQuery, MessageRef, SessionHit, SessionIndexStore, SessionThreadState } from "../traits.js";
+import type { IndexedMessage, LexicalQuery, MessageRef, SessionHit, SessionIndexStore, SessionThreadState, ThreadParent } from "../traits.js";
 import type { PgDb, Q } from "./pool.js";
 
 interface Row {
@@ -87,7 +87,7 @@ export class PgSessionIndex implements SessionIndexStore {
 
   async append(
     sourceId: number,
-    thread: { threadId: string; rootThreadId: string; user: string; cwd: string | null },
+    thread: { threadId: string; rootThreadId: string; user: string; cwd: string | null; parent?: ThreadParent | null },
     messages: IndexedMessage[],
     indexedCount: number,
     fingerprint: string | null,
@@ -126,11 +126,12 @@ export class PgSessionIndex implements SessionIndexStore {
         added += r.rowCount ?? 0;
       }
       await c.query(
-        `INSERT INTO session_threads (source_id, thread_id, root_thread_id, user_id, cwd, indexed_count, fingerprint, updated_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+        `INSERT INTO session_threads (source_id, thread_id, root_thread_id, user_id, cwd, indexed_count, fingerprint, updated_at, parent_thread_id, spawn_order)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
          ON CONFLICT (source_id, thread_id) DO UPDATE SET root_thread_id = excluded.root_thread_id, user_id = excluded.user_id,
-           cwd = excluded.cwd, indexed_count = excluded.indexed_count, fingerprint = excluded.fingerprint, updated_at = excluded.updated_at`,
-        [sourceId, thread.threadId, thread.rootThreadId, thread.user, thread.cwd, indexedCount, fingerprint, at],
+           cwd = excluded.cwd, indexed_count = excluded.indexed_count, fingerprint = excluded.fingerprint, updated_at = excluded.updated_at,
+           parent_thread_id = excluded.parent_thread_id, spawn_order = excluded.spawn_order`,
+        [sourceId, thread.threadId, thread.rootThreadId, thread.user, thread.cwd, indexedCount, fingerprint, at, thread.parent?.threadId ?? null, thread.parent?.spawnOrder ?? null],
       );
       return added;
     }, thread.user);
@@ -256,14 +257,29 @@ export class PgSessionIndex implements SessionIndexStore {
       }
       // 1. messages that carry the forgotten text (the remember call, results that echoed it)
       const first = await round(forgetNeedles(texts));
-      // 2. the user turn that led to a remember call: what the memory was made from
-      for (const r of first.filter((x) => x.role === "tool_call")) {
-        const prev = (
+      // 2. the user turn that led to a remember call: what the memory was made from; in a child
+      // thread with none of its own, the parent's last one before the child was spawned (as in SQLite)
+      const previousUser = async (sourceId: unknown, threadId: string, ord: number) =>
+        (
           await c.query<Row>(
             `SELECT * FROM session_messages WHERE source_id = $1 AND thread_id = $2 AND ord < $3 AND role = 'user' ORDER BY ord DESC LIMIT 1`,
-            [r.source_id, r.thread_id, r.ord],
+            [sourceId, threadId, ord],
           )
         ).rows[0];
+      for (const r of first.filter((x) => x.role === "tool_call")) {
+        let prev = await previousUser(r.source_id, r.thread_id, r.ord);
+        let thread = r.thread_id;
+        for (let depth = 0; !prev && depth < MAX_PARENT_HOPS; depth++) {
+          const up = (
+            await c.query<{ parent_thread_id: string | null; spawn_order: number | null }>(
+              `SELECT parent_thread_id, spawn_order FROM session_threads WHERE source_id = $1 AND thread_id = $2`,
+              [r.source_id, thread],
+            )
+          ).rows[0];
+          if (!up?.parent_thread_id || up.spawn_order === null) break;
+          thread = up.parent_thread_id;
+          prev = await previousUser(r.source_id, thread, up.spawn_order);
+        }
         if (prev && !purged.some((p) => p.rowid === prev.rowid)) await purgeRow(prev);
       }
       // 3. messages that quote a purged message (e.g. an earlier session_search result)

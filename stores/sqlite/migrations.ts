@@ -840,4 +840,15 @@ INSERT INTO skill_fts (skill_fts, rank) VALUES ('secure-delete', 1);
 INSERT INTO skill_fts (skill_fts) VALUES ('optimize');
 `,
   },
+  {
+    version: 22,
+    name: "session threads know their parent",
+    sql: `
+-- A memory remembered in a child thread was asked for in the parent: a forget purges the user's
+-- turn there (the parent's last user message before the child was spawned). Threads indexed
+-- before this step learn their parent the next time they change.
+ALTER TABLE session_threads ADD COLUMN parent_thread_id TEXT;
+ALTER TABLE session_threads ADD COLUMN spawn_order INTEGER;
+`,
+  },
 ];

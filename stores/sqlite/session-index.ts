@@ -1,6 +1,6 @@
 // SQLite session index: conversation messages copied from an Infinity store, searchable by the
 // user who owns the session. A user's key is matched inside the FTS expression, as for memories.
-import { forgetNeedles } from "../../core/sessions/forget-needles.js";
+import { forgetNeedles, MAX_PARENT_HOPS } from "../../core/sessions/forget-needles.js";
 import type { Statement } from "better-sqlite3";
 import { visibilityKey } from "../../core/memory/scope.js";
 import { cjkBigrams } from "../../core/retrieval/analyze.js";
@@ -11,6 +11,7 @@ import type {
   SessionHit,
   SessionIndexStore,
   SessionThreadState,
+  ThreadParent,
 } from "../traits.js";
 import type { Db } from "./database.js";
 import { ftsPurge } from "./fts-purge.js";
@@ -60,10 +61,12 @@ export class SqliteSessionIndex implements SessionIndexStore {
     this.st = {
       source: p(`INSERT INTO session_sources (kind, location) VALUES (?, ?) ON CONFLICT (kind, location) DO UPDATE SET kind = kind RETURNING id`),
       state: p(`SELECT indexed_count, fingerprint FROM session_threads WHERE source_id = ? AND thread_id = ?`),
-      upsertThread: p(`INSERT INTO session_threads (source_id, thread_id, root_thread_id, user_id, cwd, indexed_count, fingerprint, updated_at)
-        VALUES (@source, @thread, @root, @user, @cwd, @count, @fp, @at)
+      upsertThread: p(`INSERT INTO session_threads (source_id, thread_id, root_thread_id, user_id, cwd, indexed_count, fingerprint, updated_at, parent_thread_id, spawn_order)
+        VALUES (@source, @thread, @root, @user, @cwd, @count, @fp, @at, @parent, @spawn)
         ON CONFLICT (source_id, thread_id) DO UPDATE SET root_thread_id = excluded.root_thread_id, user_id = excluded.user_id,
-          cwd = excluded.cwd, indexed_count = excluded.indexed_count, fingerprint = excluded.fingerprint, updated_at = excluded.updated_at`),
+          cwd = excluded.cwd, indexed_count = excluded.indexed_count, fingerprint = excluded.fingerprint, updated_at = excluded.updated_at,
+          parent_thread_id = excluded.parent_thread_id, spawn_order = excluded.spawn_order`),
+      parentOf: p(`SELECT parent_thread_id, spawn_order FROM session_threads WHERE source_id = ? AND thread_id = ?`),
       suppressed: p(`SELECT 1 FROM session_suppressed WHERE source_id = ? AND thread_id = ? AND message_id = ?`),
       insert: p(`INSERT OR IGNORE INTO session_messages (source_id, thread_id, root_thread_id, ord, message_id, role, text, vis_key, at)
         VALUES (@source, @thread, @root, @ord, @mid, @role, @text, @key, @at)`),
@@ -97,7 +100,7 @@ export class SqliteSessionIndex implements SessionIndexStore {
 
   async append(
     sourceId: number,
-    thread: { threadId: string; rootThreadId: string; user: string; cwd: string | null },
+    thread: { threadId: string; rootThreadId: string; user: string; cwd: string | null; parent?: ThreadParent | null },
     messages: IndexedMessage[],
     indexedCount: number,
     fingerprint: string | null,
@@ -134,6 +137,8 @@ export class SqliteSessionIndex implements SessionIndexStore {
         count: indexedCount,
         fp: fingerprint,
         at,
+        parent: thread.parent?.threadId ?? null,
+        spawn: thread.parent?.spawnOrder ?? null,
       });
     }).immediate();
     return added;
@@ -231,9 +236,17 @@ export class SqliteSessionIndex implements SessionIndexStore {
       }
       // 1. messages that carry the forgotten text (the remember call, results that echoed it)
       const first = round(forgetNeedles(texts));
-      // 2. the user turn that led to a remember call: what the memory was made from
+      // 2. the user turn that led to a remember call: what the memory was made from; in a child
+      // thread with none of its own, the parent's last one before the child was spawned
       for (const r of first.filter((x) => x.role === "tool_call")) {
-        const prev = this.st.previousUser!.get(r.source_id, r.thread_id, r.ord) as Row | undefined;
+        let prev = this.st.previousUser!.get(r.source_id, r.thread_id, r.ord) as Row | undefined;
+        let thread = r.thread_id;
+        for (let depth = 0; !prev && depth < MAX_PARENT_HOPS; depth++) {
+          const up = this.st.parentOf!.get(r.source_id, thread) as { parent_thread_id: string | null; spawn_order: number | null } | undefined;
+          if (!up?.parent_thread_id || up.spawn_order === null) break;
+          thread = up.parent_thread_id;
+          prev = this.st.previousUser!.get(r.source_id, thread, up.spawn_order) as Row | undefined;
+        }
         if (prev && !purged.some((p) => p.rowid === prev.rowid)) purgeRow(prev);
       }
       // 3. messages that quote a purged message (e.g. an earlier session_search result)

@@ -211,4 +211,34 @@ describe("session search over the harness's SQLite store", () => {
     src.close();
     m.close();
   });
+
+  it("forgetting what a child thread remembered removes the user's turn in the parent that asked for it", async () => {
+    const m = openTestMemory(tempDir());
+    const conv = new SqliteConversationStore(m.db);
+    const state = new SqliteStateStore(m.db);
+    await conv.ensureRootThread("root-z");
+    await state.setMetadata("root-z", { user_id: "alice" });
+    const call = (id: string, name: string, args: Record<string, unknown>) => ({ kind: "tool_call" as const, call: { id, call_id: null, function: { name, arguments: args }, signature: null, additional_params: null } });
+    await conv.appendMessages("root-z", [
+      [{ kind: "user", content: { type: "text", text: "Our staging box answers on port 8443 behind the jump host; keep that in mind and clean up the deploy script" } }, "u1"],
+      [call("sp1", "spawn_thread", { instructions: "clean up the deploy script", child_of: ["root-z"] }), "c1"],
+    ]);
+    const child = await conv.spawnThread("root-z", "sp1", false);
+    await conv.appendMessages("root-z", [[{ kind: "user", content: { type: "text", text: "Also, the standup moved to ten" } }, "u2"]]);
+    const fact = "Staging listens on port 8443 behind the jump host";
+    await conv.appendMessages(child, [[call("tc9", "memory_remember", { content: fact }), "k1"]]);
+    const src = openSources([`sqlite:${m.dbPath}`], m.db, m.dbPath);
+    const s = makeSessionSearch(m.db, src.sources, m.clock, "local");
+    expect((await s.search("alice", { query: "staging 8443 jump", limit: 5, window: 0 })).length).toBe(2);
+    const r = await m.service.remember(req({ user: "alice", session: "root-z", thread: child }), { content: fact }, { actor: "model", threadId: child, toolCallId: "tc9" });
+    await m.service.forget({ thread: req({ user: "alice" }) }, [r.record.id], { actor: "user", threadId: null, toolCallId: null });
+    // the parent's turn said it in other words; it goes with the child's call, the later turn stays
+    expect(await s.search("alice", { query: "staging 8443 jump", limit: 5, window: 0 })).toEqual([]);
+    expect((await s.search("alice", { query: "standup ten", limit: 5, window: 0 })).map((h) => h.hit.messageId)).toEqual(["u2"]);
+    m.clock.advance(5000);
+    await s.refresh(true);
+    expect(await s.search("alice", { query: "staging 8443", limit: 5, window: 0 })).toEqual([]);
+    src.close();
+    m.close();
+  });
 });

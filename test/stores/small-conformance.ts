@@ -141,6 +141,30 @@ export function smallStoreConformance(name: string, make: () => Promise<SmallSto
       expect(await sessions.counts()).toEqual({ threads: 2, messages: 1 });
     });
 
+    it("a forget of what a child thread remembered purges the user's turn in the parent that led to it", async () => {
+      const { sessions } = await make();
+      const src = await sessions.sourceId("infinity-files", "/home/a/.infinity");
+      await sessions.append(src, { threadId: "r", rootThreadId: "r", user: "alice", cwd: null }, [
+        { ord: 0, messageId: "r0", role: "user", text: "What time is standup?" },
+        { ord: 1, messageId: "r1", role: "assistant", text: "Ten o'clock." },
+        { ord: 2, messageId: "r2", role: "user", text: "Please note that the vault passphrase is cobalt heron, then tidy the repo" },
+        { ord: 3, messageId: "r3", role: "tool_call", text: "spawn_thread {\"instructions\":\"tidy\"}" },
+        { ord: 4, messageId: "r4", role: "user", text: "Later: book the dentist" },
+      ], 5, "r4", 100);
+      // spawned after r3 (4 inherited messages), then a grandchild under it with no user turn either
+      await sessions.append(src, { threadId: "c", rootThreadId: "r", user: "alice", cwd: null, parent: { threadId: "r", spawnOrder: 4 } }, [
+        { ord: 0, messageId: "c0", role: "tool_result", text: "You are now INSIDE the thread that you requested to create." },
+      ], 1, "c0", 101);
+      await sessions.append(src, { threadId: "g", rootThreadId: "r", user: "alice", cwd: null, parent: { threadId: "c", spawnOrder: 1 } }, [
+        { ord: 0, messageId: "g0", role: "tool_result", text: "You are now INSIDE the thread that you requested to create." },
+        { ord: 1, messageId: "g1", role: "tool_call", text: 'memory_remember {"content":"Vault passphrase: cobalt heron"}' },
+      ], 2, "g1", 102);
+      expect(await sessions.purgeContaining("alice", ["Vault passphrase: cobalt heron"])).toBe(2);
+      expect((await sessions.window(src, "r", 0, 4)).map((h) => h.messageId)).toEqual(["r0", "r1", "r3", "r4"]);
+      expect([...(await sessions.forgottenMessages("r"))]).toEqual(["r2"]);
+      expect((await sessions.window(src, "g", 0, 1)).map((h) => h.messageId)).toEqual(["g0"]);
+    });
+
     it("words inside addresses, host names, paths and dashed numbers are found, and a forget of such a text purges it", async () => {
       const { sessions } = await make();
       const src = await sessions.sourceId("infinity-files", "/home/a/.infinity");
