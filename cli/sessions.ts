@@ -1,7 +1,7 @@
 // Where session search reads conversations from: the daemon's files (`infinity-home:DIR`) or an
 // Infinity-shaped SQLite store (`sqlite:PATH`, e.g. the harness's) or the server's own database
 // (`own:`, any engine), parsed from CLI specs.
-import { existsSync } from "node:fs";
+import { existsSync, realpathSync } from "node:fs";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import type { Clock } from "../core/clock.js";
@@ -56,13 +56,17 @@ export function openSources(specs: string[], own: OwnDatabase, ownLocation: stri
     }
     const m = /^(infinity-home|sqlite):(.+)$/.exec(spec);
     const kind = m ? m[1]! : "infinity-home";
-    const location = resolve(m ? m[2]! : spec);
-    if (!existsSync(location)) {
+    const given = resolve(m ? m[2]! : spec);
+    if (!existsSync(given)) {
       const prefix = /^([A-Za-z][\w-]*):/.exec(spec)?.[1];
       if (!m && prefix) throw new Error(`session source ${spec}: unknown kind "${prefix}"; use infinity-home:DIR (the daemon's files) or sqlite:FILE`);
       // a missing SQLite file would be created empty, and searched as if it had no conversations
-      throw new Error(`session source ${spec}: ${location} does not exist`);
+      throw new Error(`session source ${spec}: ${given} does not exist`);
     }
+    // The index keys a source by its location: the same home reached through a symbolic link (a
+    // linked home directory, $INFINITY_HOME spelt another way) was indexed again as a second
+    // source, and every search then showed each message once per spelling.
+    const location = realpathSync.native(given);
     if (kind === "infinity-home") {
       // the indexer must see a thread caught mid-rewrite as unread (skipped, read again), not as
       // its last good copy: a forget retries until every thread was read whole
@@ -76,12 +80,20 @@ export function openSources(specs: string[], own: OwnDatabase, ownLocation: stri
         historyVersion: (thread) => home.conversation.historyVersion(thread),
       });
     } else {
-      const db = ownDb && location === resolve(ownLocation) ? ownDb : openDatabase(location);
+      const db = ownDb && location === realOrResolved(ownLocation) ? ownDb : openDatabase(location);
       if (db !== ownDb) extra.push(db);
       sources.push(sqliteSource(db, location));
     }
   }
   return { sources, close: () => extra.forEach((d) => d.open && d.close()) };
+}
+
+function realOrResolved(path: string): string {
+  try {
+    return realpathSync.native(resolve(path));
+  } catch {
+    return resolve(path);
+  }
 }
 
 function sqliteSource(db: Db, location: string): SessionSource {
