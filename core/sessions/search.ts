@@ -3,7 +3,7 @@
 // the conversation around them.
 import type { Clock } from "../clock.js";
 import { CoreError } from "../errors.js";
-import { analyzeQuery, isEmptyQuery, words } from "../retrieval/analyze.js";
+import { analyzeQuery, cjkBigrams, isEmptyQuery, words } from "../retrieval/analyze.js";
 import type { SessionHit, SessionIndexStore } from "../../stores/traits.js";
 import type { IndexReport, SessionIndexer, SessionSource } from "./indexer.js";
 import { headOf, sliceOf } from "../text.js";
@@ -34,6 +34,37 @@ export function readText(text: string): string {
   return `${head}… [${text.length - head.length} more characters not shown]`;
 }
 
+/** A form without accents or compatibility forms ("Ｃａｆé" as "Cafe"). */
+function stripMarks(s: string): string {
+  return s.normalize("NFKD").replace(/\p{M}/gu, "");
+}
+
+/** The Latin letters that fold to each ASCII letter, the letter first: "e" → "eÈÉÊË…ｅ". */
+const LETTER_FORMS: ReadonlyMap<string, string> = (() => {
+  const forms = new Map<string, string>();
+  for (const [from, to] of [[0xc0, 0x24f], [0x1e00, 0x1eff], [0xff21, 0xff5a]] as const) {
+    for (let cp = from; cp <= to; cp++) {
+      const ch = String.fromCodePoint(cp);
+      const base = stripMarks(ch).toLowerCase();
+      if (/^[a-z]$/.test(base)) forms.set(base, (forms.get(base) ?? base) + ch);
+    }
+  }
+  return forms;
+})();
+
+/**
+ * A word as the index matches it: any case, accents and compatibility forms folded ("cafe" finds
+ * "Café", "zurich" finds "Zürich"), so the snippet shows the match the index found.
+ */
+function foldedPattern(word: string): RegExp {
+  let src = "";
+  for (const ch of stripMarks(word)) {
+    const forms = LETTER_FORMS.get(ch.toLowerCase());
+    src += `${forms ? `[${forms}]` : ch.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\\p{M}*`;
+  }
+  return new RegExp(src, "iu");
+}
+
 /** ±SNIPPET characters around the first query word found in `text`. */
 export function snippet(text: string, query: string): string {
   let at = -1;
@@ -42,7 +73,13 @@ export function snippet(text: string, query: string): string {
     // matched case-insensitively in the text itself: a lower-cased copy can be longer ('İ' is
     // two code units lower-cased), and its offsets put the snippet past the word
     const prefix = w.slice(0, Math.max(3, Math.min(w.length, 6)));
-    const i = new RegExp(prefix.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"), "iu").exec(text)?.index ?? -1;
+    const i = foldedPattern(prefix).exec(text)?.index ?? -1;
+    if (i >= 0 && (at < 0 || i < at)) at = i;
+  }
+  // CJK is searched by character pairs: the words above never held them, so a long message
+  // matched in Chinese or Japanese showed its opening instead of the match
+  for (const pair of cjkBigrams(query)) {
+    const i = text.indexOf(pair);
     if (i >= 0 && (at < 0 || i < at)) at = i;
   }
   if (at < 0) at = 0;
