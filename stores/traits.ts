@@ -427,6 +427,8 @@ export interface SessionIndexStore {
   ): Promise<number>;
   /** drop a thread's rows so it is indexed again from the start */
   resetThread(sourceId: number, threadId: string): Promise<void>;
+  /** the ids of the threads indexed from this source */
+  indexedThreads(sourceId: number): Promise<string[]>;
   /** `user`: the session owner whose messages may match (the scope predicate is inside the FTS lookup) */
   search(q: {
     user: string;

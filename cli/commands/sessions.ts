@@ -56,6 +56,7 @@ export function registerSessions(program: Command): void {
             process.stdout.write(
               `${src.location}: ${report.threads} threads, ${report.threadsChanged} changed, ${report.messagesAdded} messages added` +
                 `${report.reset ? `, ${report.reset} re-indexed from the start` : ""}` +
+                `${report.removed ? `, ${report.removed} deleted from the source and taken out of the index` : ""}` +
                 `${report.skipped.length ? `, ${report.skipped.length} could not be read` : ""}\n`,
             );
           warnSkipped(report.skipped);

@@ -29,6 +29,8 @@ export interface IndexReport {
   threadsChanged: number;
   messagesAdded: number;
   reset: number;
+  /** indexed threads the source no longer holds (deleted there), taken out of the index */
+  removed: number;
   /** threads that could not be read this run (left as they were indexed; tried again next run) */
   skipped: { threadId: string; reason: string }[];
 }
@@ -75,7 +77,7 @@ export class SessionIndexer {
   async run(src: SessionSource, onProgress?: (done: number, total: number) => void): Promise<IndexReport> {
     const sourceId = await this.index.sourceId(src.kind, src.location);
     const threads = await src.reader.listThreads();
-    const report: IndexReport = { threads: threads.length, threadsChanged: 0, messagesAdded: 0, reset: 0, skipped: [] };
+    const report: IndexReport = { threads: threads.length, threadsChanged: 0, messagesAdded: 0, reset: 0, removed: 0, skipped: [] };
     let done = 0;
     for (const threadId of threads) {
       done++;
@@ -94,6 +96,18 @@ export class SessionIndexer {
         report.skipped.push({ threadId, reason: e.message });
       }
       onProgress?.(done, threads.length);
+    }
+    // A conversation deleted from the source (its thread files removed) stayed searchable from the
+    // index for good: what the person threw away kept coming back in session_search.
+    // Listed again after reading what is indexed: another server sharing this index may have
+    // indexed a thread created after this run listed the source.
+    const indexed = await this.index.indexedThreads(sourceId);
+    const listed = new Set(await src.reader.listThreads());
+    for (const threadId of indexed) {
+      if (listed.has(threadId)) continue;
+      await this.index.resetThread(sourceId, threadId);
+      this.indexedVersions.delete(`${sourceId}\u0000${threadId}`);
+      report.removed++;
     }
     return report;
   }

@@ -144,6 +144,10 @@ export class PgSessionIndex implements SessionIndexStore {
     });
   }
 
+  async indexedThreads(sourceId: number): Promise<string[]> {
+    return (await this.db.query<{ thread_id: string }>(`SELECT thread_id FROM session_threads WHERE source_id = $1`, [sourceId])).map((r) => r.thread_id);
+  }
+
   async search(q: { user: string; query: LexicalQuery; rootThreadId?: string | undefined; excludeRootThreadId?: string | undefined; limit: number }): Promise<SessionHit[]> {
     const terms = q.query.terms;
     const cjk = q.query.cjk;

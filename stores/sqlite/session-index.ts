@@ -75,6 +75,7 @@ export class SqliteSessionIndex implements SessionIndexStore {
       deleteRow: p(`DELETE FROM session_messages WHERE rowid = ?`),
       deleteFts: p(`DELETE FROM session_fts WHERE rowid = ?`),
       deleteThread: p(`DELETE FROM session_threads WHERE source_id = ? AND thread_id = ?`),
+      threadsOf: p(`SELECT thread_id FROM session_threads WHERE source_id = ?`),
       window: p(`SELECT * FROM session_messages WHERE source_id = ? AND thread_id = ? AND ord BETWEEN ? AND ? ORDER BY ord`),
       byOrd: p(`SELECT * FROM session_messages WHERE (? IS NULL OR source_id = ?) AND thread_id = ? AND ord = ? AND vis_key = ? LIMIT 1`),
       byMid: p(`SELECT * FROM session_messages WHERE (? IS NULL OR source_id = ?) AND thread_id = ? AND message_id = ? AND vis_key = ? LIMIT 1`),
@@ -152,6 +153,10 @@ export class SqliteSessionIndex implements SessionIndexStore {
       }
       this.st.deleteThread!.run(sourceId, threadId);
     }).immediate();
+  }
+
+  async indexedThreads(sourceId: number): Promise<string[]> {
+    return this.st.threadsOf!.pluck().all(sourceId) as string[];
   }
 
   async search(q: {

@@ -136,8 +136,11 @@ export function smallStoreConformance(name: string, make: () => Promise<SmallSto
       expect(await sessions.window(src, "t2", 0, 4)).toEqual([]);
       expect(await sessions.forgottenMessages("t2")).toContain("q4");
 
+      expect((await sessions.indexedThreads(src)).sort()).toEqual(["b1", "t1", "t2"]);
+      expect(await sessions.indexedThreads(await sessions.sourceId("sqlite", "/other.db"))).toEqual([]);
       await sessions.resetThread(src, "t1");
       expect(await sessions.threadState(src, "t1")).toBeNull();
+      expect((await sessions.indexedThreads(src)).sort()).toEqual(["b1", "t2"]);
       expect(await sessions.counts()).toEqual({ threads: 2, messages: 1 });
     });
 
