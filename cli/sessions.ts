@@ -74,6 +74,7 @@ export function openSources(specs: string[], own: OwnDatabase, ownLocation: stri
       sources.push({
         kind: "infinity-files",
         location,
+        ...(given !== location ? { formerLocation: given } : {}),
         reader: home.conversation,
         userOf: async (root) => userIdOf(await home.state.getMetadata(root)),
         cwdOf: async (root) => home.sessions.cwdOf(root),
@@ -82,7 +83,7 @@ export function openSources(specs: string[], own: OwnDatabase, ownLocation: stri
     } else {
       const db = ownDb && location === realOrResolved(ownLocation) ? ownDb : openDatabase(location);
       if (db !== ownDb) extra.push(db);
-      sources.push(sqliteSource(db, location));
+      sources.push({ ...sqliteSource(db, location), ...(given !== location ? { formerLocation: given } : {}) });
     }
   }
   return { sources, close: () => extra.forEach((d) => d.open && d.close()) };

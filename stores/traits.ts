@@ -414,7 +414,12 @@ export interface ThreadParent {
 }
 
 export interface SessionIndexStore {
-  sourceId(kind: "infinity-files" | "sqlite" | "postgres", location: string): Promise<number>;
+  /**
+   * The source's id, created when new. `formerLocation`: the same source as an earlier version
+   * spelt it (its path through a symbolic link); a source indexed under that name takes
+   * `location` and keeps its id and rows, so nothing is indexed a second time.
+   */
+  sourceId(kind: "infinity-files" | "sqlite" | "postgres", location: string, formerLocation?: string): Promise<number>;
   threadState(sourceId: number, threadId: string): Promise<SessionThreadState | null>;
   /** append messages of one thread (skipping suppressed ones) and move its watermark */
   append(

@@ -13,6 +13,8 @@ export interface SessionSource {
   /** where the conversations live: the daemon's files or a store of ours (sqlite, postgres) */
   kind: "infinity-files" | "sqlite" | "postgres";
   location: string;
+  /** the location as given, when it differs (a path through a symbolic link): what earlier versions keyed this source by */
+  formerLocation?: string;
   reader: ConversationReader;
   /** the `user_id` in the session's root metadata, if any */
   userOf(rootThreadId: string): Promise<string | null>;
@@ -75,7 +77,7 @@ export class SessionIndexer {
   ) {}
 
   async run(src: SessionSource, onProgress?: (done: number, total: number) => void): Promise<IndexReport> {
-    const sourceId = await this.index.sourceId(src.kind, src.location);
+    const sourceId = await this.index.sourceId(src.kind, src.location, src.formerLocation);
     const threads = await src.reader.listThreads();
     const report: IndexReport = { threads: threads.length, threadsChanged: 0, messagesAdded: 0, reset: 0, removed: 0, skipped: [] };
     let done = 0;

@@ -65,8 +65,15 @@ export class PgSessionIndex implements SessionIndexStore {
     this.fts = db.profile === "postgres";
   }
 
-  async sourceId(kind: "infinity-files" | "sqlite", location: string): Promise<number> {
+  async sourceId(kind: "infinity-files" | "sqlite", location: string, formerLocation?: string): Promise<number> {
     const dsql = this.db.profile === "dsql";
+    if (formerLocation !== undefined && formerLocation !== location) {
+      await this.db.query(
+        `UPDATE session_sources SET location = $2 WHERE kind = $1 AND location = $3
+         AND NOT EXISTS (SELECT 1 FROM session_sources WHERE kind = $1 AND location = $2)`,
+        [kind, location, formerLocation],
+      );
+    }
     const rows = await this.db.query<{ id: number }>(
       `INSERT INTO session_sources (${dsql ? "id, " : ""}kind, location) VALUES (${dsql ? "$3, " : ""}$1, $2)
        ON CONFLICT (kind, location) DO UPDATE SET kind = excluded.kind RETURNING id`,

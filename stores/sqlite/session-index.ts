@@ -60,6 +60,8 @@ export class SqliteSessionIndex implements SessionIndexStore {
     const p = (s: string) => db.prepare(s);
     this.st = {
       source: p(`INSERT INTO session_sources (kind, location) VALUES (?, ?) ON CONFLICT (kind, location) DO UPDATE SET kind = kind RETURNING id`),
+      renameSource: p(`UPDATE session_sources SET location = @location WHERE kind = @kind AND location = @former
+        AND NOT EXISTS (SELECT 1 FROM session_sources WHERE kind = @kind AND location = @location)`),
       state: p(`SELECT indexed_count, fingerprint FROM session_threads WHERE source_id = ? AND thread_id = ?`),
       upsertThread: p(`INSERT INTO session_threads (source_id, thread_id, root_thread_id, user_id, cwd, indexed_count, fingerprint, updated_at, parent_thread_id, spawn_order)
         VALUES (@source, @thread, @root, @user, @cwd, @count, @fp, @at, @parent, @spawn)
@@ -90,8 +92,11 @@ export class SqliteSessionIndex implements SessionIndexStore {
     };
   }
 
-  async sourceId(kind: "infinity-files" | "sqlite" | "postgres", location: string): Promise<number> {
-    return (this.st.source!.get(kind, location) as { id: number }).id;
+  async sourceId(kind: "infinity-files" | "sqlite" | "postgres", location: string, formerLocation?: string): Promise<number> {
+    return this.db.transaction(() => {
+      if (formerLocation !== undefined && formerLocation !== location) this.st.renameSource!.run({ kind, location, former: formerLocation });
+      return (this.st.source!.get(kind, location) as { id: number }).id;
+    }).immediate();
   }
 
   async threadState(sourceId: number, threadId: string): Promise<SessionThreadState | null> {

@@ -4,6 +4,8 @@ import { cpSync, symlinkSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { makeSessionSearch, openSources } from "../../cli/sessions.js";
+import { SessionIndexer } from "../../core/sessions/indexer.js";
+import { SqliteSessionIndex } from "../../stores/sqlite/session-index.js";
 import { openTestMemory } from "../helpers/memory.js";
 import { tempDir } from "../helpers/tmp.js";
 
@@ -26,6 +28,30 @@ describe("session source paths", () => {
       src.close();
     }
     expect((m.db.prepare(`SELECT count(*) AS n FROM session_sources`).get() as { n: number }).n).toBe(1);
+    m.close();
+  });
+
+  it("a home indexed before under its linked path keeps its index: nothing is indexed a second time", async () => {
+    const dir = tempDir();
+    const home = join(dir, "home");
+    cpSync(HOME, home, { recursive: true });
+    const linked = join(dir, "linked-home");
+    symlinkSync(home, linked);
+    const m = openTestMemory(dir);
+    // what an earlier version did: the source keyed by the path as given
+    const before = openSources([`infinity-home:${home}`], m.db, m.dbPath);
+    const index = new SqliteSessionIndex(m.db);
+    const first = await new SessionIndexer(index, m.clock, "local").run({ ...before.sources[0]!, location: linked });
+    expect(first.messagesAdded).toBeGreaterThan(0);
+    before.close();
+
+    const src = openSources([`infinity-home:${linked}`], m.db, m.dbPath);
+    const s = makeSessionSearch(m.db, src.sources, m.clock, "local");
+    const again = (await s.refresh(true))[0]!;
+    expect([again.messagesAdded, again.reset]).toEqual([0, 0]);
+    expect((await s.search("local", { query: "staging logs deploy", limit: 10, window: 0 })).map((h) => h.hit.threadId)).toEqual([LOCAL_SESSION]);
+    expect(m.db.prepare(`SELECT location FROM session_sources`).pluck().all()).toEqual([home]);
+    src.close();
     m.close();
   });
 });

@@ -141,6 +141,12 @@ export function smallStoreConformance(name: string, make: () => Promise<SmallSto
       await sessions.resetThread(src, "t1");
       expect(await sessions.threadState(src, "t1")).toBeNull();
       expect((await sessions.indexedThreads(src)).sort()).toEqual(["b1", "t2"]);
+
+      // a source an earlier version keyed by another spelling of its path keeps its id and rows
+      expect(await sessions.sourceId("infinity-files", "/data/a-infinity", "/home/a/.infinity")).toBe(src);
+      expect(await sessions.sourceId("infinity-files", "/data/a-infinity")).toBe(src);
+      expect(await sessions.sourceId("infinity-files", "/data/a-infinity", "/nowhere")).toBe(src);
+      expect((await sessions.indexedThreads(src)).sort()).toEqual(["b1", "t2"]);
       expect(await sessions.counts()).toEqual({ threads: 2, messages: 1 });
     });
 
