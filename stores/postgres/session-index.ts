@@ -178,7 +178,31 @@ export class PgSessionIndex implements SessionIndexStore {
       sql = `SELECT * FROM (SELECT m.*, (${score})::float8 AS rank FROM session_messages m WHERE m.vis_key = $1${extra}) s
         WHERE s.rank > 0 ORDER BY s.rank DESC, s.rowid LIMIT ${limit}`;
     }
-    return (await this.db.query<Row>(sql, params, q.user)).map(toHit);
+    const found = await this.db.query<Row>(sql, params, q.user);
+    return [...found, ...(this.fts ? await this.loneCjk(q, found) : [])].map(toHit);
+  }
+
+  /**
+   * A query's lone CJK character ("猫") is a word of its own, but the tsvector holds CJK as pairs,
+   * so it matched only a message where it stood alone: such a character is looked for in the text
+   * of the user's messages, after the ranked hits, newest first (the DSQL profile's scan finds it).
+   */
+  private async loneCjk(q: { user: string; query: LexicalQuery; rootThreadId?: string | undefined; excludeRootThreadId?: string | undefined; limit: number }, found: Row[]): Promise<Row[]> {
+    const chars = q.query.cjk.filter((c) => [...c].length === 1);
+    const want = Math.max(1, Math.floor(q.limit)) - found.length;
+    if (chars.length === 0 || want <= 0) return [];
+    const params: unknown[] = [userKeyOf(q.user), chars];
+    let extra = "";
+    if (q.rootThreadId) extra += ` AND m.root_thread_id = $${params.push(q.rootThreadId)}`;
+    if (q.excludeRootThreadId) extra += ` AND m.root_thread_id <> $${params.push(q.excludeRootThreadId)}`;
+    const seen = new Set(found.map((r) => String(r.rowid)));
+    const rows = await this.db.query<Row>(
+      `SELECT m.*, 0::float8 AS rank FROM session_messages m WHERE m.vis_key = $1 AND EXISTS (SELECT 1 FROM unnest($2::text[]) c WHERE strpos(m.text, c) > 0)${extra}
+       ORDER BY m.rowid DESC LIMIT ${want + found.length}`,
+      params,
+      q.user,
+    );
+    return rows.filter((r) => !seen.has(String(r.rowid))).slice(0, want);
   }
 
   async window(sourceId: number, threadId: string, fromOrd: number, toOrd: number): Promise<SessionHit[]> {

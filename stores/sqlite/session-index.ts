@@ -192,7 +192,39 @@ export class SqliteSessionIndex implements SessionIndexStore {
          WHERE session_fts MATCH ?${extra} ORDER BY rank LIMIT ${Math.max(1, Math.floor(q.limit))}`,
       )
       .all(...params) as (Row & { rank: number })[];
-    return rows.map(toHit);
+    return [...rows, ...this.loneCjk(q, rows)].map(toHit);
+  }
+
+  /**
+   * A query's lone CJK character ("猫") is a word of its own, but the index holds CJK as pairs and
+   * whole runs, so it matched only a message where it stood alone: such a character is looked for
+   * in the text of the user's messages, after the ranked hits, newest first.
+   */
+  private loneCjk(q: { user: string; query: LexicalQuery; rootThreadId?: string | undefined; excludeRootThreadId?: string | undefined; limit: number }, found: Row[]): Row[] {
+    const chars = q.query.cjk.filter((c) => [...c].length === 1);
+    const want = Math.max(1, Math.floor(q.limit)) - found.length;
+    if (chars.length === 0 || want <= 0) return [];
+    const params: unknown[] = [userKeyOf(q.user), ...chars];
+    let extra = "";
+    if (q.rootThreadId) {
+      extra += " AND m.root_thread_id = ?";
+      params.push(q.rootThreadId);
+    }
+    if (q.excludeRootThreadId) {
+      extra += " AND m.root_thread_id <> ?";
+      params.push(q.excludeRootThreadId);
+    }
+    const seen = new Set(found.map((r) => r.rowid));
+    return (
+      this.db
+        .prepare(
+          `SELECT m.* FROM session_messages m WHERE m.vis_key = ? AND (${chars.map(() => "instr(m.text, ?) > 0").join(" OR ")})${extra}
+           ORDER BY m.rowid DESC LIMIT ${want + found.length}`,
+        )
+        .all(...params) as Row[]
+    )
+      .filter((r) => !seen.has(r.rowid))
+      .slice(0, want);
   }
 
   async window(sourceId: number, threadId: string, fromOrd: number, toOrd: number): Promise<SessionHit[]> {

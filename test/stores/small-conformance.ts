@@ -174,6 +174,27 @@ export function smallStoreConformance(name: string, make: () => Promise<SmallSto
       expect((await sessions.window(src, "g", 0, 1)).map((h) => h.messageId)).toEqual(["g0"]);
     });
 
+    it("a lone CJK character finds the user's messages holding it anywhere in a run, not only where it stands alone", async () => {
+      const { sessions } = await make();
+      const src = await sessions.sourceId("infinity-files", "/home/a/.infinity");
+      const said = ["我有一只猫。", "猫很可爱", "我喜欢狗", "猫"];
+      await sessions.append(
+        src,
+        { threadId: "c1", rootThreadId: "c1", user: "alice", cwd: null },
+        said.map((text, i) => ({ ord: i, messageId: `c${i}`, role: "user", text })),
+        said.length,
+        `c${said.length - 1}`,
+        100,
+      );
+      await sessions.append(src, { threadId: "b2", rootThreadId: "b2", user: "bob", cwd: null }, [{ ord: 0, messageId: "bc", role: "user", text: "鲍勃的猫" }], 1, "bc", 100);
+      expect((await sessions.search({ user: "alice", query: analyzeQuery("猫"), limit: 10 })).map((h) => h.messageId).sort()).toEqual(["c0", "c1", "c3"]);
+      expect(await sessions.search({ user: "alice", query: analyzeQuery("猫"), limit: 2 })).toHaveLength(2);
+      expect(await sessions.search({ user: "alice", query: analyzeQuery("猫"), excludeRootThreadId: "c1", limit: 10 })).toEqual([]);
+      expect((await sessions.search({ user: "alice", query: analyzeQuery("猫"), rootThreadId: "c1", limit: 10 })).map((h) => h.messageId).sort()).toEqual(["c0", "c1", "c3"]);
+      expect((await sessions.search({ user: "bob", query: analyzeQuery("猫"), limit: 10 })).map((h) => h.messageId)).toEqual(["bc"]);
+      expect(await sessions.search({ user: "carol", query: analyzeQuery("猫"), limit: 10 })).toEqual([]);
+    });
+
     it("words inside addresses, host names, paths and dashed numbers are found, and a forget of such a text purges it", async () => {
       const { sessions } = await make();
       const src = await sessions.sourceId("infinity-files", "/home/a/.infinity");
