@@ -52,6 +52,20 @@ function tooNew(current: number, latest: number): StoreError {
   );
 }
 
+/**
+ * The refusal for a database a newer build migrated, or null. Compared per side (memory 1–99,
+ * catalog 100–199): the highest version overall is the catalog's, so a newer build's memory step
+ * (12 beside catalog 106) passed a check against it, and this build ran on a schema it did not know.
+ */
+function newerSchema(done: Set<number>, steps: PgMigration[], latest: number): StoreError | null {
+  for (const v of [...done].sort((a, b) => a - b)) {
+    const side = steps.filter((s) => Math.floor(s.version / 100) === Math.floor(v / 100)).map((s) => s.version);
+    const known = side.length > 0 ? Math.max(...side) : latest;
+    if (v > known) return tooNew(v, known);
+  }
+  return null;
+}
+
 async function migrateLocked(db: PgDb, steps: PgMigration[], latest: number, goal: number): Promise<number[]> {
   const c = await db.pool.connect();
   const applied: number[] = [];
@@ -63,8 +77,8 @@ async function migrateLocked(db: PgDb, steps: PgMigration[], latest: number, goa
       const found = await appliedVersionsPg(c);
       const done = found ?? new Set<number>();
       const current = Math.max(0, ...done);
-      // Versions are sparse (memory 1–99, catalog 100–199): compare with the highest known.
-      if (current > latest) throw tooNew(current, latest);
+      const newer = newerSchema(done, steps, latest);
+      if (newer) throw newer;
       const pending = steps.filter((s) => !done.has(s.version) && s.version <= goal);
       if (pending.length === 0) return applied;
       try {
@@ -158,7 +172,8 @@ async function migrateDsql(db: PgDb, steps: PgMigration[], latest: number, goal:
   const found = await dsqlAppliedVersions(db);
   const done = found ?? new Set<number>();
   const current = Math.max(0, ...done);
-  if (current > latest) throw tooNew(current, latest);
+  const newer = newerSchema(done, steps, latest);
+  if (newer) throw newer;
   const applied: number[] = [];
   if (!steps.some((s) => !done.has(s.version) && s.version <= goal)) return applied;
   if (found === null) {

@@ -120,6 +120,28 @@ describePg("postgres migrations on a cluster", (base) => {
     await c2.end();
   });
 
+  it("refuses a database a newer build gave a memory step this one lacks, though the catalog's versions are higher (both profiles)", async () => {
+    // a newer build's next memory-side step sits below every catalog step (100+)
+    const next = Math.max(...MEMORY_MIGRATIONS.map((m) => m.version)) + 1;
+    const c = new pg.Client({ connectionString: url });
+    await c.connect();
+    try {
+      await c.query(`INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, 'memory step from the future', 0)`, [next]);
+      for (const profile of ["postgres", "dsql"] as const) {
+        await expect(openPg(url, { max: 1, profile })).rejects.toMatchObject({
+          code: "schema",
+          message: expect.stringContaining(`database schema version ${next} is newer than this build understands (${next - 1}); upgrade infinity-memory`),
+        });
+      }
+    } finally {
+      await c.query(`DELETE FROM schema_migrations WHERE version = $1`, [next]);
+      await c.end();
+    }
+    // without it the same database opens as before
+    const db = await openPg(url, { max: 1 });
+    await db.close();
+  });
+
   it("step 7 gives the word rows of undated memories the day they were written", async () => {
     const t = await createTestDatabase(base(), "migdate");
     try {
