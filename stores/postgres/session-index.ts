@@ -238,14 +238,21 @@ export class PgSessionIndex implements SessionIndexStore {
     const ascii = words.filter((w) => /^[\x00-\x7f]+$/.test(w));
     const params: unknown[] = [key, [...ascii, ...cjk].map((w) => likePattern(w)), words.filter((w) => !ascii.includes(w)).map(eitherCase)];
     const scan = `lower(text) LIKE ALL($2::text[]) AND lower(text) ~ ALL($3::text[])`;
-    if (this.fts && (ascii.length > 0 || cjk.length > 0)) {
-      params.push((ascii.length > 0 ? ascii : cjk).join(" "));
+    const config = ascii.length > 0 ? "english" : "simple";
+    const tsWords = (ascii.length > 0 ? ascii : cjk).join(" ");
+    // The parser drops stop words: of a text made of them only ("it was not them") it makes an
+    // empty query, which matches nothing, so the text stayed searchable after its forget (SQLite's
+    // index keeps every word). Such a text is looked for by the scan instead.
+    const stopWordsOnly = async () =>
+      (await c.query<{ e: boolean }>(`SELECT numnode(plainto_tsquery('${config}', $1)) = 0 AS e`, [tsWords])).rows[0]!.e;
+    if (this.fts && (ascii.length > 0 || cjk.length > 0) && !(await stopWordsOnly())) {
+      params.push(tsWords);
       // A message longer than its tsvector's head is checked whole (octet_length, never below the
       // length in UTF-16 units, reads no toasted text).
       return (
         await c.query<Row>(
           `SELECT m.* FROM session_messages m WHERE m.rowid IN (
-             SELECT rowid FROM session_messages WHERE vis_key = $1 AND tsv @@ plainto_tsquery('${ascii.length > 0 ? "english" : "simple"}', $4)
+             SELECT rowid FROM session_messages WHERE vis_key = $1 AND tsv @@ plainto_tsquery('${config}', $4)
              UNION SELECT rowid FROM session_messages WHERE vis_key = $1 AND octet_length(text) > ${TSV_CHARS} AND ${scan})`,
           params,
         )

@@ -235,6 +235,22 @@ export function smallStoreConformance(name: string, make: () => Promise<SmallSto
       expect(await sessions.window(src, "t4", 0, secrets.length)).toEqual([]);
     });
 
+    it("a forget purges a text made only of common words (stop words to a text search parser)", async () => {
+      const { sessions } = await make();
+      const src = await sessions.sourceId("infinity-files", "/home/a/.infinity");
+      const secrets = ["It was not them, it was you", "Where were you when they did that?", "我们 were there before you"];
+      await sessions.append(
+        src,
+        { threadId: "t6", rootThreadId: "t6", user: "alice", cwd: null },
+        [...secrets, "Nothing to see in this one"].map((s, i) => ({ ord: i, messageId: `c${i}`, role: "user", text: `Remember: ${s}` })),
+        secrets.length + 1,
+        `c${secrets.length}`,
+        100,
+      );
+      for (const s of secrets) expect(await sessions.purgeContaining("alice", [s]), s).toBe(1);
+      expect((await sessions.window(src, "t6", 0, secrets.length)).map((h) => h.messageId)).toEqual([`c${secrets.length}`]);
+    });
+
     it("session search finds a word written with capitals outside ASCII by its lower-case form, whatever the database's locale folds", async () => {
       const { sessions } = await make();
       const src = await sessions.sourceId("infinity-files", "/home/a/.infinity");
