@@ -7,7 +7,7 @@ import type { SkillFile } from "../../core/skills/skill-md.js";
 import { WITHHELD_HASH_PREFIX, type NewSkillVersion, type Skill, type SkillGrant, type SkillSearchHit, type SkillStatus, type SkillToggle, type SkillVersion } from "../../core/skills/version.js";
 import { StoreError, type PointerGrant, type SkillAuditEntry, type SkillSearchQuery, type SkillStore } from "../traits.js";
 import { inTx, num, numOrNull, parseJson, POSTGRES_FLAVOR, type PgFlavor, type Queryable } from "./rows.js";
-import { holdsWord, splitPunct } from "./words.js";
+import { holdsWord, punctAsSpace, splitPunct } from "./words.js";
 
 interface SkillRow {
   rowid: string | number;
@@ -60,6 +60,11 @@ const TS_CONFIG = "english";
  */
 const SKILL_DOC = (name: string, description: string) =>
   `setweight(to_tsvector('${TS_CONFIG}', ${splitPunct(name)}), 'A') || setweight(to_tsvector('${TS_CONFIG}', ${splitPunct(description)}), 'B')`;
+/**
+ * A name or description as SKILL_DOC reads it: lower-cased, and every character that separates
+ * words on SQLite a space (words.ts; a C-locale parser read '—', '“' or an emoji as a letter).
+ */
+const docText = (s: string) => punctAsSpace(s.toLowerCase());
 
 function toSkill(r: SkillRow): Skill {
   return {
@@ -126,7 +131,7 @@ export async function rebuildSkillSearch(q: Queryable): Promise<void> {
   await q.query(`DELETE FROM skill_search`);
   // lower-cased here, not by lower(), which folds what the database's locale knows (a catalog is small)
   for (const r of published.rows) {
-    await q.query(`INSERT INTO skill_search (skill_id, doc) VALUES ($1, ${SKILL_DOC("$2::text", "$3::text")})`, [r.id, r.name.toLowerCase(), r.description.toLowerCase()]);
+    await q.query(`INSERT INTO skill_search (skill_id, doc) VALUES ($1, ${SKILL_DOC("$2::text", "$3::text")})`, [r.id, docText(r.name), docText(r.description)]);
   }
 }
 
@@ -279,7 +284,7 @@ export class PgSkillStore implements SkillStore {
           `INSERT INTO skill_search (skill_id, doc)
            VALUES ($1, ${SKILL_DOC("$2::text", "$3::text")})
            ON CONFLICT (skill_id) DO UPDATE SET doc = excluded.doc`,
-          [skillId, s.name.toLowerCase(), target.description.toLowerCase()],
+          [skillId, docText(s.name), docText(target.description)],
         );
         await writeSkillAudit(c, audit, this.f);
       },
@@ -394,7 +399,7 @@ export class PgSkillStore implements SkillStore {
         WHERE ss.doc @@ q.query AND v.eta > $1 AND v.flags = '[]' AND NOT (s.id = ANY($2::text[]))
           AND (v.status = 'active' OR (v.status = 'probationary' AND v.eta >= $4))
         ORDER BY rank DESC, s.name COLLATE "C" LIMIT $3`,
-      [q.minEta, q.excludeSkillIds, q.limit, q.probationaryMinEta ?? 0, ...terms],
+      [q.minEta, q.excludeSkillIds, q.limit, q.probationaryMinEta ?? 0, ...terms.map(punctAsSpace)],
     );
     return r.rows.map((x) => ({
       skill: { id: x.s_id, name: x.s_name, publishedVersionId: x.s_pub, pinned: x.s_pinned === 1, createdAt: num(x.s_created), updatedAt: num(x.s_updated) },
@@ -487,7 +492,7 @@ export class PgSkillStore implements SkillStore {
       // a retired skill's pointer stays at its last version: its search document says no more than the blank
       const s = (await c.query<SkillRow>(`SELECT * FROM skills WHERE published_version_id = $1`, [versionId])).rows[0];
       if (s && !this.f.dsql) {
-        await c.query(`UPDATE skill_search SET doc = ${SKILL_DOC("$2::text", "$3::text")} WHERE skill_id = $1`, [s.id, s.name.toLowerCase(), blank.description.toLowerCase()]);
+        await c.query(`UPDATE skill_search SET doc = ${SKILL_DOC("$2::text", "$3::text")} WHERE skill_id = $1`, [s.id, docText(s.name), docText(blank.description)]);
       }
       await writeSkillAudit(c, audit, this.f);
       return true;

@@ -6,11 +6,18 @@
 
 const PUNCT = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~";
 
-const PUNCT_RE = new RegExp(`[${PUNCT.replace(/[\\\]^-]/g, "\\$&")}]`, "g");
+/**
+ * Every character SQLite's word tokenizer does not keep in a word (stores/sqlite/word-tokenizer.ts
+ * keeps letters, numbers, marks and private-use characters): ASCII punctuation, and also
+ * typographic punctuation, symbols, emoji and spaces such as U+00A0. Under the C locale the parser
+ * reads every character outside ASCII as a letter, so '“Atlas”', 'deploy—tomorrow', 'nine…',
+ * 'Alice’s' or '500\u00a0euros' were one word each and "atlas" or "tomorrow" found nothing.
+ */
+const SEPARATOR_RE = /[^\p{L}\p{N}\p{M}\p{Co}]/gu;
 
-/** `text` with every ASCII punctuation mark as a space (what splitPunct does in SQL), for text built in JavaScript */
+/** `text` with every character that separates words on SQLite as a space, for text built in JavaScript (splitPunct does ASCII's in SQL) */
 export function punctAsSpace(text: string): string {
-  return text.replace(PUNCT_RE, " ");
+  return text.replace(SEPARATOR_RE, " ");
 }
 
 /** `sql` (a text expression) with every ASCII punctuation mark as a space, for to_tsvector / plainto_tsquery */

@@ -431,6 +431,21 @@ export function memoryConformance(name: string, make: () => Promise<MemoryUnderT
       expect((await s.search(q("пароль", vis, { wordsOnly: true }))).map((h) => h.record.id)).toEqual([russian.id]);
     });
 
+    it("a word beside typographic punctuation, symbols, emoji or a no-break space is a word of its own (the words alone), whatever the database's locale reads as a letter", async () => {
+      const s = await fresh();
+      const room = mem("The meeting room is “Atlas” now");
+      const deploy = mem("Deploy—tomorrow at nine…");
+      const budget = mem("Budget:\u00a0500\u00a0euros", { tags: ["💶money"] });
+      const launch = mem("ship it 🚀today");
+      for (const r of [room, deploy, budget, launch]) await s.insert(r, audit(r.id));
+      const vis = keysOf(scopeOf("alice"));
+      const words = [["atlas", room], ["tomorrow", deploy], ["nine", deploy], ["euros", budget], ["money", budget], ["today", launch]] as const;
+      for (const [word, r] of words) {
+        // a conflict check's search: the words alone, without the trigram channel's substrings
+        expect((await s.search(q(word, vis, { wordsOnly: true }))).map((h) => h.record.id), word).toEqual([r.id]);
+      }
+    });
+
     it("a word inside a host name, email, file name, path or dashed number is a word of its own (the words alone too)", async () => {
       const s = await fresh();
       const vpn = mem("The VPN certificate for vpn.acme-corp.io expires in May");

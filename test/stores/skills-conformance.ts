@@ -171,6 +171,21 @@ export function skillsConformance(name: string, factory: CatalogFactory): void {
       }
     });
 
+    it("search finds a description word beside typographic punctuation, a symbol or an emoji, whatever the database's locale reads as a letter", async () => {
+      const s = await c.fresh();
+      const skills = [
+        ["room-booking", "Book the “Atlas” room—weekly"],
+        ["launch-notes", "Write the launch notes 🚀tonight, Friday…"],
+      ] as const;
+      for (const [i, [name, description]] of skills.entries()) {
+        await s.skills.insertVersion(newVersion(name, description, `h${i}`), { skillId: `s${i}`, versionId: `v${i}` }, audit("propose", name));
+        await s.skills.movePointer(`s${i}`, { expectedFrom: null, to: `v${i}`, toStatus: "active", fromStatus: "retired", kind: "publish" }, audit("publish", name));
+      }
+      for (const [word, name] of [["atlas", "room-booking"], ["weekly", "room-booking"], ["tonight", "launch-notes"], ["friday", "launch-notes"]]) {
+        expect((await s.skills.search({ match: `"${word}"`, minEta: 0.1, excludeSkillIds: [], limit: 5 })).map((h) => h.skill.name), word).toEqual([name]);
+      }
+    });
+
     it("search finds a description word written with capitals outside ASCII by its lower-case form, whatever the database's locale folds", async () => {
       const s = await c.fresh();
       await s.skills.insertVersion(newVersion("oil-change", "Ölwechsel am Dienstwagen planen", "h1"), { skillId: "s1", versionId: "v1" }, audit("propose", "oil-change"));

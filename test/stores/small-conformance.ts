@@ -251,6 +251,24 @@ export function smallStoreConformance(name: string, make: () => Promise<SmallSto
       expect((await sessions.window(src, "t6", 0, secrets.length)).map((h) => h.messageId)).toEqual([`c${secrets.length}`]);
     });
 
+    it("session search finds a word beside typographic punctuation, symbols, emoji or a no-break space, whatever the database's locale reads as a letter", async () => {
+      const { sessions } = await make();
+      const src = await sessions.sourceId("infinity-files", "/home/a/.infinity");
+      const texts = ["The meeting room is “Atlas” now", "Deploy—tomorrow at nine…", "Alice’s favourite colour is teal", "Budget:\u00a0500\u00a0euros", "ship it 🚀today", "arrow→keys"];
+      await sessions.append(
+        src,
+        { threadId: "t7", rootThreadId: "t7", user: "alice", cwd: null },
+        texts.map((text, i) => ({ ord: i, messageId: `p${i}`, role: "user", text })),
+        texts.length,
+        `p${texts.length - 1}`,
+        100,
+      );
+      const words = [["atlas", "p0"], ["deploy", "p1"], ["tomorrow", "p1"], ["alice", "p2"], ["500", "p3"], ["euros", "p3"], ["today", "p4"], ["arrow", "p5"], ["keys", "p5"]] as const;
+      for (const [word, id] of words) {
+        expect((await sessions.search({ user: "alice", query: analyzeQuery(word), limit: 10 })).map((h) => h.messageId), word).toEqual([id]);
+      }
+    });
+
     it("session search finds a word written with capitals outside ASCII by its lower-case form, whatever the database's locale folds", async () => {
       const { sessions } = await make();
       const src = await sessions.sourceId("infinity-files", "/home/a/.infinity");
