@@ -14,6 +14,11 @@ export interface PgMigration {
   sql: string;
   /** the step under the "dsql" profile, statements separated by `;` at line ends; none: the step cannot run there */
   dsql?: string;
+  /**
+   * Data work in JavaScript after `sql`, in the same transaction ("postgres" profile): rows
+   * rewritten exactly as the stores now write them, where SQL cannot say it (Unicode categories).
+   */
+  up?: (c: pg.PoolClient) => Promise<void>;
 }
 
 /** any constant: the advisory lock key of migration runs ("imem" in ASCII) */
@@ -90,6 +95,7 @@ async function migrateLocked(db: PgDb, steps: PgMigration[], latest: number, goa
           await c.query("BEGIN");
           try {
             await c.query(s.sql);
+            if (s.up) await s.up(c);
             await c.query(`INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)`, [s.version, s.name, Date.now()]);
             await c.query("COMMIT");
           } catch (e) {

@@ -8,7 +8,10 @@
 // Each step has a "postgres" text and a "dsql" text (Aurora DSQL: no sequences, foreign keys,
 // triggers, extensions, GIN or tsvector columns; indexes built with CREATE INDEX ASYNC).
 import type { PgMigration } from "./migrate.js";
-import { splitPunct } from "./words.js";
+import type { Q } from "./pool.js";
+import { headOf } from "../../core/text.js";
+import { TSV_CHARS, tsvText } from "./session-index.js";
+import { parserGluesNonAscii, punctAsSpace, splitPunct } from "./words.js";
 
 type P = "postgres" | "dsql";
 
@@ -428,6 +431,53 @@ ALTER TABLE session_threads ADD COLUMN IF NOT EXISTS parent_thread_id text;
 ALTER TABLE session_threads ADD COLUMN IF NOT EXISTS spawn_order integer;
 `;
 
+/**
+ * Word rows and session messages written before the stores read every character SQLite's
+ * tokenizer separates words at as a space (words.ts punctAsSpace), where the parser reads the
+ * characters outside ASCII as letters (the C locale): '“Atlas”', 'deploy—tomorrow' or '🚀today'
+ * were one word each. Rows with such characters are tokenized again in JavaScript, exactly as the
+ * stores write them: a memory's text (B) and tags (A), a message's text (A); CJK bigrams and a
+ * memory's context (neighbours' words, D) are kept, the latter until a neighbour next changes. As
+ * system maintenance (the step's SQL), so row-level security hides no row from it.
+ */
+async function separatorWords(c: Q): Promise<void> {
+  if (!(await parserGluesNonAscii(c))) return;
+  const outsideAscii = `~ '[^\\x01-\\x7f]'`;
+  for (let after = 0; ; ) {
+    const rows = (
+      await c.query<{ rowid: number; content: string; tags: string | null }>(
+        `SELECT m.rowid, m.content, (SELECT string_agg(t.tag, ' ' ORDER BY t.tag) FROM memory_tags t WHERE t.memory_rowid = m.rowid) AS tags
+         FROM memory_words w JOIN memories m ON m.rowid = w.rowid
+         WHERE w.rowid > $1 AND (m.content ${outsideAscii} OR EXISTS (SELECT 1 FROM memory_tags t WHERE t.memory_rowid = m.rowid AND t.tag ${outsideAscii}))
+         ORDER BY w.rowid LIMIT 1000`,
+        [after],
+      )
+    ).rows;
+    if (rows.length === 0) break;
+    await c.query(
+      `UPDATE memory_words w SET tsv = setweight(to_tsvector('english', u.t), 'B') || setweight(to_tsvector('english', u.g), 'A') || ts_filter(w.tsv, '{c,d}')
+       FROM unnest($1::bigint[], $2::text[], $3::text[]) AS u(r, t, g) WHERE w.rowid = u.r`,
+      [rows.map((r) => r.rowid), rows.map((r) => punctAsSpace(r.content.toLowerCase())), rows.map((r) => punctAsSpace((r.tags ?? "").toLowerCase()))],
+    );
+    after = Number(rows.at(-1)!.rowid);
+  }
+  for (let after = 0; ; ) {
+    const rows = (
+      await c.query<{ rowid: number; head: string }>(
+        `SELECT rowid, left(text, ${TSV_CHARS}) AS head FROM session_messages WHERE rowid > $1 AND text ${outsideAscii} ORDER BY rowid LIMIT 200`,
+        [after],
+      )
+    ).rows;
+    if (rows.length === 0) break;
+    await c.query(
+      `UPDATE session_messages s SET tsv = setweight(to_tsvector('english', u.t), 'A') || ts_filter(s.tsv, '{b}')
+       FROM unnest($1::bigint[], $2::text[]) AS u(r, t) WHERE s.rowid = u.r`,
+      [rows.map((r) => r.rowid), rows.map((r) => tsvText(headOf(r.head, TSV_CHARS)))],
+    );
+    after = Number(rows.at(-1)!.rowid);
+  }
+}
+
 function step(version: number, name: string, ddl: (p: P) => string): PgMigration {
   return { version, name, sql: ddl("postgres"), dsql: ddl("dsql") };
 }
@@ -444,7 +494,13 @@ export const MEMORY_MIGRATIONS: PgMigration[] = [
   step(9, "session messages: words inside addresses, host names and paths", sessionWordsSplit),
   step(10, "word rows and session messages: letters outside ASCII folded under a C locale", foldedWords),
   step(11, "word rows: words inside addresses, host names and paths", memoryWordsSplit),
-  step(12, "session threads know their parent", threadParents),
+  {
+    ...step(12, "word rows and session messages: words beside typographic punctuation, symbols and emoji (C locale)", (p) =>
+      p === "postgres" ? `SELECT set_config('app.system', 'on', true);` : `-- none under the DSQL profile (no word rows or tsvector)`,
+    ),
+    up: separatorWords,
+  },
+  step(13, "session threads know their parent", threadParents),
 ];
 
 /** Tables whose rows belong to one user (column user_id): the row-level security set. */

@@ -35,14 +35,14 @@ const MIN_QUOTE_CHARS = 24;
 // locale that knows them (migration 10 folded older rows where it could)
 const TSV = `setweight(to_tsvector('english', $TEXT), 'A') || setweight(to_tsvector('simple', $CJK), 'B')`;
 /** a message's (head's) text as TSV reads it */
-const tsvText = (head: string) => punctAsSpace(head.toLowerCase());
+export const tsvText = (head: string) => punctAsSpace(head.toLowerCase());
 /**
  * A message's tsvector holds its first TSV_CHARS characters: a tsvector cannot pass 1 MB, and a
  * pasted log of 1.7 MB (its distinct words) failed the append, leaving that thread and every one
  * after it unindexed. 100,000 characters make at most ~650 KB (CJK pairs and bigrams, the worst
  * case measured). SQLite indexes the whole text; a forget checks the rest here too (candidates).
  */
-const TSV_CHARS = 100_000;
+export const TSV_CHARS = 100_000;
 const likePattern = (s: string) => `%${s.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 const norm = (t: string) => t.normalize("NFKC").toLowerCase().replace(/\s+/g, " ").trim();
 

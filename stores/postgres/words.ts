@@ -4,6 +4,8 @@
 // file, a signed '-9921'), so a word inside them was found nowhere; SQLite splits at every mark.
 // And a substring scan (the DSQL profile) matches letters outside ASCII in either case.
 
+import type { PoolClient } from "pg";
+
 const PUNCT = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~";
 
 /**
@@ -18,6 +20,14 @@ const SEPARATOR_RE = /[^\p{L}\p{N}\p{M}\p{Co}]/gu;
 /** `text` with every character that separates words on SQLite as a space, for text built in JavaScript (splitPunct does ASCII's in SQL) */
 export function punctAsSpace(text: string): string {
   return text.replace(SEPARATOR_RE, " ");
+}
+
+/**
+ * Whether this database's parser reads characters outside ASCII as letters (the C locale: 'a—b'
+ * is one word), so words written before punctAsSpace split at every separator need it once.
+ */
+export async function parserGluesNonAscii(q: Pick<PoolClient, "query">): Promise<boolean> {
+  return (await q.query<{ g: boolean }>(`SELECT (SELECT count(*) FROM ts_parse('default', 'a' || chr(8212) || 'b')) = 1 AS g`)).rows[0]!.g;
 }
 
 /** `sql` (a text expression) with every ASCII punctuation mark as a space, for to_tsvector / plainto_tsquery */

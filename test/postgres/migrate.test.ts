@@ -187,7 +187,7 @@ describePg("postgres migrations on a cluster", (base) => {
     const t = await createTestDatabase(base(), "migsess");
     try {
       const old = await openPg(t.url, { max: 1, migrations: MEMORY_MIGRATIONS, targetVersion: 8 });
-      // the columns step 12 adds (IF NOT EXISTS there), so this build's append can write the rows
+      // the columns step 13 adds (IF NOT EXISTS there), so this build's append can write the rows
       await old.pool.query(`ALTER TABLE session_threads ADD COLUMN parent_thread_id text, ADD COLUMN spawn_order integer`);
       const sessions = new PgSessionIndex(old);
       const src = await sessions.sourceId("infinity-files", "/home/a/.infinity");
@@ -253,6 +253,72 @@ describePg("postgres migrations on a cluster", (base) => {
         // the context (the day it was written, weight D) is kept
         expect(await words(db, vpn.id)).toMatch(/'2026':\d+( |,|$)/);
         // a memory without punctuation is left as it was
+        expect(await words(db, plain.id)).toBe(plainBefore);
+      } finally {
+        await db.close();
+      }
+    } finally {
+      await t.drop();
+    }
+  });
+
+  it("steps 12 and 107 tokenize the word rows, session messages and skill documents written before at typographic punctuation and emoji (a C-locale cluster)", async () => {
+    const t = await createTestDatabase(base(), "migsep");
+    try {
+      const old = await openPg(t.url, { max: 1, migrations: PG_MIGRATIONS.filter((m) => m.version !== 12 && m.version !== 107) });
+      // this suite's cluster runs the C locale, whose parser reads '—' as a letter
+      expect((await old.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM ts_parse('default', 'a—b')`)).rows[0]!.n).toBe(1);
+      const store = new PgMemoryStore(old);
+      const room = mem("The meeting room is “Atlas” now", { tags: ["🏢office"] });
+      const plain = mem("Lunch is at noon on Fridays");
+      for (const r of [room, plain]) await store.insert(r, { at: 1, actor: "t", action: "create", targetKind: "memory", targetId: r.id, detail: {} });
+      const sessions = new PgSessionIndex(old);
+      const src = await sessions.sourceId("infinity-files", "/home/a/.infinity");
+      await sessions.append(src, { threadId: "t", rootThreadId: "t", user: "alice", cwd: null }, [{ ord: 0, messageId: "m0", role: "user", text: "Deploy—tomorrow at nine… 数据库" }], 1, "m0", 1);
+      const skills = new PgSkillStore(old.pool);
+      const audit = { at: 1, actor: "alice", targetKind: "skill" as const, targetId: "room-booking", detail: {} };
+      await skills.insertVersion(newVersion("room-booking", "Book the “Atlas” room—weekly", "h1"), { skillId: "s1", versionId: "v1" }, { ...audit, action: "propose" });
+      await skills.movePointer("s1", { expectedFrom: null, to: "v1", toStatus: "active", fromStatus: "retired", kind: "publish" }, { ...audit, action: "publish" });
+      // the rows as a build before steps 12 and 107 wrote them: only ASCII punctuation was a space
+      const asBefore = (s: string) => s.toLowerCase().replace(/[!-/:-@[-`{-~]/g, " ");
+      await old.pool.query(
+        `UPDATE memory_words w SET tsv = setweight(to_tsvector('english', $1), 'B') || setweight(to_tsvector('english', $2), 'A') || ts_filter(w.tsv, '{c,d}')
+         FROM memories m WHERE m.rowid = w.rowid AND m.id = $3`,
+        [asBefore(room.content), asBefore("🏢office"), room.id],
+      );
+      await old.pool.query(`UPDATE session_messages SET tsv = setweight(to_tsvector('english', $1), 'A') || ts_filter(tsv, '{b}')`, [asBefore("Deploy—tomorrow at nine… 数据库")]);
+      await old.pool.query(`UPDATE skill_search SET doc = setweight(to_tsvector('english', 'room booking'), 'A') || setweight(to_tsvector('english', $1), 'B')`, [asBefore("Book the “Atlas” room—weekly")]);
+      const words = async (db: PgDb, id: string) =>
+        (await db.pool.query<{ t: string }>(`SELECT w.tsv::text AS t FROM memory_words w JOIN memories m ON m.rowid = w.rowid WHERE m.id = $1`, [id])).rows[0]!.t;
+      const find = async (db: PgDb, text: string) =>
+        (
+          await new PgMemoryStore(db).search({
+            visibility: { keys: [visibilityKey(scopeOf("alice"))] },
+            query: analyzeQuery(text),
+            statuses: ["active"],
+            includeFlagged: false,
+            now: Date.now(),
+            limit: 5,
+            wordsOnly: true,
+          })
+        ).map((h) => h.record.id);
+      const said = async (db: PgDb, text: string) => (await new PgSessionIndex(db).search({ user: "alice", query: analyzeQuery(text), limit: 5 })).map((h) => h.messageId);
+      const skill = async (db: PgDb, word: string) => (await new PgSkillStore(db.pool).search({ match: `"${word}"`, minEta: 0.1, excludeSkillIds: [], limit: 5 })).map((h) => h.skill.name);
+      expect([await find(old, "atlas"), await find(old, "office"), await said(old, "tomorrow"), await skill(old, "atlas")]).toEqual([[], [], [], []]);
+      const plainBefore = await words(old, plain.id);
+      await old.close();
+      const db = await openPg(t.url, { max: 1 });
+      try {
+        expect(await find(db, "atlas")).toEqual([room.id]);
+        expect(await find(db, "office")).toEqual([room.id]);
+        expect(await said(db, "tomorrow")).toEqual(["m0"]);
+        expect(await said(db, "nine")).toEqual(["m0"]);
+        // the CJK bigrams of the message are kept
+        expect(await said(db, "数据")).toEqual(["m0"]);
+        expect(await skill(db, "atlas")).toEqual(["room-booking"]);
+        expect(await skill(db, "weekly")).toEqual(["room-booking"]);
+        // the context (the day it was written, weight D) is kept, and a plain memory left as it was
+        expect(await words(db, room.id)).toMatch(/'\d{4}':\d+( |,|$)/);
         expect(await words(db, plain.id)).toBe(plainBefore);
       } finally {
         await db.close();
