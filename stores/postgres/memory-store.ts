@@ -36,7 +36,7 @@ import type { Embedder } from "../../core/embedding/embedder.js";
 import { EmbedderGuard, isUsable } from "../../core/embedding/guard.js";
 import { asPgSystem, type PgDb, type Q } from "./pool.js";
 import { PgSemanticIndexes } from "./semantic-index.js";
-import { holdsWord, punctAsSpace } from "./words.js";
+import { holdsWord, sqliteWords } from "./words.js";
 import { cappedTotal, DATED_AT, LIST_KEY_BRANCHES, decodeCursor, encodeCursor, exportAllVia, pushTo, totalCapOf, recordOf, sourcesByMemory, statusPredicate, type MemoryRow } from "../memory-rows.js";
 
 
@@ -82,7 +82,7 @@ class Params {
  * A query word as the word rows hold it: ASCII punctuation is a space there ("acme-corp" is the
  * words acme and corp, as in "vpn.acme-corp.io"; SQLite's tokenizer splits the same way).
  */
-const indexedText = (w: QueryWord) => (w.config === "english" ? punctAsSpace(w.text) : w.text);
+const indexedText = (w: QueryWord) => (w.config === "english" ? sqliteWords(w.text) : w.text);
 const tsqueryOf = (w: QueryWord, p: Params) => `plainto_tsquery('${w.config}', ${p.add(indexedText(w))})`;
 /** The word matched in a memory's own text or tags only (weights A-C; the context column is D). */
 const ownTextQuery = (w: QueryWord, p: Params) =>
@@ -539,10 +539,10 @@ export class PgMemoryStore implements MemoryStore {
         // them ('Übungsraum' stayed unfound by "übungsraum" in a C-locale database; migration 10);
         // ASCII punctuation as spaces: the parser keeps 'vpn.acme-corp.io', 'package.json' or
         // '4417-9921' whole, so the words inside were found by no search (migration 11)
-        live.map((b) => punctAsSpace(b.content.toLowerCase())),
-        live.map((b) => punctAsSpace((b.tags ?? "").toLowerCase())),
+        live.map((b) => sqliteWords(b.content.toLowerCase())),
+        live.map((b) => sqliteWords((b.tags ?? "").toLowerCase())),
         live.map((b) => cjkBigrams(b.content).join(" ")),
-        live.map((b) => punctAsSpace([...(near.get(b.rowid) ?? []).map((n) => n.content), dateWords(b.valid_from ?? b.created_at)].join(" ").toLowerCase())),
+        live.map((b) => sqliteWords([...(near.get(b.rowid) ?? []).map((n) => n.content), dateWords(b.valid_from ?? b.created_at)].join(" ").toLowerCase())),
       ],
     );
     return [...new Set([...near.values()].flat().map((n) => n.rowid))];

@@ -9,7 +9,6 @@
 // built with CREATE INDEX ASYNC). What that costs is listed in stores/postgres/README.md.
 import type { PgMigration } from "./migrate.js";
 import { rebuildSkillSearch } from "./skill-store.js";
-import { parserGluesNonAscii } from "./words.js";
 
 type P = "postgres" | "dsql";
 
@@ -431,15 +430,13 @@ END $$;
       : `-- none under the DSQL profile (no triggers)`,
   ),
   // The search documents of published versions as the store now writes them (words.ts
-  // punctAsSpace), where the parser reads the characters outside ASCII as letters (the C locale):
-  // "Book the “Atlas” room—weekly" was found by neither "atlas" nor "weekly". Rebuilt in
-  // JavaScript (a catalog is small), as rebuildSkillSearch does after a copy. DSQL keeps none.
+  // sqliteWords): under the C locale "Book the “Atlas” room—weekly" was found by neither "atlas"
+  // nor "weekly", and under any locale "zurich" did not find "Zürich". Rebuilt in JavaScript (a
+  // catalog is small), as rebuildSkillSearch does after a copy. DSQL keeps none.
   {
-    ...step(107, "skill search: words beside typographic punctuation, symbols and emoji (C locale)", (p) =>
+    ...step(107, "skill search: words beside typographic punctuation and emoji, Latin diacritics folded", (p) =>
       p === "postgres" ? `SELECT 1;` : `-- none under the DSQL profile (no search documents)`,
     ),
-    up: async (c) => {
-      if (await parserGluesNonAscii(c)) await rebuildSkillSearch(c);
-    },
+    up: (c) => rebuildSkillSearch(c),
   },
 ];

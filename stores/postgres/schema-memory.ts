@@ -11,7 +11,7 @@ import type { PgMigration } from "./migrate.js";
 import type { Q } from "./pool.js";
 import { headOf } from "../../core/text.js";
 import { TSV_CHARS, tsvText } from "./session-index.js";
-import { parserGluesNonAscii, punctAsSpace, splitPunct } from "./words.js";
+import { sqliteWords, splitPunct } from "./words.js";
 
 type P = "postgres" | "dsql";
 
@@ -432,16 +432,16 @@ ALTER TABLE session_threads ADD COLUMN IF NOT EXISTS spawn_order integer;
 `;
 
 /**
- * Word rows and session messages written before the stores read every character SQLite's
- * tokenizer separates words at as a space (words.ts punctAsSpace), where the parser reads the
- * characters outside ASCII as letters (the C locale): '“Atlas”', 'deploy—tomorrow' or '🚀today'
- * were one word each. Rows with such characters are tokenized again in JavaScript, exactly as the
- * stores write them: a memory's text (B) and tags (A), a message's text (A); CJK bigrams and a
- * memory's context (neighbours' words, D) are kept, the latter until a neighbour next changes. As
- * system maintenance (the step's SQL), so row-level security hides no row from it.
+ * Word rows and session messages written before the stores read text as SQLite's tokenizer does
+ * (words.ts sqliteWords): where the parser reads the characters outside ASCII as letters (the C
+ * locale), '“Atlas”', 'deploy—tomorrow' or '🚀today' were one word each, and under any locale a
+ * Latin letter kept its diacritics ("zurich" did not find "Zürich"). Rows with characters outside
+ * ASCII are tokenized again in JavaScript, exactly as the stores write them: a memory's text (B)
+ * and tags (A), a message's text (A); CJK bigrams and a memory's context (neighbours' words, D)
+ * are kept, the latter until a neighbour next changes. As system maintenance (the step's SQL), so
+ * row-level security hides no row from it.
  */
-async function separatorWords(c: Q): Promise<void> {
-  if (!(await parserGluesNonAscii(c))) return;
+async function sqliteWordRows(c: Q): Promise<void> {
   const outsideAscii = `~ '[^\\x01-\\x7f]'`;
   for (let after = 0; ; ) {
     const rows = (
@@ -457,7 +457,7 @@ async function separatorWords(c: Q): Promise<void> {
     await c.query(
       `UPDATE memory_words w SET tsv = setweight(to_tsvector('english', u.t), 'B') || setweight(to_tsvector('english', u.g), 'A') || ts_filter(w.tsv, '{c,d}')
        FROM unnest($1::bigint[], $2::text[], $3::text[]) AS u(r, t, g) WHERE w.rowid = u.r`,
-      [rows.map((r) => r.rowid), rows.map((r) => punctAsSpace(r.content.toLowerCase())), rows.map((r) => punctAsSpace((r.tags ?? "").toLowerCase()))],
+      [rows.map((r) => r.rowid), rows.map((r) => sqliteWords(r.content.toLowerCase())), rows.map((r) => sqliteWords((r.tags ?? "").toLowerCase()))],
     );
     after = Number(rows.at(-1)!.rowid);
   }
@@ -495,10 +495,10 @@ export const MEMORY_MIGRATIONS: PgMigration[] = [
   step(10, "word rows and session messages: letters outside ASCII folded under a C locale", foldedWords),
   step(11, "word rows: words inside addresses, host names and paths", memoryWordsSplit),
   {
-    ...step(12, "word rows and session messages: words beside typographic punctuation, symbols and emoji (C locale)", (p) =>
+    ...step(12, "word rows and session messages: words beside typographic punctuation and emoji, Latin diacritics folded", (p) =>
       p === "postgres" ? `SELECT set_config('app.system', 'on', true);` : `-- none under the DSQL profile (no word rows or tsvector)`,
     ),
-    up: separatorWords,
+    up: sqliteWordRows,
   },
   step(13, "session threads know their parent", threadParents),
 ];

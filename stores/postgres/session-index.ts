@@ -6,7 +6,7 @@ import { forgetNeedles, MAX_PARENT_HOPS } from "../../core/sessions/forget-needl
 import { visibilityKey } from "../../core/memory/scope.js";
 import { cjkBigrams } from "../../core/retrieval/analyze.js";
 import { headOf } from "../../core/text.js";
-import { eitherCase, holdsWord, punctAsSpace } from "./words.js";
+import { eitherCase, holdsWord, sqliteWords } from "./words.js";
 import type { IndexedMessage, LexicalQuery, MessageRef, SessionHit, SessionIndexStore, SessionThreadState, ThreadParent } from "../traits.js";
 import type { PgDb, Q } from "./pool.js";
 
@@ -30,12 +30,12 @@ function userKeyOf(user: string): string {
 /** A message counts as quoted when this much of its (normalised) start appears elsewhere. */
 const QUOTE_CHARS = 120;
 const MIN_QUOTE_CHARS = 24;
-// $TEXT is the text as SQLite's tokenizer splits it (words.ts punctAsSpace; migrations 9 and 12
+// $TEXT is the text as SQLite's tokenizer splits it (words.ts sqliteWords; migrations 9 and 12
 // gave older rows the same), lower-cased: the parser folds letters outside ASCII only under a
 // locale that knows them (migration 10 folded older rows where it could)
 const TSV = `setweight(to_tsvector('english', $TEXT), 'A') || setweight(to_tsvector('simple', $CJK), 'B')`;
 /** a message's (head's) text as TSV reads it */
-export const tsvText = (head: string) => punctAsSpace(head.toLowerCase());
+export const tsvText = (head: string) => sqliteWords(head.toLowerCase());
 /**
  * A message's tsvector holds its first TSV_CHARS characters: a tsvector cannot pass 1 MB, and a
  * pasted log of 1.7 MB (its distinct words) failed the append, leaving that thread and every one
@@ -172,7 +172,7 @@ export class PgSessionIndex implements SessionIndexStore {
     const limit = Math.max(1, Math.floor(q.limit));
     let sql: string;
     if (this.fts) {
-      const tq = [...terms.map((t) => `plainto_tsquery('english', ${add(punctAsSpace(t))})`), ...cjk.map((t) => `plainto_tsquery('simple', ${add(t)})`)].join(" || ");
+      const tq = [...terms.map((t) => `plainto_tsquery('english', ${add(sqliteWords(t))})`), ...cjk.map((t) => `plainto_tsquery('simple', ${add(t)})`)].join(" || ");
       sql = `SELECT m.*, ts_rank(m.tsv, qq.q, 1) AS rank FROM (SELECT (${tq}) AS q) qq, session_messages m
         WHERE m.vis_key = $1 AND m.tsv @@ qq.q${extra} ORDER BY rank DESC, m.rowid LIMIT ${limit}`;
     } else {

@@ -7,7 +7,7 @@ import type { SkillFile } from "../../core/skills/skill-md.js";
 import { WITHHELD_HASH_PREFIX, type NewSkillVersion, type Skill, type SkillGrant, type SkillSearchHit, type SkillStatus, type SkillToggle, type SkillVersion } from "../../core/skills/version.js";
 import { StoreError, type PointerGrant, type SkillAuditEntry, type SkillSearchQuery, type SkillStore } from "../traits.js";
 import { inTx, num, numOrNull, parseJson, POSTGRES_FLAVOR, type PgFlavor, type Queryable } from "./rows.js";
-import { holdsWord, punctAsSpace, splitPunct } from "./words.js";
+import { holdsWord, sqliteWords, splitPunct } from "./words.js";
 
 interface SkillRow {
   rowid: string | number;
@@ -64,7 +64,7 @@ const SKILL_DOC = (name: string, description: string) =>
  * A name or description as SKILL_DOC reads it: lower-cased, and every character that separates
  * words on SQLite a space (words.ts; a C-locale parser read '—', '“' or an emoji as a letter).
  */
-const docText = (s: string) => punctAsSpace(s.toLowerCase());
+const docText = (s: string) => sqliteWords(s.toLowerCase());
 
 function toSkill(r: SkillRow): Skill {
   return {
@@ -399,7 +399,7 @@ export class PgSkillStore implements SkillStore {
         WHERE ss.doc @@ q.query AND v.eta > $1 AND v.flags = '[]' AND NOT (s.id = ANY($2::text[]))
           AND (v.status = 'active' OR (v.status = 'probationary' AND v.eta >= $4))
         ORDER BY rank DESC, s.name COLLATE "C" LIMIT $3`,
-      [q.minEta, q.excludeSkillIds, q.limit, q.probationaryMinEta ?? 0, ...terms.map(punctAsSpace)],
+      [q.minEta, q.excludeSkillIds, q.limit, q.probationaryMinEta ?? 0, ...terms.map(sqliteWords)],
     );
     return r.rows.map((x) => ({
       skill: { id: x.s_id, name: x.s_name, publishedVersionId: x.s_pub, pinned: x.s_pinned === 1, createdAt: num(x.s_created), updatedAt: num(x.s_updated) },

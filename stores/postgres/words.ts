@@ -4,8 +4,6 @@
 // file, a signed '-9921'), so a word inside them was found nowhere; SQLite splits at every mark.
 // And a substring scan (the DSQL profile) matches letters outside ASCII in either case.
 
-import type { PoolClient } from "pg";
-
 const PUNCT = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~";
 
 /**
@@ -16,18 +14,19 @@ const PUNCT = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~";
  * 'Alice’s' or '500\u00a0euros' were one word each and "atlas" or "tomorrow" found nothing.
  */
 const SEPARATOR_RE = /[^\p{L}\p{N}\p{M}\p{Co}]/gu;
-
-/** `text` with every character that separates words on SQLite as a space, for text built in JavaScript (splitPunct does ASCII's in SQL) */
-export function punctAsSpace(text: string): string {
-  return text.replace(SEPARATOR_RE, " ");
-}
+/** the diacritics of a Latin letter, once decomposed (what remove_diacritics 2 drops on SQLite) */
+const LATIN_DIACRITICS_RE = /(?<=[A-Za-z])[\u0300-\u036f]+/gu;
+const MAY_HOLD_DIACRITICS = /[\u00c0-\u024f\u0300-\u036f\u1e00-\u1eff]/u;
 
 /**
- * Whether this database's parser reads characters outside ASCII as letters (the C locale: 'a—b'
- * is one word), so words written before punctAsSpace split at every separator need it once.
+ * `text` as SQLite's word tokenizer reads it, for text built in JavaScript (splitPunct does ASCII
+ * punctuation in SQL): every character that separates words there a space, and a Latin letter's
+ * diacritics dropped ("Zürich" is "Zurich", "café" "cafe": SQLite folds them, so "zurich" found it
+ * there and nothing on PostgreSQL). Other scripts keep their marks ("ά", "й", Devanagari).
  */
-export async function parserGluesNonAscii(q: Pick<PoolClient, "query">): Promise<boolean> {
-  return (await q.query<{ g: boolean }>(`SELECT (SELECT count(*) FROM ts_parse('default', 'a' || chr(8212) || 'b')) = 1 AS g`)).rows[0]!.g;
+export function sqliteWords(text: string): string {
+  const spaced = text.replace(SEPARATOR_RE, " ");
+  return MAY_HOLD_DIACRITICS.test(spaced) ? spaced.normalize("NFD").replace(LATIN_DIACRITICS_RE, "").normalize("NFC") : spaced;
 }
 
 /** `sql` (a text expression) with every ASCII punctuation mark as a space, for to_tsvector / plainto_tsquery */
