@@ -191,7 +191,7 @@ export class PgConversationStore implements ConversationStore, ConversationReade
       await io(() =>
         this.db.query<{ summary: string; up_to_order: number }>(
           `SELECT summary, up_to_order FROM conv_compactions
-           WHERE thread_id = $1 AND ($2::int IS NULL OR up_to_order <= $2) ORDER BY seq DESC LIMIT 1`,
+           WHERE thread_id = $1 AND ($2::bigint IS NULL OR up_to_order <= $2::bigint) ORDER BY seq DESC LIMIT 1`,
           [threadId, upToOrder ?? null],
         ),
       )
@@ -221,8 +221,9 @@ export class PgConversationStore implements ConversationStore, ConversationReade
     if (start >= end) return [];
     const rows = await io(() =>
       this.db.query<{ message_id: string; body: string }>(
-        `SELECT message_id, body FROM conv_messages WHERE thread_id = $1 AND ord >= $2 AND ord < $3 ORDER BY ord`,
-        [threadId, start, Math.min(end, 2 ** 31 - 1)],
+        // bigint: a bound is a Rust usize, and one past the integer column's range is no error
+        `SELECT message_id, body FROM conv_messages WHERE thread_id = $1 AND ord >= $2::bigint AND ord < $3::bigint ORDER BY ord`,
+        [threadId, start, end],
       ),
     );
     return rows.map((r) => [JSON.parse(r.body) as InfinityMessage, r.message_id]);

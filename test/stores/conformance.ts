@@ -290,6 +290,18 @@ export function conformance(
         await expect(c.saveCompactionSummary("r", "D", -1)).rejects.toMatchObject({ code: "invalid_argument" });
       });
 
+      it("bounds past 32 bits (Rust i64 / usize) read like any other: the whole history, no slice, the latest summary", async () => {
+        const { conversation: c } = await fresh();
+        await c.ensureRootThread("r");
+        await c.appendMessages("r", numbered("r", 3));
+        await c.saveCompactionSummary("r", "A", 2);
+        expect(texts(await c.loadHistoryUpTo("r", 0, 2 ** 40))).toEqual(["r0", "r1", "r2"]);
+        expect(await c.loadHistoryUpTo("r", 2 ** 40, 2 ** 41)).toEqual([]);
+        expect((await c.loadMessagesWithIds("r", 1, Number.MAX_SAFE_INTEGER)).map(([, id]) => id)).toHaveLength(2);
+        expect(await c.loadLatestCompactionSummaryUpTo("r", 2 ** 40)).toEqual(["A", 2]);
+        expect(await c.loadLatestCompactionSummaryUpTo("r", Number.MAX_SAFE_INTEGER)).toEqual(["A", 2]);
+      });
+
       it("a thread's own summary replaces everything before its up_to_order", async () => {
         const { conversation: c } = await fresh();
         await c.ensureRootThread("r");
