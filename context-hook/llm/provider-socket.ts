@@ -39,9 +39,11 @@ export function exchange<R>(
       connected = true;
       socket.write(`${JSON.stringify(request)}\n`);
     });
-    const handle = (raws: Buffer[]) => {
+    // The framing runs inside the try too: a line over the limit threw out of the data listener
+    // (an uncaught exception, fatal to the server) and the call waited for its deadline.
+    const handle = (read: () => Buffer[]) => {
       try {
-        for (const raw of raws) {
+        for (const raw of read()) {
           const line = lineText(raw);
           if (line.length === 0) continue;
           const out = onLine(line);
@@ -53,9 +55,9 @@ export function exchange<R>(
         finish(new LlmError("upstream", `${op}: provider ${why}`, { op, cause: e }));
       }
     };
-    socket.on("data", (chunk: Buffer) => handle(lines.push(chunk).lines));
+    socket.on("data", (chunk: Buffer) => handle(() => lines.push(chunk).lines));
     // Like LinesCodec at EOF: a last line without its newline still counts.
-    socket.on("end", () => handle(lines.pendingBytes > 0 ? [lines.rest()] : []));
+    socket.on("end", () => handle(() => (lines.pendingBytes > 0 ? [lines.rest()] : [])));
     socket.on("error", (e: NodeJS.ErrnoException) => {
       // Not reachable at all: no model, so callers fall back; a broken exchange is the provider's fault.
       const code = connected ? "upstream" : "unavailable";

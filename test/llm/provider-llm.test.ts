@@ -1,6 +1,7 @@
 // Adapter (a) against the scripted provider PROCESS, spawned from a providers.json the way the
 // daemon does it. `#mode=<m>` in the prompt picks the provider's script for one call.
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import pino from "pino";
@@ -139,6 +140,30 @@ describe("provider-protocol adapter", () => {
       timeout: 5000,
       interval: 100,
     });
+  });
+
+  it("fails a response line over its limit as upstream, without throwing out of the socket handler", async () => {
+    // A provider that streams 65 MB without a newline and keeps the connection open: the line
+    // limit (64 MiB) must end the call, not throw from the data listener (an uncaught exception
+    // that stopped the server) and leave the call waiting for its deadline.
+    const path = join(tempDir("imem-llm-long-"), "p.sock");
+    const server = createServer((s) => {
+      s.on("error", () => {});
+      s.once("data", () => {
+        s.write('"InvokeStarted"\n{"Chunk":{"Message":"');
+        s.write(Buffer.alloc(65 * 1024 * 1024, 0x78));
+      });
+    });
+    await new Promise<void>((r) => server.listen(path, r));
+    try {
+      const llm = createLlm(new ProviderLlmBackend({ socket: path, modelId: "m" }), { timeoutMs: 10_000 });
+      open.push(llm);
+      const e = await failure(llm.complete({ op: "x", prompt: "hi" }));
+      expect(e.code).toBe("upstream");
+      expect(e.message).toContain("line longer than");
+    } finally {
+      server.close();
+    }
   });
 
   describe("against a provider whose answers never end", () => {
