@@ -3,6 +3,7 @@
 import type { Command } from "commander";
 import { resolve } from "node:path";
 import { providersJson } from "../../context-hook/provider-proxy/providers-json.js";
+import { backendKindOf } from "../../stores/backend.js";
 import { mainScriptPath } from "../rap-json.js";
 import { defaultInfinityHome } from "../sessions.js";
 import { wholeNumber } from "../options.js";
@@ -24,7 +25,7 @@ export function registerProvidersJson(config: Command): void {
     .argument("[command...]", "more of the upstream command, after --")
     .option("--id <provider_id>", "provider id in providers.json", "memory-proxy")
     .option("--infinity-home <dir>", "the daemon's state directory the proxy reads ($INFINITY_HOME or ~/.infinity)", defaultInfinityHome())
-    .option("--db <file>", "database file the proxy should use")
+    .option("--db <path|url>", "database the proxy should use: SQLite file (made absolute) or postgres:// URL")
     .option("--deadline-ms <ms>", "prefix deadline per call", wholeNumber(1))
     .option("--budget <tokens>", "prefix token budget", wholeNumber(1))
     .action((rest: string[], o: ProvidersJsonCliOptions) => {
@@ -32,7 +33,8 @@ export function registerProvidersJson(config: Command): void {
       if (upstream.length === 0) throw new Error("give the provider command to wrap: --upstream <command…>");
       const proxyArgs: string[] = [];
       if (o.infinityHome) proxyArgs.push("--infinity-home", resolve(o.infinityHome));
-      if (o.db) proxyArgs.push("--db", resolve(o.db));
+      // a URL kept as given: resolve() turned it into "{cwd}/postgres:/…", an empty SQLite file
+      if (o.db) proxyArgs.push("--db", backendKindOf(o.db) === "sqlite" ? resolve(o.db) : o.db);
       if (o.deadlineMs !== undefined) proxyArgs.push("--deadline-ms", String(o.deadlineMs));
       if (o.budget !== undefined) proxyArgs.push("--budget", String(o.budget));
       const entry = providersJson({ id: o.id, upstream, mainScript: mainScriptPath(), proxyArgs });

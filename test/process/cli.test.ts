@@ -156,6 +156,16 @@ describe("infinity-memory CLI", () => {
     expect(cmd[cmd.indexOf("--infinity-home") + 1]).toBe(join(homedir(), ".infinity"));
   });
 
+  it("providers-json keeps a PostgreSQL --db as given and makes a file path absolute", () => {
+    const dbArg = (db: string) => {
+      const cmd = (JSON.parse(runCli(["config", "providers-json", "--upstream", "my-provider", "--db", db], {}).stdout) as Record<string, { command: string[] }>)["memory-proxy"]!.command;
+      return cmd[cmd.indexOf("--db") + 1];
+    };
+    // the proxy opens the same store the toolsets use; a URL made into "{cwd}/postgres:/…" was an empty SQLite file
+    expect(dbArg("postgres://m@db:5432/x")).toBe("postgres://m@db:5432/x");
+    expect(dbArg("my data/m.db")).toBe(join(process.cwd(), "my data/m.db"));
+  });
+
   it("rap-manifests/ matches the zod schemas", () => {
     const r = runCli(["manifests", "check"], {});
     expect(r.stderr).toBe("");
