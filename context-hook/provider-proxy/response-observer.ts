@@ -94,7 +94,7 @@ export class ResponseObserver {
     } else if ("ToolCall" in v) {
       const call = WireToolCall.safeParse(v.ToolCall);
       if (call.success && this.toolCalls.length < MAX_TOOL_CALLS) {
-        this.toolCalls.push({ id: call.data.id, name: call.data.name, args_digest: digest(call.data.arguments) });
+        this.toolCalls.push({ id: call.data.id, name: call.data.name, args_digest: argsDigest(call.data.arguments, line) });
       }
     } else if ("Final" in v) {
       const final = v.Final as { usage?: unknown } | null;
@@ -106,9 +106,14 @@ export class ResponseObserver {
   }
 }
 
-function digest(v: unknown): string {
-  return createHash("sha256")
-    .update(JSON.stringify(v) ?? "null")
-    .digest("hex")
-    .slice(0, 16);
+function argsDigest(v: unknown, line: string): string {
+  let json: string;
+  try {
+    json = JSON.stringify(v) ?? "null";
+  } catch {
+    // Nested deeper than JSON.stringify can walk (JSON.parse read it): this runs in the upstream's
+    // data listener, where a throw would take the proxy down. The line still names the arguments.
+    json = line;
+  }
+  return createHash("sha256").update(json).digest("hex").slice(0, 16);
 }

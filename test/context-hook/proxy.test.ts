@@ -117,6 +117,17 @@ describe("provider proxy process (fixed prefix builder)", () => {
     }
   });
 
+  it("relays a tool call whose arguments nest too deep to re-serialise, and stays up", async () => {
+    // The trace's argument digest re-serialised them: JSON.stringify threw out of the upstream's
+    // data listener, an uncaught exception that took the proxy (every session's model) down.
+    const preamble = daemonPreamble(CHILD, ROOT);
+    const { d, p } = await both(invokeLine(preamble, [userMsg("go #mode=deep-tool-call")]));
+    expect(p.bytes.equals(d.bytes)).toBe(true);
+    expect(p.lines.at(-1)).toBe('"StreamEnd"');
+    const next = await call(proxy.socketPath, invokeLine(preamble, [userMsg("and now?")]));
+    expect(next.lines.at(-1)).toBe('"StreamEnd"');
+  });
+
   it("passes an upstream error and a mid-stream error through unchanged", async () => {
     const preamble = daemonPreamble(CHILD, ROOT);
     const before = await both(invokeLine(preamble, [userMsg("#mode=error-before-start")]));
