@@ -44,8 +44,19 @@ export class OpenAiLlmBackend implements LlmBackend {
     const body: Record<string, unknown> = { model: this.opts.model, messages };
     if (call.maxTokens !== undefined) body.max_tokens = call.maxTokens;
     const headers: Record<string, string> = { "content-type": "application/json" };
-    const key = (this.opts.env ?? process.env)[this.opts.apiKeyEnv ?? "OPENAI_API_KEY"];
-    if (key) headers.authorization = `Bearer ${key}`;
+    const keyEnv = this.opts.apiKeyEnv ?? "OPENAI_API_KEY";
+    const key = (this.opts.env ?? process.env)[keyEnv]?.trim();
+    if (key) {
+      // fetch refuses such a value with an error quoting it, key and all, into logs and stored events
+      if (/[^\x20-\x7e]/.test(key)) {
+        throw new LlmError(
+          "unavailable",
+          `${op}: the API key in $${keyEnv} holds a line break or a non-ASCII character, which no HTTP header can carry; set ${keyEnv} to the key alone`,
+          { op },
+        );
+      }
+      headers.authorization = `Bearer ${key}`;
+    }
 
     let res: Response;
     let text: string;

@@ -105,6 +105,22 @@ describe("openai-compatible adapter", () => {
     expect(body.max_tokens).toBeUndefined();
   });
 
+  it("refuses an API key that cannot go in a header, naming the variable and never the key", async () => {
+    // e.g. OPENAI_API_KEY=$(cat key.txt) of a file with two lines: fetch's own error quoted the
+    // whole "Bearer …" value, which the learning loop stores in its events
+    const ep = await fakeEndpoint((_req, res) => res.end(completion("hi")));
+    for (const key of ["sk-live-abc123\nsk-old-xyz789", "“sk-live-abc123”"]) {
+      const e = await failure(llmFor(ep.baseUrl, { TEST_LLM_KEY: key }).complete({ op: "ask", prompt: "?" }));
+      expect(e.code).toBe("unavailable");
+      expect(e.message).toContain("TEST_LLM_KEY");
+      expect(e.message).not.toContain("abc123");
+    }
+    expect(ep.seen).toHaveLength(0);
+    // surrounding whitespace (a trailing newline) is what a header trims anyway
+    expect((await llmFor(ep.baseUrl, { TEST_LLM_KEY: " sk-test-123\n" }).complete({ op: "ask", prompt: "?" })).text).toBe("hi");
+    expect(ep.seen[0]!.auth).toBe("Bearer sk-test-123");
+  });
+
   it("turns a 500 into upstream with the status and a short excerpt of the body", async () => {
     const ep = await fakeEndpoint((_req, res) =>
       res.writeHead(500, { "content-type": "application/json" }).end(JSON.stringify({ error: { message: "model overloaded", pad: "x".repeat(5000) } })),
