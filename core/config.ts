@@ -21,6 +21,17 @@ function defaultWithinMax<K extends string>(section: string, def: K, max: K) {
   };
 }
 
+/** The longest delay a Node timer holds (2^31 - 1 ms); setTimeout fires a longer one after 1 ms. */
+export const MAX_TIMER_MS = 2_147_483_647;
+
+/**
+ * A deadline in ms that a timer waits for. Above MAX_TIMER_MS the timer fired at once: an
+ * llm.timeoutMs of 30 days timed every model call out ("no answer within 2592000000 ms").
+ */
+function timerMs() {
+  return z.number().int().positive().max(MAX_TIMER_MS, { message: `must be at most ${MAX_TIMER_MS} ms (about 24.8 days), the longest a timer can wait` });
+}
+
 export const MemoryConfig = z.object({
   /** user id for invocations that carry none (the daemon sets user_id only from root metadata) */
   localUser: z.string().min(1).default("local"),
@@ -67,7 +78,7 @@ export const MemoryConfig = z.object({
       /** content-word overlap at which two items count as near-duplicates */
       nearDuplicate: z.number().min(0).max(1).default(0.7),
       /** how long the provider proxy waits for a prefix before sending the call unchanged */
-      deadlineMs: z.number().int().positive().default(250),
+      deadlineMs: timerMs().default(250),
     })
     .prefault({}),
   forget: z
@@ -104,7 +115,7 @@ export const MemoryConfig = z.object({
     .object({
       adapter: z.enum(["none", "provider", "openai"]).default("none"),
       /** deadline of one complete() call, repair retry included */
-      timeoutMs: z.number().int().positive().default(60_000),
+      timeoutMs: timerMs().default(60_000),
       /** model calls per UTC day, repair retries included; 0 blocks every call */
       dailyCallBudget: z.number().int().min(0).default(200),
       /** Infinity provider protocol: an existing socket, or a providers.json entry to spawn */
@@ -119,7 +130,7 @@ export const MemoryConfig = z.object({
           /** default: the first model the provider lists */
           modelId: z.string().min(1).optional(),
           /** how long a spawned provider may take to print its socket path */
-          startTimeoutMs: z.number().int().positive().default(30_000),
+          startTimeoutMs: timerMs().default(30_000),
         })
         .prefault({}),
       /** an OpenAI-compatible endpoint: POST {baseUrl}/chat/completions */

@@ -6,6 +6,7 @@ import { providersJson } from "../../context-hook/provider-proxy/providers-json.
 import { backendKindOf } from "../../stores/backend.js";
 import { mainScriptPath } from "../rap-json.js";
 import { defaultInfinityHome } from "../sessions.js";
+import { MAX_TIMER_MS } from "../../core/config.js";
 import { wholeNumber } from "../options.js";
 
 interface ProvidersJsonCliOptions {
@@ -26,7 +27,7 @@ export function registerProvidersJson(config: Command): void {
     .option("--id <provider_id>", "provider id in providers.json", "memory-proxy")
     .option("--infinity-home <dir>", "the daemon's state directory the proxy reads ($INFINITY_HOME or ~/.infinity)", defaultInfinityHome())
     .option("--db <path|url>", "database the proxy should use: SQLite file (made absolute) or postgres:// URL")
-    .option("--deadline-ms <ms>", "prefix deadline per call", wholeNumber(1))
+    .option("--deadline-ms <ms>", "prefix deadline per call", wholeNumber(1, MAX_TIMER_MS))
     .option("--budget <tokens>", "prefix token budget", wholeNumber(1))
     .action((rest: string[], o: ProvidersJsonCliOptions) => {
       const upstream = [...(o.upstream ?? []), ...rest];

@@ -100,8 +100,12 @@ describe("infinity-memory CLI", () => {
       [["serve", "--port", "70000"], /option '--port <port>' argument '70000' is invalid\. expected a whole number from 0 to 65535/],
       [["bench", "locomo", "--data", "x.json", "--prefix-budget", "lots"], /option '--prefix-budget <tokens>' argument 'lots' is invalid/],
       [["config", "providers-json", "--upstream", "my-provider", "--deadline-ms", "soon"], /option '--deadline-ms <ms>' argument 'soon' is invalid/],
-      [["provider-proxy", "--deadline-ms", "0", "--upstream", "my-provider"], /option '--deadline-ms <ms>' argument '0' is invalid\. expected a whole number of at least 1/],
+      [["provider-proxy", "--deadline-ms", "0", "--upstream", "my-provider"], /option '--deadline-ms <ms>' argument '0' is invalid\. expected a whole number from 1 to 2147483647/],
       [["provider-proxy", "--budget", "lots", "--upstream", "my-provider"], /option '--budget <tokens>' argument 'lots' is invalid/],
+      // longer than a timer can wait: Node fires it after 1 ms, so every prefix missed its deadline
+      [["provider-proxy", "--deadline-ms", "2592000000", "--upstream", "my-provider"], /option '--deadline-ms <ms>' argument '2592000000' is invalid\. expected a whole number from 1 to 2147483647/],
+      [["provider-proxy", "--ended-stall-ms", "2592000000", "--upstream", "my-provider"], /argument '2592000000' is invalid\. expected a whole number from 1 to 2147483647/],
+      [["config", "providers-json", "--upstream", "my-provider", "--deadline-ms", "2592000000"], /argument '2592000000' is invalid/],
     ];
     for (const [args, why] of cases) {
       const r = runCli(args, env);
@@ -258,6 +262,27 @@ describe("infinity-memory CLI", () => {
     const ok = runCli(["memory", "list"], env);
     expect(ok.stderr).toBe("");
     expect(ok.stdout).toMatch(/^1 of 1/);
+  });
+
+  it("config.json: a deadline longer than a timer can wait stops the command, naming the setting and its maximum", () => {
+    // setTimeout fires a delay above 2^31-1 ms after 1 ms: llm.timeoutMs 30 days timed every
+    // model call out at once ("no answer within 2592000000 ms"), prefix.deadlineMs every prefix
+    const home = tempDir();
+    const env = { INFINITY_MEMORY_HOME: home, INFINITY_MEMORY_USER: "alice" };
+    expect(runCli(["memory", "add", "The build cache lives on the NAS"], env).status).toBe(0);
+    const file = join(home, "config.json");
+    for (const [text, path] of [
+      [`{"llm": {"timeoutMs": 2592000000}}`, "llm.timeoutMs"],
+      [`{"llm": {"provider": {"startTimeoutMs": 2592000000}}}`, "llm.provider.startTimeoutMs"],
+      [`{"prefix": {"deadlineMs": 2592000000}}`, "prefix.deadlineMs"],
+    ]) {
+      writeFileSync(file, text!);
+      const r = runCli(["memory", "list"], env);
+      expect(r.status, text).toBe(1);
+      expect(r.stderr, text).toContain(`${file}: "${path}" must be at most 2147483647 ms (about 24.8 days)`);
+    }
+    writeFileSync(file, `{"llm": {"timeoutMs": 2147483647}, "prefix": {"deadlineMs": 2147483647}}`);
+    expect(runCli(["memory", "list"], env).status).toBe(0);
   });
 
   it("config.json: a default limit above its maximum stops the command, naming both settings and the fix", () => {
