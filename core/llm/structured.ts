@@ -6,8 +6,16 @@ export type Extracted = { ok: true; value: unknown } | { ok: false; reason: stri
 
 const FENCE = /```[ \t]*([A-Za-z0-9_-]*)[^\n]*\n([\s\S]*?)```/g;
 
+/**
+ * Reasoning models behind OpenAI-compatible servers (DeepSeek-R1 on Ollama, LM Studio, vLLM
+ * without a reasoning parser) write their reasoning into the answer first, as <think>…</think>:
+ * a JSON-looking draft in it was taken as the answer. Only leading, closed blocks are dropped.
+ */
+const LEADING_REASONING = /^\s*(?:<(think|thinking|reasoning)>[\s\S]*?<\/\1>\s*)+/iu;
+
 /** the JSON value in `text`: a fenced ```json (or bare ```) block, else the first balanced object or array */
-export function extractJson(text: string): Extracted {
+export function extractJson(answer: string): Extracted {
+  const text = answer.replace(LEADING_REASONING, "");
   for (const m of text.matchAll(FENCE)) {
     const lang = (m[1] ?? "").toLowerCase();
     if (lang !== "" && lang !== "json") continue;

@@ -121,6 +121,21 @@ describe("openai-compatible adapter", () => {
     expect(ep.seen[0]!.auth).toBe("Bearer sk-test-123");
   });
 
+  it("reads structured output after a reasoning model's inline <think> block, not from inside it", async () => {
+    // DeepSeek-R1 and other reasoning models behind Ollama, LM Studio or vLLM put their reasoning in
+    // the content: a JSON-looking draft in it was taken as the answer, and validated
+    const answer =
+      '<think>\nThe user wants a rating. Something like {"score": 1, "reason": "failed"} would fit a failure,\n' +
+      "but the tests passed, so the score is high.\n</think>\n\n" +
+      '{"score": 4, "reason": "the tests passed"}';
+    const ep = await fakeEndpoint((_req, res) => res.end(completion(answer)));
+    const schema = z.object({ score: z.number(), reason: z.string() });
+    const r = await llmFor(ep.baseUrl).complete({ op: "rate", prompt: "Rate the episode.", schema });
+    expect(r.value).toEqual({ score: 4, reason: "the tests passed" });
+    expect(r.text).toBe(answer);
+    expect(r.calls).toBe(1);
+  });
+
   it("turns a 500 into upstream with the status and a short excerpt of the body", async () => {
     const ep = await fakeEndpoint((_req, res) =>
       res.writeHead(500, { "content-type": "application/json" }).end(JSON.stringify({ error: { message: "model overloaded", pad: "x".repeat(5000) } })),
