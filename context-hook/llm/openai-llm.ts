@@ -30,9 +30,25 @@ const EXCERPT_CHARS = 300;
 export class OpenAiLlmBackend implements LlmBackend {
   readonly name = "openai";
   private readonly url: string;
+  /** the answer-length parameter this endpoint takes (see generate) */
+  private limitField: "max_tokens" | "max_completion_tokens" = "max_tokens";
 
   constructor(private readonly opts: OpenAiLlmOptions) {
     this.url = `${opts.baseUrl.replace(/\/+$/, "")}/chat/completions`;
+  }
+
+  private async post(headers: Record<string, string>, body: Record<string, unknown>, call: LlmCall): Promise<{ res: Response; text: string }> {
+    const { op } = call;
+    try {
+      const init: RequestInit = { method: "POST", headers, body: JSON.stringify(body), signal: call.signal };
+      const res = await (this.opts.fetch ?? fetch)(this.url, init);
+      return { res, text: await res.text() };
+    } catch (e) {
+      if (call.signal.aborted) throw abortError(call.signal, op);
+      // Nothing answered (refused, DNS): no model, callers fall back.
+      const why = e instanceof Error ? (e.cause instanceof Error ? e.cause.message : e.message) : String(e);
+      throw new LlmError("unavailable", `${op}: ${this.url}: ${why}`, { op, cause: e });
+    }
   }
 
   async generate(call: LlmCall): Promise<LlmReply> {
@@ -42,7 +58,7 @@ export class OpenAiLlmBackend implements LlmBackend {
       { role: "user", content: call.prompt },
     ];
     const body: Record<string, unknown> = { model: this.opts.model, messages };
-    if (call.maxTokens !== undefined) body.max_tokens = call.maxTokens;
+    if (call.maxTokens !== undefined) body[this.limitField] = call.maxTokens;
     const headers: Record<string, string> = { "content-type": "application/json" };
     const keyEnv = this.opts.apiKeyEnv ?? "OPENAI_API_KEY";
     const key = (this.opts.env ?? process.env)[keyEnv]?.trim();
@@ -58,17 +74,13 @@ export class OpenAiLlmBackend implements LlmBackend {
       headers.authorization = `Bearer ${key}`;
     }
 
-    let res: Response;
-    let text: string;
-    try {
-      const init: RequestInit = { method: "POST", headers, body: JSON.stringify(body), signal: call.signal };
-      res = await (this.opts.fetch ?? fetch)(this.url, init);
-      text = await res.text();
-    } catch (e) {
-      if (call.signal.aborted) throw abortError(call.signal, op);
-      // Nothing answered (refused, DNS): no model, callers fall back.
-      const why = e instanceof Error ? (e.cause instanceof Error ? e.cause.message : e.message) : String(e);
-      throw new LlmError("unavailable", `${op}: ${this.url}: ${why}`, { op, cause: e });
+    let { res, text } = await this.post(headers, body, call);
+    if (res.status === 400 && "max_tokens" in body && refusesMaxTokens(text)) {
+      // OpenAI's reasoning models (o-series, gpt-5) take only max_completion_tokens, which older
+      // compatible servers do not know: switch on their refusal, for this call and the next ones.
+      this.limitField = "max_completion_tokens";
+      const { max_tokens: limit, ...rest } = body;
+      ({ res, text } = await this.post(headers, { ...rest, max_completion_tokens: limit }, call));
     }
     if (!res.ok) {
       const message = `${op}: ${this.url} answered HTTP ${res.status}: ${excerpt(text)}`;
@@ -89,6 +101,17 @@ export class OpenAiLlmBackend implements LlmBackend {
       });
     }
     return { text: content, usage: toUsage(parsed.data.usage) };
+  }
+}
+
+/** a 400 refusing max_tokens as such ("… Use 'max_completion_tokens' instead."), not its value */
+function refusesMaxTokens(text: string): boolean {
+  try {
+    const err = (JSON.parse(text) as { error?: { param?: unknown; code?: unknown; message?: unknown } } | null)?.error;
+    if (err?.param === "max_tokens" && err.code === "unsupported_parameter") return true;
+    return typeof err?.message === "string" && err.message.includes("max_completion_tokens");
+  } catch {
+    return false;
   }
 }
 

@@ -136,6 +136,38 @@ describe("openai-compatible adapter", () => {
     expect(r.calls).toBe(1);
   });
 
+  it("sends max_completion_tokens to a model that refuses max_tokens, and keeps doing so", async () => {
+    // OpenAI's reasoning models (o-series, gpt-5) answer every call with max_tokens this 400
+    const refusal = {
+      error: {
+        message: "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.",
+        type: "invalid_request_error",
+        param: "max_tokens",
+        code: "unsupported_parameter",
+      },
+    };
+    const ep = await fakeEndpoint((_req, res, body) => {
+      if ("max_tokens" in (JSON.parse(body) as object)) res.writeHead(400, { "content-type": "application/json" }).end(JSON.stringify(refusal));
+      else res.end(completion("Paris."));
+    });
+    const llm = llmFor(ep.baseUrl);
+    expect((await llm.complete({ op: "ask", prompt: "Capital of France?", maxTokens: 64 })).text).toBe("Paris.");
+    expect((await llm.complete({ op: "ask", prompt: "And of Spain?", maxTokens: 32 })).text).toBe("Paris.");
+    const limits = ep.seen.map((s) => s.body as { max_tokens?: number; max_completion_tokens?: number });
+    expect(limits.map((b) => [b.max_tokens, b.max_completion_tokens])).toEqual([
+      [64, undefined],
+      [undefined, 64],
+      [undefined, 32],
+    ]);
+
+    // a value refused (too large) is the caller's error, not a reason to switch parameters
+    const tooLarge = { error: { message: "max_tokens is too large: 99999. This model supports at most 4096 completion tokens.", param: "max_tokens", code: null } };
+    const ep2 = await fakeEndpoint((_req, res) => res.writeHead(400, { "content-type": "application/json" }).end(JSON.stringify(tooLarge)));
+    const e = await failure(llmFor(ep2.baseUrl).complete({ op: "ask", prompt: "?", maxTokens: 99999 }));
+    expect(e.status).toBe(400);
+    expect(ep2.seen).toHaveLength(1);
+  });
+
   it("turns a 500 into upstream with the status and a short excerpt of the body", async () => {
     const ep = await fakeEndpoint((_req, res) =>
       res.writeHead(500, { "content-type": "application/json" }).end(JSON.stringify({ error: { message: "model overloaded", pad: "x".repeat(5000) } })),
