@@ -199,8 +199,12 @@ describe("openai-compatible adapter", () => {
   it("cancels on the caller's signal and drops the request", async () => {
     const ep = await fakeEndpoint(() => {});
     const ac = new AbortController();
-    setTimeout(() => ac.abort(), 50);
-    const e = await failure(llmFor(ep.baseUrl).complete({ op: "ask", prompt: "?", signal: ac.signal }));
+    const p = llmFor(ep.baseUrl).complete({ op: "ask", prompt: "?", signal: ac.signal });
+    // abort once the request is there: a fixed 50 ms beat a cold first fetch to the server, which
+    // then saw nothing to drop (the test failed whenever it ran alone)
+    await expect.poll(() => ep.seen.length, { timeout: 3000 }).toBe(1);
+    ac.abort();
+    const e = await failure(p);
     expect(e.code).toBe("cancelled");
     await expect.poll(() => ep.closed(), { timeout: 3000 }).toBe(1);
   });
