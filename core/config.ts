@@ -205,7 +205,7 @@ export const MemoryConfig = z.object({
       worker: z
         .object({
           /** how often the worker looks for new experience */
-          intervalMs: z.number().int().positive().default(2000),
+          intervalMs: timerMs().default(2000),
           /** threads processed per pass */
           batch: z.number().int().positive().default(20),
           /** a claimed thread is free for another worker after this long (a killed worker's claim expires) */
@@ -224,7 +224,7 @@ export const MemoryConfig = z.object({
       /** run the crystallizer (and the curator) on a schedule inside `serve` */
       enabled: z.boolean().default(true),
       /** how often `serve` recomputes policies and crystallizes eligible ones */
-      intervalMs: z.number().int().positive().default(300_000),
+      intervalMs: timerMs().default(300_000),
       /** policies are recomputed at most this often, and only when episode values changed since */
       debounceMs: z.number().int().min(0).default(30_000),
       policy: z
@@ -307,7 +307,7 @@ export const MemoryConfig = z.object({
           /** description+body word overlap at which two skills are proposed for a merge */
           duplicateOverlap: z.number().min(0).max(1).default(0.7),
           /** how often `serve` runs the curator */
-          intervalMs: z.number().int().positive().default(86_400_000),
+          intervalMs: timerMs().default(86_400_000),
         })
         .prefault({}),
     })
@@ -323,7 +323,7 @@ export const MemoryConfig = z.object({
       /** texts per embedding request (endpoint) or inference batch (ONNX) */
       batchSize: z.number().int().positive().max(2048).default(32),
       /** deadline of one embedding request */
-      timeoutMs: z.number().int().positive().default(30_000),
+      timeoutMs: timerMs().default(30_000),
       /** deterministic feature hashing of words and character n-grams: no model, works offline */
       hashing: z.object({ dimensions: z.number().int().min(8).max(8192).default(384) }).prefault({}),
       /** an OpenAI-compatible endpoint: POST {baseUrl}/embeddings */

@@ -275,6 +275,11 @@ describe("infinity-memory CLI", () => {
       [`{"llm": {"timeoutMs": 2592000000}}`, "llm.timeoutMs"],
       [`{"llm": {"provider": {"startTimeoutMs": 2592000000}}}`, "llm.provider.startTimeoutMs"],
       [`{"prefix": {"deadlineMs": 2592000000}}`, "prefix.deadlineMs"],
+      // setInterval the same: a monthly curator ran every millisecond
+      [`{"evolution": {"curator": {"intervalMs": 2592000000}}}`, "evolution.curator.intervalMs"],
+      [`{"evolution": {"intervalMs": 2592000000}}`, "evolution.intervalMs"],
+      [`{"learning": {"worker": {"intervalMs": 2592000000}}}`, "learning.worker.intervalMs"],
+      [`{"embedder": {"timeoutMs": 2592000000}}`, "embedder.timeoutMs"],
     ]) {
       writeFileSync(file, text!);
       const r = runCli(["memory", "list"], env);
