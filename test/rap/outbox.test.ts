@@ -1,5 +1,7 @@
 // Durable callback delivery: retries, refusals, expiry, redelivery after a restart and leases
 // that keep two processes sharing one database file from sending a callback twice.
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { fixedClock, systemClock } from "../../core/clock.js";
@@ -101,6 +103,29 @@ describe("retry policy", () => {
     await d.stop({ finalPass: false });
     expect(listener.bodies).toHaveLength(0);
     expect(db.prepare("SELECT status, body FROM rap_outbox").get()).toEqual({ status: "dead", body: null });
+  });
+
+  it("a receiver that takes the whole attempt timeout holds up only its own callbacks, not another thread's result", async () => {
+    // reads the request and never answers, as the kernel does for a daemon suspended with Ctrl-Z
+    let hungRequests = 0;
+    const hung = createServer((req) => {
+      hungRequests++;
+      req.resume();
+    });
+    await new Promise<void>((resolve) => hung.listen(0, "127.0.0.1", resolve));
+    const h = await harness({ server: { outbox: { ...FAST_OUTBOX, attemptTimeoutMs: 4000 } } });
+    // closed before the harness stops, so its stop does not wait out the hung attempt
+    cleanups.push(() => {
+      hung.closeAllConnections();
+      hung.close();
+    });
+    const hungUrl = `http://127.0.0.1:${(hung.address() as AddressInfo).port}`;
+    await post(h.server.url, "/invoke", invocation(hungUrl, { id: "to-hung", group_id: "thread-of-a-hung-daemon" }));
+    await waitFor(() => hungRequests > 0, "the hung receiver to get its callback");
+    const sent = Date.now();
+    await post(h.server.url, "/invoke", invocation(h.listener.url, { id: "to-live" }));
+    expect((await resultFor(h.listener, "to-live")).text).toBe("echo: hi");
+    expect(Date.now() - sent).toBeLessThan(1500);
   });
 
   it("sends the callbacks of one call in order even when the first needs retries", async () => {

@@ -56,9 +56,16 @@ function validUrl(url: string): boolean {
 export class CallbackDeliverer {
   private readonly opts: DeliveryOptions;
   private timer: NodeJS.Timeout | null = null;
-  private running: Promise<void> | null = null;
+  private running: Promise<unknown> | null = null;
   private again = false;
   private stopped = false;
+  /**
+   * Deliveries under way. A pass starts them and returns without waiting, so a receiver that
+   * takes the whole attempt timeout to answer (a daemon suspended with Ctrl-Z still accepts
+   * connections) holds up only its own rows: awaited as a batch, it held every other thread's
+   * result back by up to attemptTimeoutMs at every retry.
+   */
+  private readonly inflight = new Set<Promise<void>>();
   /** aborts in-flight POSTs when stop() gives up waiting */
   private readonly halt = new AbortController();
 
@@ -109,7 +116,12 @@ export class CallbackDeliverer {
     });
     const work = (async () => {
       await this.running;
-      if (opts.finalPass) await this.pass();
+      // the final pass goes on while it finds due rows, as a pass did when it awaited its batches
+      for (let more = opts.finalPass; ; ) {
+        if (more) more = await this.pass();
+        await Promise.all(this.inflight);
+        if (!more || this.halt.signal.aborted) return;
+      }
     })();
     await Promise.race([work, deadline]);
     this.halt.abort(new Error("server stopped"));
@@ -138,22 +150,37 @@ export class CallbackDeliverer {
     this.timer.unref();
   }
 
-  /** One pass: give up on expired rows, then send every due row (batch by batch). */
-  private async pass(): Promise<void> {
+  /**
+   * One pass: give up on expired rows, then start sending due rows, at most `batch` under way at
+   * once. True when the limit cut it short (more rows may be due); each delivery that ends kicks
+   * the loop again.
+   */
+  private async pass(): Promise<boolean> {
     try {
       const now = this.clock.now();
       const dead = await this.store.expire(now - this.opts.maxAgeMs, now);
       if (dead > 0) this.log.warn({ dead }, "outbox: gave up on callbacks older than maxAgeMs");
-      for (;;) {
-        const rows = await this.store.claimDue(this.clock.now(), this.opts.leaseMs, this.opts.batch);
-        if (rows.length === 0) return;
-        await Promise.all(rows.map((r) => this.deliver(r)));
-        // A short batch means nothing else was due; a full one means there may be more.
-        if (rows.length < this.opts.batch || this.halt.signal.aborted) return;
-      }
+      const room = this.opts.batch - this.inflight.size;
+      if (room <= 0 || this.halt.signal.aborted) return room <= 0;
+      const rows = await this.store.claimDue(this.clock.now(), this.opts.leaseMs, room);
+      for (const r of rows) this.track(this.deliver(r));
+      // A short claim means nothing else was due; a full one means there may be more.
+      return rows.length === room;
     } catch (e) {
       this.log.error({ err: e }, "outbox: delivery pass failed");
+      return false;
     }
+  }
+
+  private track(delivery: Promise<void>): void {
+    const tracked: Promise<void> = delivery
+      .catch((e: unknown) => this.log.error({ err: e }, "outbox: delivery failed"))
+      .finally(() => {
+        this.inflight.delete(tracked);
+        // its slot is free and its outcome recorded: send what is due now (a later row of its call)
+        this.kick();
+      });
+    this.inflight.add(tracked);
   }
 
   private async deliver(row: RapOutboxRow): Promise<void> {
