@@ -142,6 +142,24 @@ describe("invocation", () => {
     expect(res.headers["content-type"]).toMatch(/^text\/plain/);
   });
 
+  it.each([
+    ["empty", ""],
+    ["a relative path", "/callback"],
+    ["an ftp URL", "ftp://127.0.0.1/x"],
+    ["no URL at all", "not a url"],
+  ])("refuses a callback_url that is %s with 400 naming it, and does not run the tool", async (_name, url) => {
+    const id = `bad-cb-${url.length}`;
+    const res = await post(h.server.url, "/invoke", invocation(url, { operation: "memory_write", arguments: { key: "k", text: "t" }, id }));
+    expect(res.status).toBe(400);
+    expect(res.text).toMatch(/"callback_url" must be an absolute http:\/\/ or https:\/\/ URL .*the tool was not run/);
+    expect(res.text).toContain(JSON.stringify(url));
+    // a good call sent after it has run and answered: the refused one never ran
+    expect((await post(h.server.url, "/invoke", invocation(h.listener.url, { operation: "memory_write", arguments: { key: "k", text: "t" }, id: `${id}-ok` }))).status).toBe(200);
+    await resultFor(h.listener, `${id}-ok`);
+    expect(h.state.runs.get(id)).toBeUndefined();
+    expect(await h.server.outbox.stats()).toMatchObject({ rejected: 0 });
+  });
+
   it("rejects invalid UTF-8 with 400", async () => {
     const bytes = Buffer.concat([Buffer.from(`{"operation":"`), Buffer.from([0xff, 0xfe]), Buffer.from(`"}`)]);
     const res = await raw(h.server.url, "POST", "/invoke", bytes);

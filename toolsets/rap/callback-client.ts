@@ -47,7 +47,8 @@ function isPermanent(status: number): boolean {
   return status >= 400 && status < 500 && status !== 408 && status !== 429;
 }
 
-function validUrl(url: string): boolean {
+/** An absolute http(s) URL: the only kind of callback_url a result can be posted to. */
+export function isCallbackUrl(url: string): boolean {
   if (!URL.canParse(url)) return false;
   const p = new URL(url).protocol;
   return p === "http:" || p === "https:";
@@ -232,7 +233,7 @@ export class CallbackDeliverer {
   }
 
   private async post(row: RapOutboxRow): Promise<Outcome> {
-    if (!validUrl(row.callbackUrl)) return { kind: "rejected", error: `invalid callback_url ${JSON.stringify(row.callbackUrl)}` };
+    if (!isCallbackUrl(row.callbackUrl)) return { kind: "rejected", error: `invalid callback_url ${JSON.stringify(row.callbackUrl)}` };
     try {
       const res = await postJson(row.callbackUrl, row.body ?? "", this.opts.attemptTimeoutMs, this.halt.signal);
       if (res.status >= 200 && res.status < 300) return { kind: "delivered" };

@@ -6,6 +6,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import type { Logger } from "pino";
 import { systemClock, type Clock } from "../../core/clock.js";
+import { clip } from "../../core/text.js";
 import type { Backend } from "../../stores/backend.js";
 import { refusedForNow, type Db } from "../../stores/sqlite/database.js";
 import { SqliteRapJournal } from "../../stores/sqlite/rap-journal.js";
@@ -13,7 +14,7 @@ import { SqliteRapOutbox } from "../../stores/sqlite/rap-outbox.js";
 import { SqliteRapUserChoices } from "../../stores/sqlite/rap-user-choices.js";
 import type { RapOutboxStats } from "../../stores/traits.js";
 import { webPageMark } from "./browser-guard.js";
-import { CallbackDeliverer, type DeliveryOptions } from "./callback-client.js";
+import { CallbackDeliverer, isCallbackUrl, type DeliveryOptions } from "./callback-client.js";
 import { HttpError, parseJson, readBody, reply } from "./http-body.js";
 import { InvocationRunner, type CompleteRetry } from "./invocations.js";
 import { newOwner } from "./owner.js";
@@ -203,6 +204,11 @@ export async function startRapServer(o: RapServerOptions): Promise<RapServer> {
         const arrived = performance.now();
         const raw = await readBody(req, limit);
         const inv = parseJson(raw, RapInvocation, "invocation");
+        // Refused before the tool runs: acknowledged, a call ran (a memory written, a forget done)
+        // and its result was dropped at delivery, with no word to the runtime that waits for it.
+        if (!isCallbackUrl(inv.callback_url)) {
+          throw new HttpError(400, `invalid invocation: "callback_url" must be an absolute http:// or https:// URL for the result (got ${JSON.stringify(clip(inv.callback_url, 200))}); the tool was not run`);
+        }
         if (!accepting) throw new HttpError(503, "the server is shutting down");
         const limited = overLimit(inv);
         if (limited !== null) {
