@@ -23,20 +23,23 @@ export function registerToolset(program: Command): void {
       .option("--db <path|url>", "SQLite file or postgres:// URL")
       .action(async (o: { toolset: string; thread: string; db?: string }) => {
         if (!TOOLSETS.includes(o.toolset)) throw new Error(`unknown toolset "${o.toolset}"; known: ${TOOLSETS.join(", ")}`);
+        // An id pasted with a space or line break around it named no thread the daemon has: the
+        // setting was stored under it and applied nowhere, while the command said it was done.
+        const thread = o.thread.trim();
         // a blank id names no thread: the setting would be stored and apply nowhere
-        if (o.thread.trim() === "") throw new Error("--thread needs a thread id (the session's root thread id for the whole session)");
+        if (thread === "") throw new Error("--thread needs a thread id (the session's root thread id for the whole session)");
         const ctx = await openAnyMemory({ location: o.db });
         try {
-          await ctx.backend.toggles.set(o.toolset, o.thread, value, {
+          await ctx.backend.toggles.set(o.toolset, thread, value, {
             at: ctx.clock.now(),
             actor: "user",
             action: "toggle",
             targetKind: "toolset",
-            targetId: `${o.toolset}@${o.thread}`,
+            targetId: `${o.toolset}@${thread}`,
             detail: { enabled: value },
           });
           const done = verb === "inherit" ? "inherits its parent's setting" : `${verb}d`;
-          process.stdout.write(`${o.toolset}: ${done} for thread ${o.thread}\n`);
+          process.stdout.write(`${o.toolset}: ${done} for thread ${thread}\n`);
         } finally {
           await ctx.close();
         }

@@ -469,6 +469,9 @@ describe("skills CLI", () => {
         const blank = runCli(["toolset", "disable", "--toolset", "skills", "--thread", " ", ...db], env);
         expect(blank.status).toBe(1);
         expect(blank.stderr).toContain("--thread needs a thread id");
+        // an id pasted with blanks around it is the thread it names, not another that never exists
+        expect(runCli(["toolset", "disable", "--toolset", "skills", "--thread", " root-p\n", ...db], env).stdout).toBe("skills: disabled for thread root-p\n");
+        expect(await search("q4", "root-p")).toBe("Error: the skills toolset is disabled for this thread");
         expect(runCli(["toolset", "disable", "--toolset", "skill", "--thread", "t", ...db], env).stderr).toContain('unknown toolset "skill"; known: memory, skills');
       } finally {
         await sink.close();
