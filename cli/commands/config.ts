@@ -20,6 +20,15 @@ export function registerConfig(program: Command): void {
       if (o.mode !== "command" && o.mode !== "server") throw new Error(`--mode must be "command" or "server", got "${o.mode}"`);
       checkToolset(o.toolset);
       if (o.mode === "server" && !/^https?:\/\/[^/\s]+/i.test(o.url)) throw new Error(`--url must be the server's http:// or https:// address (got "${o.url}")`);
+      // The daemon appends /.well-known/rap-toolset, /close_thread and /cancel_tool_call to the
+      // URL: with a path (the /invoke endpoint pasted) the manifest is not found, and the session
+      // starts without the tools and with no error anywhere but the daemon's info line.
+      if (o.mode === "server" && URL.canParse(o.url)) {
+        const u = new URL(o.url);
+        if (u.pathname !== "/" || u.search !== "" || u.hash !== "") {
+          throw new Error(`--url is the server's base address, without a path: the daemon adds /.well-known/rap-toolset to it (got "${o.url}"; use "${u.origin}")`);
+        }
+      }
       // The daemon starts a command server in {session cwd}/.infinity: a relative path would be a
       // different database for every project.
       const db = o.db === undefined ? [] : ["--db", backendKindOf(o.db) === "sqlite" ? resolve(o.db) : o.db];

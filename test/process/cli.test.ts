@@ -146,6 +146,15 @@ describe("infinity-memory CLI", () => {
     expect(wrong.status).toBe(1);
     expect(wrong.stderr).toContain(`unknown toolset "memroy"; this version serves: memory, skills`);
     expect(runCli(["config", "rap-json", "--mode", "server", "--url", "localhost:7411"], {}).stderr).toContain(`--url must be the server's http:// or https:// address (got "localhost:7411")`);
+    // the daemon appends /.well-known/rap-toolset to the URL: the /invoke endpoint pasted there
+    // would leave every session without the tools
+    const endpoint = runCli(["config", "rap-json", "--mode", "server", "--url", "http://127.0.0.1:7411/invoke"], {});
+    expect(endpoint.status).toBe(1);
+    expect(endpoint.stderr).toContain(`--url is the server's base address, without a path: the daemon adds /.well-known/rap-toolset to it (got "http://127.0.0.1:7411/invoke"; use "http://127.0.0.1:7411")`);
+    expect(endpoint.stdout).toBe("");
+    // a trailing slash is no path (the daemon trims it)
+    const slash = JSON.parse(runCli(["config", "rap-json", "--mode", "server", "--url", "http://127.0.0.1:7411/"], {}).stdout) as { tool_sets: { server_url: string }[] };
+    expect(slash.tool_sets[0]?.server_url).toBe("http://127.0.0.1:7411/");
   });
 
   it("providers-json points the proxy at the daemon's home: $INFINITY_HOME when set, else ~/.infinity", () => {
