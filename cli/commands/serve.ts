@@ -262,7 +262,7 @@ async function serve(o: ServeOptions): Promise<void> {
           const skills = openSkills(ctx).service;
           // the learning loop's approval requests are decided here too (skill_review, RAP user_choice)
           const evo = new EvolutionService({ store: stores.evolution, learning: stores.learning, skills, config, clock: ctx.clock, llm: null });
-          return skillsToolset({ service: skills, toggles: stores.toggles, localUser: config.localUser, projectOf, evolution: config.evolution.enabled ? evo : null });
+          return skillsToolset({ service: skills, toggles: stores.toggles, localUser: config.localUser, projectOf, evolution: config.evolution.enabled ? evo : null, limits: config });
         })()
       : bindCallsToUser(memoryToolset({
           service: ctx.service,
@@ -274,6 +274,7 @@ async function serve(o: ServeOptions): Promise<void> {
           recordRoot,
           learning: learning?.service,
           askAboutCandidates: config.learning.candidates.askInConversation,
+          limits: config,
         }), (inv) => deriveRequestScope(inv, { localUser: config.localUser, project: projectOf(inv.thread_ancestors?.[0] ?? inv.group_id) }).user, identity);
   // The content scan's patterns compile on their first runs (~0.17 s): here, not in the first call.
   warmSafetyScan();

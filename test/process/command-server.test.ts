@@ -179,6 +179,54 @@ describe("command-server mode", () => {
     }
   });
 
+  it("the limits config.json raises hold for the tools' arguments and in the manifest, as they do in the CLI", async () => {
+    const dir = tempDir();
+    const cwd = join(dir, "proj", ".infinity");
+    mkdirSync(cwd, { recursive: true });
+    const home = join(dir, "home");
+    mkdirSync(home, { recursive: true });
+    writeFileSync(
+      join(home, "config.json"),
+      JSON.stringify({ write: { maxContentChars: 8000 }, search: { maxLimit: 100 }, list: { maxLimit: 200 }, skills: { searchMaxLimit: 40, maxBodyChars: 150_000 } }),
+    );
+    const sink = await startCallbackSink();
+    const command = `exec ${process.execPath} ${CLI} serve --toolset memory --db ${join(dir, "memory.db")}`;
+    try {
+      const s = await spawnCommandServer(command, cwd, { INFINITY_MEMORY_USER: "dana", INFINITY_MEMORY_HOME: home });
+      s.child.stdout.destroy();
+      const base = `http://127.0.0.1:${s.port}`;
+      const manifest = (await (await fetch(`${base}/.well-known/rap-toolset`)).json()) as { tools: { name: string; inputSchema: { properties: Record<string, { maximum?: number; maxLength?: number }> } }[] };
+      const prop = (tool: string, p: string) => manifest.tools.find((t) => t.name === tool)!.inputSchema.properties[p]!;
+      expect(prop("memory_remember", "content").maxLength).toBe(8000);
+      expect(prop("memory_search", "limit").maximum).toBe(100);
+      expect(prop("memory_list", "limit").maximum).toBe(200);
+      const long = `The release checklist, step by step: ${"run the suite, tag, build the image, push it. ".repeat(110)}`;
+      expect(long.length).toBeGreaterThan(4000);
+      await postJson(`${base}/invoke`, invocation("memory_remember", { content: long, kind: "project" }, "long-1", sink.url));
+      expect((await sink.next((b) => b.id === "long-1")).text).toMatch(/^Remembered as mem_/);
+      await postJson(`${base}/invoke`, invocation("memory_search", { query: "release checklist", limit: 80 }, "lim-1", sink.url));
+      expect((await sink.next((b) => b.id === "lim-1")).text).toContain("release checklist");
+      await postJson(`${base}/invoke`, invocation("memory_list", { limit: 150 }, "lim-2", sink.url));
+      expect((await sink.next((b) => b.id === "lim-2")).text).toMatch(/^1 of 1 memories:/);
+      process.kill(-s.child.pid!, "SIGINT");
+      expect(await s.exited).toBe(0);
+      // the skills server too
+      const k = await spawnCommandServer(command.replace("--toolset memory", "--toolset skills"), cwd, { INFINITY_MEMORY_HOME: home });
+      k.child.stdout.destroy();
+      const kbase = `http://127.0.0.1:${k.port}`;
+      const skills = (await (await fetch(`${kbase}/.well-known/rap-toolset`)).json()) as typeof manifest;
+      const skillProp = (tool: string, p: string) => skills.tools.find((t) => t.name === tool)!.inputSchema.properties[p]!;
+      expect(skillProp("skill_search", "limit").maximum).toBe(40);
+      expect(skillProp("skill_propose", "skill_md").maxLength).toBe(150_000);
+      await postJson(`${kbase}/invoke`, invocation("skill_search", { query: "release", limit: 30 }, "sk-1", sink.url));
+      expect((await sink.next((b) => b.id === "sk-1")).text).not.toMatch(/^Error/);
+      process.kill(-k.child.pid!, "SIGINT");
+      expect(await k.exited).toBe(0);
+    } finally {
+      await sink.close();
+    }
+  });
+
   it("a config.json it cannot use stops it with the reason in its log (the daemon discards its stderr)", () => {
     const dir = tempDir();
     const cwd = join(dir, "proj", ".infinity");

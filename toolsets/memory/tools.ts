@@ -2,6 +2,7 @@
 // and handlers that call MemoryService and render readable text for the model.
 import { z } from "zod";
 import type { Clock } from "../../core/clock.js";
+import { defaultConfig, type MemoryConfig } from "../../core/config.js";
 import { CoreError } from "../../core/errors.js";
 import { MEMORY_KINDS, MEMORY_STATUSES, SCOPE_LEVELS } from "../../core/memory/record.js";
 import { deriveRequestScope, type RequestScope } from "../../core/memory/scope.js";
@@ -20,12 +21,24 @@ const kind = z.enum(MEMORY_KINDS);
 const level = z.enum(SCOPE_LEVELS);
 const memId = z.string().min(1).max(64).describe("a memory id such as mem_01jc…, from memory_search or memory_list");
 
-export const rememberInput = z.strictObject({
+/**
+ * The config.json limits the arguments are checked against (write.maxContentChars, search and list
+ * maxLimit, their defaults): a limit a person raised or lowered holds over RAP as in the CLI, and
+ * the manifest says so. With the numbers written into the schemas, content over 4,000 characters
+ * or a limit over 50 was refused over RAP whatever config.json allowed.
+ */
+export type MemoryToolLimits = Pick<MemoryConfig, "write" | "search" | "list">;
+
+const DEFAULT_LIMITS: MemoryToolLimits = defaultConfig();
+
+const count = (n: number) => n.toLocaleString("en-US");
+
+export const rememberInput = (l: MemoryToolLimits = DEFAULT_LIMITS) => z.strictObject({
   content: z
     .string()
     .min(1)
-    .max(4000)
-    .describe("the fact, preference, lesson or note, as one or two self-contained sentences (max 4,000 characters)"),
+    .max(l.write.maxContentChars)
+    .describe(`the fact, preference, lesson or note, as one or two self-contained sentences (max ${count(l.write.maxContentChars)} characters)`),
   kind: kind.optional().describe("what it is; default note"),
   scope: level
     .optional()
@@ -37,17 +50,17 @@ export const rememberInput = z.strictObject({
   user_stated: z.boolean().optional().describe("true when the user said this directly (higher trust)"),
 });
 
-export const searchInput = z.strictObject({
+export const searchInput = (l: MemoryToolLimits = DEFAULT_LIMITS) => z.strictObject({
   query: z.string().min(1).max(1000).describe("what to look for, in plain words"),
   kinds: z.array(kind).optional().describe("only these kinds"),
   scopes: z.array(level).optional().describe("only these scopes"),
-  limit: z.number().int().min(1).max(50).optional().describe("how many results, default 10"),
+  limit: z.number().int().min(1).max(l.search.maxLimit).optional().describe(`how many results, default ${l.search.defaultLimit}`),
   include_history: z.boolean().optional().describe("also return superseded and expired versions"),
 });
 
-export const updateInput = z.strictObject({
+export const updateInput = (l: MemoryToolLimits = DEFAULT_LIMITS) => z.strictObject({
   id: memId,
-  content: z.string().min(1).max(4000).describe("the corrected content; the old version is kept in history"),
+  content: z.string().min(1).max(l.write.maxContentChars).describe("the corrected content; the old version is kept in history"),
   kind: kind.optional(),
   tags: z.array(z.string().min(1).max(64)).max(20).optional(),
   confidence: z.number().min(0).max(1).optional(),
@@ -70,11 +83,11 @@ export const forgetInput = z
     message: 'give exactly one of "id", "ids" or "query"',
   });
 
-export const listInput = z.strictObject({
+export const listInput = (l: MemoryToolLimits = DEFAULT_LIMITS) => z.strictObject({
   kinds: z.array(kind).optional(),
   scopes: z.array(level).optional(),
   status: z.array(z.enum(MEMORY_STATUSES).exclude(["deleted"])).optional().describe("default active and pending"),
-  limit: z.number().int().min(1).max(100).optional().describe("page size, default 20"),
+  limit: z.number().int().min(1).max(l.list.maxLimit).optional().describe(`page size, default ${l.list.defaultLimit}`),
   cursor: z.string().optional().describe("next_cursor from the previous page"),
   order: z.enum(["newest", "oldest"]).optional(),
 });
@@ -139,6 +152,8 @@ export interface MemoryToolsetDeps {
   askAboutCandidates?: boolean;
   /** the learning loop, for task_feedback; absent when learning is off */
   learning?: LearningService | null;
+  /** config.json's limits for the arguments (default: the built-in ones) */
+  limits?: MemoryToolLimits;
 }
 
 function scopeOf(deps: MemoryToolsetDeps, inv: RapInvocation): RequestScope {
@@ -173,6 +188,7 @@ function rememberText(r: RememberResult, now: number): string {
 
 export function memoryToolset(deps: MemoryToolsetDeps): Toolset {
   const { service, clock } = deps;
+  const limits = deps.limits ?? DEFAULT_LIMITS;
   // Candidates already put to the person in this process ("ask me later" waits for a restart).
   const asked = new Set<string>();
 
@@ -204,7 +220,7 @@ export function memoryToolset(deps: MemoryToolsetDeps): Toolset {
       description:
         "Save a fact, preference, lesson or note to long-term memory so later sessions can recall it. Write declarative " +
         'facts ("User prefers tabs in TypeScript"), not instructions. Returns the memory id and any conflicting memories.',
-      input: rememberInput,
+      input: rememberInput(limits),
       displayScript: `"Remember: " + args.content`,
       handler: async (a, ctx) => {
         const req = scopeOf(deps, ctx.invocation);
@@ -230,7 +246,7 @@ export function memoryToolset(deps: MemoryToolsetDeps): Toolset {
       description:
         "Search long-term memory (facts, preferences, project context, lessons) visible to this thread. Returns ranked " +
         "memories with id, kind, scope, trust, confidence, source and age.",
-      input: searchInput,
+      input: searchInput(limits),
       displayScript: `"Search memory: " + args.query`,
       handler: async (a, ctx) => {
         const req = scopeOf(deps, ctx.invocation);
@@ -257,7 +273,7 @@ export function memoryToolset(deps: MemoryToolsetDeps): Toolset {
       name: "memory_update",
       description:
         "Correct a memory: stores the new content as a new version and keeps the old one in its history (see memory_history).",
-      input: updateInput,
+      input: updateInput(limits),
       displayScript: `"Update memory " + args.id`,
       handler: async (a, ctx) => {
         const req = scopeOf(deps, ctx.invocation);
@@ -337,7 +353,7 @@ export function memoryToolset(deps: MemoryToolsetDeps): Toolset {
     defineTool({
       name: "memory_list",
       description: "Browse memories visible to this thread as a timeline, newest first, a page at a time.",
-      input: listInput,
+      input: listInput(limits),
       displayScript: `"List memories"`,
       handler: async (a, ctx) => {
         const req = scopeOf(deps, ctx.invocation);

@@ -1,6 +1,7 @@
 // The `skills` toolset: progressive disclosure (search → view → file), proposals that are never
 // live, and publication/rollback that only happen after the person answers a RAP user_choice.
 import { z } from "zod";
+import { defaultConfig, type MemoryConfig } from "../../core/config.js";
 import { CoreError } from "../../core/errors.js";
 import { deriveRequestScope, type RequestScope } from "../../core/memory/scope.js";
 import type { PendingMove, SkillActor, SkillService } from "../../core/skills/service.js";
@@ -19,9 +20,17 @@ const skillName = z.string().min(1).max(64).describe("the skill's name, e.g. rel
 const versionRef = z.string().min(1).max(80).describe('a version: "v3", or a content-hash prefix from skill_history');
 const level = z.enum(TOGGLE_LEVELS);
 
-export const searchInput = z.strictObject({
+/**
+ * config.json's skills limits the arguments are checked against, so a limit a person changed holds
+ * over RAP as in `skills import` (written into the schemas, a raised one was refused here).
+ */
+export type SkillToolLimits = Pick<MemoryConfig, "skills">;
+
+const DEFAULT_LIMITS: SkillToolLimits = defaultConfig();
+
+export const searchInput = (l: SkillToolLimits = DEFAULT_LIMITS) => z.strictObject({
   query: z.string().min(1).max(1000).describe("the task, in plain words"),
-  limit: z.number().int().min(1).max(20).optional().describe("how many skills, default 5"),
+  limit: z.number().int().min(1).max(l.skills.searchMaxLimit).optional().describe(`how many skills, default ${l.skills.searchDefaultLimit}`),
 });
 
 export const viewInput = z.strictObject({
@@ -48,15 +57,15 @@ const supportPath = z
     if (why) ctx.addIssue({ code: "custom", message: why });
   });
 
-export const proposeInput = z.strictObject({
+export const proposeInput = (l: SkillToolLimits = DEFAULT_LIMITS) => z.strictObject({
   skill_md: z
     .string()
     .min(1)
-    .max(100_000)
+    .max(l.skills.maxBodyChars)
     .describe("the whole SKILL.md: YAML frontmatter (name, description, optional allowed-tools …) between --- lines, then the Markdown body"),
   files: z
-    .array(z.strictObject({ path: supportPath, content: z.string().max(1_048_576) }))
-    .max(60)
+    .array(z.strictObject({ path: supportPath, content: z.string().max(l.skills.maxFileChars) }))
+    .max(l.skills.maxFiles)
     .optional()
     .describe(
       "the skill folder's other files, by path relative to it: scripts/, references/, assets/ or beside SKILL.md (e.g. forms.md); text, never executed; omit to keep the previous version's files",
@@ -95,6 +104,8 @@ export interface SkillsToolsetDeps {
   toggles: ToggleStore;
   localUser: string;
   projectOf(sessionId: string): string | null;
+  /** config.json's limits for the arguments (default: the built-in ones) */
+  limits?: SkillToolLimits;
 }
 
 function scopeOf(deps: SkillsToolsetDeps, inv: RapInvocation): RequestScope {
@@ -142,13 +153,14 @@ function requestPrompt(r: SkillRequest, report: StoredEvalReport | null): string
 
 export function skillsToolset(deps: SkillsToolsetDeps): Toolset {
   const { service } = deps;
+  const limits = deps.limits ?? DEFAULT_LIMITS;
   const tools: Tool[] = [
     defineTool({
       name: "skill_search",
       description:
         "Find skills (reusable procedures) relevant to a task. Returns a few matches with name, description and score, never " +
         "the whole catalog; load one with skill_view before following it.",
-      input: searchInput,
+      input: searchInput(limits),
       displayScript: `"Search skills: " + args.query`,
       handler: async (a, ctx) => {
         const req = scopeOf(deps, ctx.invocation);
@@ -196,7 +208,7 @@ export function skillsToolset(deps: SkillsToolsetDeps): Toolset {
       description:
         "Propose a new skill or a new version of one from SKILL.md text. It is stored as a candidate and is not used until " +
         "the person approves it (skill_publish). Propose after a task that needed several steps and worked, or to fix a skill that misled you.",
-      input: proposeInput,
+      input: proposeInput(limits),
       displayScript: `"Propose skill"`,
       handler: async (a, ctx) => {
         let files: SkillFile[] | undefined = a.files;
