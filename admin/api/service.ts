@@ -83,6 +83,16 @@ export function createAdminService(d: AdminDeps): AdminHandlers {
   const actor = `admin:${d.localUser}`;
   const viewerOf = (r: { user?: string | undefined; project?: string | undefined }): Viewer => ({ owner: r.user ?? d.localUser, project: r.project ?? null });
 
+  // Changes to memories run one at a time: a reject or forget lets other work in while its
+  // cascade purges the copies (session index, learning tables), and a confirm from a second tab
+  // slipped in between its check and its purge: both answered 200, the "confirmed" memory gone.
+  let memoryChanges: Promise<unknown> = Promise.resolve();
+  const oneAtATime = <T>(fn: () => Promise<T>): Promise<T> => {
+    const run = memoryChanges.then(fn, fn);
+    memoryChanges = run.catch(() => undefined);
+    return run;
+  };
+
 
   async function messagesOf(recs: MemoryRecord[]): Promise<z.input<typeof C.SourceMessage>[]> {
     if (d.refreshMessages && recs.some((r) => r.sources.some((s) => s.messageIds.length > 0))) {
@@ -253,18 +263,19 @@ export function createAdminService(d: AdminDeps): AdminHandlers {
       },
 
       async UpdateMemory(req) {
-        const current = await d.memory.getVisible(viewerOf(req), req.id);
-        const r = await d.memory.update(
-          requestScopeOwning(current.scope),
-          { id: req.id, content: req.content, kind: req.kind, tags: req.tags, confidence: req.confidence, expiresAt: req.expiresAt, userStated: true },
-          origin,
-        );
-        return { memory: memoryJson(r.record), previousId: current.id, notes: r.notes };
+        return oneAtATime(async () => {
+          const current = await d.memory.getVisible(viewerOf(req), req.id);
+          const r = await d.memory.update(
+            requestScopeOwning(current.scope),
+            { id: req.id, content: req.content, kind: req.kind, tags: req.tags, confidence: req.confidence, expiresAt: req.expiresAt, userStated: true },
+            origin,
+          );
+          return { memory: memoryJson(r.record), previousId: current.id, notes: r.notes };
+        });
       },
 
       async ForgetMemory(req) {
-        const purged = await d.memory.forget(viewerOf(req), req.ids, origin, req.reason ?? "forgotten in the review page");
-        return { purgedIds: purged };
+        return oneAtATime(async () => ({ purgedIds: await d.memory.forget(viewerOf(req), req.ids, origin, req.reason ?? "forgotten in the review page") }));
       },
 
       async ListPending(req) {
@@ -279,12 +290,11 @@ export function createAdminService(d: AdminDeps): AdminHandlers {
       },
 
       async ConfirmPending(req) {
-        const done = await d.memory.confirm(viewerOf(req), req.ids, origin);
-        return { memories: done.map(memoryJson) };
+        return oneAtATime(async () => ({ memories: (await d.memory.confirm(viewerOf(req), req.ids, origin)).map(memoryJson) }));
       },
 
       async RejectPending(req) {
-        return { purgedIds: await d.memory.reject(viewerOf(req), req.ids, origin) };
+        return oneAtATime(async () => ({ purgedIds: await d.memory.reject(viewerOf(req), req.ids, origin) }));
       },
 
       async QueryAudit(req) {

@@ -161,6 +161,30 @@ describe("admin HTTP API: memories", () => {
     expect(ListPendingResponse.parse(await ok(s, "MemoryAdmin/ListPending", {})).total).toBe(0);
   });
 
+  it("two tabs deciding one pending memory at once: one decision wins, the other is a 409", async () => {
+    const s = await start();
+    const decide = async (first: string, second: string) => {
+      const a = post(s, first, { ids: [s.ids.pending] });
+      // the second tab's click lands while the first call runs (a reject's cascade lets other work in)
+      await new Promise((r) => setTimeout(r, 0));
+      const b = post(s, second, { ids: [s.ids.pending] });
+      return [await a, await b] as const;
+    };
+    const [reject, confirm] = await decide("MemoryAdmin/RejectPending", "MemoryAdmin/ConfirmPending");
+    expect([reject.status, confirm.status].sort()).toEqual([200, 409]);
+    // what stands is what the 200 said
+    expect((await s.ctx.store.get(s.ids.pending))?.status).toBe(reject.status === 200 ? "deleted" : "active");
+    expect((reject.status === 409 ? reject : confirm).body.code).toBe("conflict");
+  });
+
+  it("two tabs rejecting one pending memory at once: the second is told it is no longer pending", async () => {
+    const s = await start();
+    const a = post(s, "MemoryAdmin/RejectPending", { ids: [s.ids.pending] });
+    await new Promise((r) => setTimeout(r, 0));
+    const b = post(s, "MemoryAdmin/RejectPending", { ids: [s.ids.pending] });
+    expect([(await a).status, (await b).status].sort()).toEqual([200, 409]);
+  });
+
   it("answers learning statistics with the skill funnel", async () => {
     const s = await start();
     const st = LearningStatsResponse.parse(await ok(s, "MemoryAdmin/LearningStats", {}));
