@@ -103,7 +103,7 @@ export const EpisodeRef = z.object({
 
 // ---- MemoryAdmin ----
 
-/** Whose memories: default the server's local user; `project` narrows to one project plus user-scope ones. */
+/** Whose memories: default the server's local user; `project` (an absolute directory) narrows to one project plus user-scope ones. */
 const Owner = {
   user: z.string().min(1).max(200).optional(),
   project: z.string().min(1).max(4000).optional(),

@@ -60,6 +60,16 @@ function parseTime(value: string | undefined, field: string): number | undefined
   return t;
 }
 
+/**
+ * A project is keyed by its real absolute directory, as the command servers key its memories:
+ * "/work/app/", a symbolic link to it or a relative path matched none of them, so the view held
+ * only the person's user-scope memories, without a word.
+ */
+function projectOf(value: string): string {
+  if (!isAbsolute(value)) throw new ApiError("invalid_argument", `"project" must be the project's absolute directory path (got "${value}")`, "project");
+  return projectDir(value);
+}
+
 function parseCursor(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
   if (!/^\d{1,15}$/.test(value)) throw new ApiError("invalid_argument", `"cursor" must be the nextCursor of a previous page; got "${value}"`, "cursor");
@@ -81,7 +91,10 @@ async function withCursor<T>(cursor: string | undefined, fn: () => Promise<T>): 
 export function createAdminService(d: AdminDeps): AdminHandlers {
   const origin: Origin = { actor: "user", threadId: null, toolCallId: null };
   const actor = `admin:${d.localUser}`;
-  const viewerOf = (r: { user?: string | undefined; project?: string | undefined }): Viewer => ({ owner: r.user ?? d.localUser, project: r.project ?? null });
+  const viewerOf = (r: { user?: string | undefined; project?: string | undefined }): Viewer => ({
+    owner: r.user ?? d.localUser,
+    project: r.project === undefined ? null : projectOf(r.project),
+  });
 
   // Changes to memories run one at a time: a reject or forget lets other work in while its
   // cascade purges the copies (session index, learning tables), and a confirm from a second tab

@@ -161,6 +161,23 @@ describe("admin HTTP API: memories", () => {
     expect(ListPendingResponse.parse(await ok(s, "MemoryAdmin/ListPending", {})).total).toBe(0);
   });
 
+  it("reads `project` as the project's directory however it is written, and refuses a relative one", async () => {
+    const s = await start();
+    // the pending candidate is a memory of /work/proj-a
+    for (const project of ["/work/proj-a", "/work/proj-a/", "/work/./proj-a", "/work/other/../proj-a"]) {
+      const page = ListMemoriesResponse.parse(await ok(s, "MemoryAdmin/ListMemories", { project }));
+      expect(page.memories.map((m) => m.id), project).toContain(s.ids.pending);
+    }
+    await ok(s, "MemoryAdmin/GetMemory", { id: s.ids.pending, project: "/work/proj-a/" });
+    const relative = await post(s, "MemoryAdmin/ListMemories", { project: "proj-a" });
+    expect(relative.status).toBe(400);
+    expect(relative.body).toMatchObject({ code: "invalid_argument", field: "project" });
+    expect(relative.body.error).toMatch(/absolute directory path \(got "proj-a"\)/);
+    const confirm = await post(s, "MemoryAdmin/ConfirmPending", { ids: [s.ids.pending], project: "proj-a" });
+    expect(confirm.status).toBe(400);
+    expect((await s.ctx.store.get(s.ids.pending))?.status).toBe("pending");
+  });
+
   it("two tabs deciding one pending memory at once: one decision wins, the other is a 409", async () => {
     const s = await start();
     const decide = async (first: string, second: string) => {
