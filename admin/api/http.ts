@@ -107,13 +107,14 @@ function readBody(req: IncomingMessage): Promise<string> {
 export async function startAdminHttp(o: AdminHttpOptions): Promise<AdminHttpServer> {
   const uiRoot = resolve(o.uiDir);
   const streams = new Set<ServerResponse>();
-  let port = o.port;
-  // DNS rebinding guard: a page on another origin that resolves to 127.0.0.1 sends its own Host
+  // DNS rebinding guard: a page on another origin that resolves to 127.0.0.1 sends its own Host.
+  // The name is what tells; the port is not ours to check: a tunnel or port mapping to this server
+  // (ssh -L 9000:127.0.0.1:7413) has the browser send "localhost:9000".
   const hostAllowed = (h: string | undefined): boolean => {
     if (!isLoopbackHost(o.host)) return true;
     if (!h) return false;
     const m = /^(\[[^\]]+\]|[^:]+)(?::(\d+))?$/.exec(h);
-    return !!m && isLoopbackHost(m[1]!.toLowerCase()) && (m[2] === undefined || Number(m[2]) === port);
+    return !!m && isLoopbackHost(m[1]!.toLowerCase());
   };
 
   async function api(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
@@ -240,7 +241,7 @@ export async function startAdminHttp(o: AdminHttpOptions): Promise<AdminHttpServ
       done();
     });
   });
-  port = (server.address() as AddressInfo).port;
+  const port = (server.address() as AddressInfo).port;
   const hostPart = o.host.includes(":") ? `[${o.host}]` : o.host;
   return {
     url: `http://${hostPart}:${port}/`,

@@ -84,6 +84,18 @@ describe("admin HTTP API: access token", () => {
       r.end("{}");
     });
     expect(status).toBe(403);
+    // a tunnel or port mapping (ssh -L 9000:127.0.0.1:PORT) has the browser send its own port
+    for (const host of ["localhost:9000", "127.0.0.1:9000", "[::1]:9000"]) {
+      const viaTunnel = await new Promise<number>((done, fail) => {
+        const r = httpRequest(`${s.base}/api/v1/MemoryAdmin/ListMemories`, { method: "POST", headers: { Host: host, Authorization: `Bearer ${s.admin.token}`, "Content-Type": "application/json" } }, (res) => {
+          res.resume();
+          done(res.statusCode ?? 0);
+        });
+        r.on("error", fail);
+        r.end("{}");
+      });
+      expect(viaTunnel, host).toBe(200);
+    }
     await expect(startAdmin({ backend: s.ctx.backend, config: s.ctx.config, home: join(s.ctx.dbPath, ".."), logger: pino({ level: "silent" }), http: { host: "0.0.0.0", port: 0 } })).rejects.toThrow(/loopback/);
   });
 });
