@@ -6,9 +6,11 @@ import { isAbsolute } from "node:path";
 import type { z } from "zod";
 import type { Clock } from "../../core/clock.js";
 import type { MemoryConfig } from "../../core/config.js";
+import { isCoreError } from "../../core/errors.js";
 import { EvolutionService } from "../../core/learning/evolution.js";
 import type { MemoryRecord } from "../../core/memory/record.js";
 import { requestScopeOwning, type RequestScope } from "../../core/memory/scope.js";
+import { parseExpiry } from "../../core/memory/write-policy.js";
 import type { MemoryService, Origin, Viewer } from "../../core/memory/service.js";
 import { diffVersions } from "../../core/skills/diff.js";
 import { projectOfKey } from "../../core/skills/scope.js";
@@ -68,6 +70,16 @@ function parseTime(value: string | undefined, field: string): number | undefined
 function projectOf(value: string): string {
   if (!isAbsolute(value)) throw new ApiError("invalid_argument", `"project" must be the project's absolute directory path (got "${value}")`, "project");
   return projectDir(value);
+}
+
+/** `expiresAt` read as the update will read it; the core's message names the tool's field ("expires_at"). */
+function checkExpiry(value: string | undefined, now: number): void {
+  try {
+    parseExpiry(value, now);
+  } catch (e) {
+    if (isCoreError(e)) throw new ApiError(e.code, e.message.replace(`"expires_at"`, `"expiresAt"`), "expiresAt");
+    throw e;
+  }
 }
 
 function parseCursor(value: string | undefined): number | undefined {
@@ -276,6 +288,7 @@ export function createAdminService(d: AdminDeps): AdminHandlers {
       },
 
       async UpdateMemory(req) {
+        checkExpiry(req.expiresAt, d.clock.now());
         return oneAtATime(async () => {
           const current = await d.memory.getVisible(viewerOf(req), req.id);
           const r = await d.memory.update(

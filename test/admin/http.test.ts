@@ -345,6 +345,11 @@ describe("admin HTTP API: malformed requests", () => {
     await bad("MemoryAdmin/SearchMemories", { query: "?? !!" }, 400);
     await bad("MemoryAdmin/UpdateMemory", { id: s.ids.tabs, content: "x".repeat(5000) }, 400, "content");
     await bad("MemoryAdmin/UpdateMemory", { id: s.ids.tabs, content: "the api key is sk-live-4f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c" }, 400);
+    // the expiry is this API's "expiresAt", not the memory tool's "expires_at"
+    for (const expiresAt of ["2020-01-01", "next tuesday", "2027-02-30", "0d"]) {
+      const r = await bad("MemoryAdmin/UpdateMemory", { id: s.ids.tabs, content: "Alice prefers tabs in Go", expiresAt }, 400, "expiresAt");
+      expect(r.body.error).toMatch(/^"expiresAt"/);
+    }
     await bad("MemoryAdmin/GetMemory", { id: "mem_nope" }, 404);
     await bad("SkillAdmin/GetSkill", { name: "Bad Name!" }, 400, "name");
     await bad("SkillAdmin/GetSkill", { name: "no-such-skill" }, 404);
