@@ -49,11 +49,13 @@ export function MemoriesView() {
       const rows = r.hits.map((h) => h.memory).filter((m) => !f.status || m.status === f.status);
       return { memories: rows, nextCursor: undefined as string | undefined, total: String(rows.length), searched: true };
     }
-    // each "more" click adds a page; a refresh re-reads all pages shown so far
+    // each "more" click adds a page; a refresh re-reads all pages shown so far. With a trust
+    // filter the server reads a bounded number of records a call, so a page can come back empty
+    // with more to read: keep reading (a while) rather than say nothing matches.
     let memories: Memory[] = [];
     let cursor: string | undefined;
     let total: string | undefined;
-    for (let i = 0; i <= pages.length; i++) {
+    for (let i = 0; i <= pages.length || (memories.length === 0 && i < pages.length + 20); i++) {
       const r = await api.call("MemoryAdmin", "ListMemories", {
         scopes: one(f.scope),
         kinds: one(f.kind),
@@ -117,14 +119,18 @@ export function MemoriesView() {
           </div>
           <ErrorNote error={list.error} what="Could not load memories" />
           {list.data ? (
-            list.data.memories.length === 0 ? (
+            list.data.memories.length === 0 && !list.data.nextCursor ? (
               <Empty>{f.query ? `Nothing matches “${f.query}” with these filters.` : "No memories with these filters."}</Empty>
             ) : (
               <>
                 <p class="muted">
                   {list.data.searched ? `${list.data.memories.length} best matches` : `${list.data.memories.length}${list.data.total !== undefined ? ` of ${list.data.total}` : ""} shown`}
                 </p>
-                <MemoryTable rows={list.data.memories} selected={selected} onSelect={setSelected} />
+                {list.data.memories.length ? (
+                  <MemoryTable rows={list.data.memories} selected={selected} onSelect={setSelected} />
+                ) : (
+                  <Empty>None of the memories read so far match these filters; there are more to look through.</Empty>
+                )}
                 {list.data.nextCursor ? (
                   <div class="actions">
                     <button type="button" onClick={() => setPages([...pages, list.data!.nextCursor!])}>

@@ -1,0 +1,99 @@
+// The review page's lists on a store larger than one call reads, in headless Chromium against a
+// real `serve --ui`: what a filter finds far down the list, and pages past the first.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Page } from "playwright-core";
+import { afterAll, beforeAll, beforeEach, describe, it } from "vitest";
+import type { NewMemory } from "../../core/memory/record.js";
+import { recordScopeFor } from "../../core/memory/scope.js";
+import { contentHash } from "../../core/memory/write-policy.js";
+import { openTestMemory, req, T0 } from "../helpers/memory.js";
+import { FAILURES_DIR, REQUIRE_BROWSER, browserMissing, launchBrowser, screenshot, startUiServer, type Browser, type UiServer } from "./browser.js";
+
+const missing = browserMissing();
+const title = missing
+  ? `review page lists in a real browser (${REQUIRE_BROWSER ? "required by INFINITY_MEMORY_REQUIRE_BROWSER=1 but" : "skipped:"} ${missing})`
+  : "review page lists in a real browser (headless Chromium)";
+
+/** more memories than the server reads in one trust-filtered call (20 store pages of 50) */
+const MODEL_MEMORIES = 1100;
+const CONFIRMED = "Alice confirmed that the on-call rotation changes every Monday";
+
+function memory(i: number, content: string, over: Partial<NewMemory> = {}): NewMemory {
+  const id = `mem_seed_${String(i).padStart(5, "0")}`;
+  return {
+    id,
+    lineageId: id,
+    scope: recordScopeFor(req(), "user"),
+    kind: "fact",
+    content,
+    tags: [],
+    trust: "model_inferred",
+    confidence: 0.6,
+    status: "active",
+    flags: [],
+    version: 1,
+    supersedes: null,
+    validFrom: null,
+    validTo: null,
+    createdAt: T0 + i * 1000,
+    expiresAt: null,
+    contentHash: contentHash(content),
+    source: { threadId: "root-1", messageIds: [], toolCallId: null, actor: "model", at: T0 + i * 1000 },
+    ...over,
+  };
+}
+
+async function seedLists(dir: string): Promise<string> {
+  const ctx = openTestMemory(dir);
+  try {
+    const audit = (id: string) => ({ at: T0, actor: "test", action: "create" as const, targetKind: "memory" as const, targetId: id, detail: {} });
+    // the one user-confirmed memory is the oldest: newest first, it comes after every other one
+    const first = memory(0, CONFIRMED, { trust: "user_confirmed" });
+    await ctx.backend.memory.insert(first, audit(first.id));
+    for (let i = 1; i <= MODEL_MEMORIES; i++) {
+      const m = memory(i, `Build ${i} of the service took ${i % 97} minutes on runner ${i % 13}`);
+      await ctx.backend.memory.insert(m, audit(m.id));
+    }
+    return ctx.dbPath;
+  } finally {
+    ctx.close();
+  }
+}
+
+describe.skipIf(missing !== null && !REQUIRE_BROWSER)(title, () => {
+  let home: string;
+  let server: UiServer;
+  let browser: Browser;
+  let page: Page;
+
+  beforeAll(async () => {
+    if (missing) throw new Error(`INFINITY_MEMORY_REQUIRE_BROWSER=1 but ${missing}`);
+    home = mkdtempSync(join(tmpdir(), "imem-ui-lists-"));
+    const db = await seedLists(home);
+    server = await startUiServer(home, db);
+    browser = await launchBrowser();
+    page = browser.page;
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await server?.stop();
+    if (home) rmSync(home, { recursive: true, force: true });
+  });
+
+  beforeEach(({ task, onTestFailed }) => {
+    onTestFailed(async () => {
+      if (page) await screenshot(page, FAILURES_DIR, task.name).catch(() => undefined);
+    });
+  });
+
+  it("memories: a trust only an old memory has finds it, not 'No memories with these filters'", async () => {
+    await page.goto(`${server.base}#token=${server.token}`);
+    const list = page.getByRole("region", { name: "Memory list" });
+    await list.locator("tbody tr").first().waitFor();
+    await page.getByLabel("Trust").selectOption("user_confirmed");
+    await list.getByText(CONFIRMED).waitFor();
+  });
+});
