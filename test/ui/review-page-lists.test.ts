@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
-import { afterAll, beforeAll, beforeEach, describe, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { NewMemory } from "../../core/memory/record.js";
 import { recordScopeFor } from "../../core/memory/scope.js";
 import { contentHash } from "../../core/memory/write-policy.js";
@@ -19,6 +19,9 @@ const title = missing
 /** more memories than the server reads in one trust-filtered call (20 store pages of 50) */
 const MODEL_MEMORIES = 1100;
 const CONFIRMED = "Alice confirmed that the on-call rotation changes every Monday";
+/** more pending candidates than one call of the Pending view lists (100) */
+const PENDING = 130;
+const pendingText = (i: number) => `Candidate ${i}: the nightly export writes to bucket export-${i}`;
 
 function memory(i: number, content: string, over: Partial<NewMemory> = {}): NewMemory {
   const id = `mem_seed_${String(i).padStart(5, "0")}`;
@@ -54,6 +57,10 @@ async function seedLists(dir: string): Promise<string> {
     await ctx.backend.memory.insert(first, audit(first.id));
     for (let i = 1; i <= MODEL_MEMORIES; i++) {
       const m = memory(i, `Build ${i} of the service took ${i % 97} minutes on runner ${i % 13}`);
+      await ctx.backend.memory.insert(m, audit(m.id));
+    }
+    for (let i = 1; i <= PENDING; i++) {
+      const m = memory(MODEL_MEMORIES + i, pendingText(i), { status: "pending" });
       await ctx.backend.memory.insert(m, audit(m.id));
     }
     return ctx.dbPath;
@@ -95,5 +102,18 @@ describe.skipIf(missing !== null && !REQUIRE_BROWSER)(title, () => {
     await list.locator("tbody tr").first().waitFor();
     await page.getByLabel("Trust").selectOption("user_confirmed");
     await list.getByText(CONFIRMED).waitFor();
+  });
+
+  it("pending: more candidates than one page lists are reached with Show more", async () => {
+    await page.goto(`${server.base}#token=${server.token}`);
+    await page.getByRole("navigation", { name: "Views" }).getByRole("link", { name: "Pending" }).click();
+    const panel = page.getByRole("region", { name: "Pending memories" });
+    await panel.getByText(`${PENDING} waiting for a person's decision.`).waitFor();
+    // oldest first: the first hundred, then the rest
+    await panel.getByText(pendingText(1), { exact: true }).waitFor();
+    expect(await panel.getByText(pendingText(PENDING), { exact: true }).count()).toBe(0);
+    await panel.getByRole("button", { name: "Show more" }).click();
+    await panel.getByText(pendingText(PENDING), { exact: true }).waitFor();
+    expect(await panel.locator("li[data-memory-id]").count()).toBe(PENDING);
   });
 });

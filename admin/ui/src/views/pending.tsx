@@ -12,7 +12,21 @@ import { SourceMessages } from "./memories.js";
 export function PendingView() {
   const { api } = useLive();
   const tick = useTick("pending");
-  const r = useResource(() => api.call("MemoryAdmin", "ListPending", { pageSize: 100 }), [tick]);
+  const list = (cursor: string | undefined) => api.call("MemoryAdmin", "ListPending", { pageSize: 100, cursor });
+  // each "more" click adds a page; a refresh re-reads all pages shown so far
+  const [pages, setPages] = useState(1);
+  const r = useResource(async () => {
+    let items: Awaited<ReturnType<typeof list>>["items"] = [];
+    let cursor: string | undefined;
+    let last: Awaited<ReturnType<typeof list>> | null = null;
+    for (let i = 0; i < pages; i++) {
+      last = await list(cursor);
+      items = items.concat(last.items);
+      cursor = last.nextCursor;
+      if (!cursor) break;
+    }
+    return { ...last!, items, nextCursor: cursor };
+  }, [tick, pages]);
   const act = useAction();
   const [rejecting, setRejecting] = useState<Memory | null>(null);
   const [done, setDone] = useState<string | null>(null);
@@ -92,6 +106,13 @@ export function PendingView() {
             </li>
           ))}
         </ul>
+        {r.data?.nextCursor ? (
+          <div class="actions">
+            <button type="button" onClick={() => setPages(pages + 1)}>
+              Show more
+            </button>
+          </div>
+        ) : null}
       </section>
       <ConfirmDialog
         open={rejecting !== null}
