@@ -249,7 +249,7 @@ export const LearningStatsResponse = z.object({
     grounded: z.number().int(),
     suppressed: z.number().int(),
     withReward: z.number().int(),
-    /** oldest day first; day is "YYYY-MM-DD" (UTC) */
+    /** every day of the period, oldest first, a day without episodes at 0; day is "YYYY-MM-DD" (UTC) */
     perDay: z.array(z.object({ day: z.string(), count: z.number().int(), meanReward: z.number().optional() })),
   }),
   rewards: z.object({

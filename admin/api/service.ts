@@ -82,6 +82,22 @@ function checkExpiry(value: string | undefined, now: number): void {
   }
 }
 
+/**
+ * One entry per day of the period, oldest first, a day without episodes at 0: the page draws them
+ * as adjacent bars, so days left out put the 1st next to the 7th and a month looked like a week.
+ */
+function everyDay(since: number, days: number, counted: { day: string; count: number; meanReward: number | null }[]): z.input<typeof C.LearningStatsResponse>["episodes"]["perDay"] {
+  const byDay = new Map(counted.map((p) => [p.day, p]));
+  const out = Array.from({ length: days }, (_, i) => new Date(since + i * 86_400_000).toISOString().slice(0, 10)).map((day) => {
+    const p = byDay.get(day);
+    byDay.delete(day);
+    return { day, count: p?.count ?? 0, meanReward: opt(p?.meanReward) };
+  });
+  // a day past the period's end (another process's clock ahead of this one) is kept, not lost
+  for (const p of byDay.values()) out.push({ day: p.day, count: p.count, meanReward: opt(p.meanReward) });
+  return out.sort((a, b) => a.day.localeCompare(b.day));
+}
+
 function parseCursor(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
   if (!/^\d{1,15}$/.test(value)) throw new ApiError("invalid_argument", `"cursor" must be the nextCursor of a previous page; got "${value}"`, "cursor");
@@ -339,7 +355,7 @@ export function createAdminService(d: AdminDeps): AdminHandlers {
         const mean = agg.rewards.length > 0 ? agg.rewards.reduce((a, b) => a + b, 0) / agg.rewards.length : undefined;
         const v = agg.versionsByStatus;
         return {
-          episodes: { ...agg.episodes, perDay: agg.perDay.map((p) => ({ day: p.day, count: p.count, meanReward: opt(p.meanReward) })) },
+          episodes: { ...agg.episodes, perDay: everyDay(since, days, agg.perDay) },
           rewards: { count: agg.rewards.length, mean, bins },
           signals: agg.signals,
           policies: (await d.evolution.store.policies()).map(policyJson),

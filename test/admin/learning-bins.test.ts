@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { LearningStatsResponse } from "../../admin/api/contract.js";
 import { msg, openWorld } from "../learning/world.js";
 import { tempDir } from "../helpers/tmp.js";
+import { T0 } from "../helpers/memory.js";
 import { startSeeded } from "./seed.js";
 
 let close: (() => Promise<void>) | null = null;
@@ -44,6 +45,37 @@ describe("LearningStats reward bins", () => {
       [0.2, 0.4, 1],
       [0.4, 0.6, 1],
       [0.8, 1, 1], // the last bin holds 1 as well
+    ]);
+  });
+
+  it("lists every day of the period, a day without episodes at 0, so the chart's bars are days", async () => {
+    const dir = tempDir("imem-perday-");
+    const w = openWorld(dir);
+    // episodes six days and one day before the server's today (T0), none in between
+    for (const [i, daysAgo] of [6, 6, 1].entries()) {
+      w.mem.clock.set(T0 - daysAgo * 86_400_000);
+      await w.append(`day-${i}`, [msg.user(`Summarise the release notes, part ${i}`), msg.text("Here is the summary.")]);
+      await w.worker.drain();
+    }
+    w.mem.close();
+
+    const s = await startSeeded(dir);
+    close = s.close;
+    const res = await fetch(`${s.base}/api/v1/MemoryAdmin/LearningStats`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", Authorization: `Bearer ${s.admin.token}` },
+      body: JSON.stringify({ days: 7 }),
+    });
+    expect(res.status).toBe(200);
+    const st = LearningStatsResponse.parse(await res.json());
+    expect(st.episodes.perDay.map((d) => [d.day, d.count])).toEqual([
+      ["2026-10-26", 2],
+      ["2026-10-27", 0],
+      ["2026-10-28", 0],
+      ["2026-10-29", 0],
+      ["2026-10-30", 0],
+      ["2026-10-31", 1],
+      ["2026-11-01", 0],
     ]);
   });
 });
