@@ -8,6 +8,9 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { NewMemory } from "../../core/memory/record.js";
 import { recordScopeFor } from "../../core/memory/scope.js";
 import { contentHash } from "../../core/memory/write-policy.js";
+import { SkillService } from "../../core/skills/service.js";
+import { parseSkillMd } from "../../core/skills/skill-md.js";
+import { skillMd } from "../skills/helpers.js";
 import { openTestMemory, req, T0 } from "../helpers/memory.js";
 import { FAILURES_DIR, REQUIRE_BROWSER, browserMissing, launchBrowser, screenshot, startUiServer, type Browser, type UiServer } from "./browser.js";
 
@@ -63,6 +66,11 @@ async function seedLists(dir: string): Promise<string> {
       const m = memory(MODEL_MEMORIES + i, pendingText(i), { status: "pending" });
       await ctx.backend.memory.insert(m, audit(m.id));
     }
+    // a live skill the curator asks to retire: a request waits, no candidate version does
+    const skills = new SkillService(ctx.backend.skills, ctx.clock, ctx.config);
+    const v = (await skills.propose(parseSkillMd(skillMd("weekly-report", "Write the weekly status report.", "1. list the merged pull requests")), { actor: "cli:alice", author: "human", ref: "alice" })).version;
+    await skills.publish(await skills.preparePublish("weekly-report"), "cli:alice");
+    await ctx.backend.evolution.addRequest({ id: "srq_retire", kind: "retire", skillName: "weekly-report", versionId: v.id, otherSkill: null, policyId: null, reportId: null, detail: {}, createdAt: T0 });
     return ctx.dbPath;
   } finally {
     ctx.close();
@@ -115,5 +123,13 @@ describe.skipIf(missing !== null && !REQUIRE_BROWSER)(title, () => {
     await panel.getByRole("button", { name: "Show more" }).click();
     await panel.getByText(pendingText(PENDING), { exact: true }).waitFor();
     expect(await panel.locator("li[data-memory-id]").count()).toBe(PENDING);
+  });
+
+  it("skills: a skill with only a retire request waiting says so in the catalog, not '0 candidate(s)'", async () => {
+    await page.goto(`${server.base}#token=${server.token}`);
+    await page.getByRole("navigation", { name: "Views" }).getByRole("link", { name: "Skills" }).click();
+    const row = page.locator('tr[data-skill="weekly-report"]');
+    await row.getByText("1 request(s)").waitFor();
+    expect(await row.getByText("0 candidate(s)").count()).toBe(0);
   });
 });

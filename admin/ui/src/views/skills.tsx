@@ -59,7 +59,16 @@ export function SkillsView() {
                     </td>
                     <td>{s.published ? <VersionBadge v={s.published} /> : <span class="muted">none</span>}</td>
                     <td>{s.published ? num(s.published.eta) : "—"}</td>
-                    <td>{s.candidates + s.pendingRequests > 0 ? <Badge kind="candidate">{s.candidates} candidate(s)</Badge> : "—"}</td>
+                    <td>
+                      {/* a retire or merge request waits with no candidate version: "0 candidate(s)" said nothing waited */}
+                      {s.candidates > 0 ? (
+                        <Badge kind="candidate">{s.candidates} candidate(s)</Badge>
+                      ) : s.pendingRequests > 0 ? (
+                        <Badge kind="candidate">{s.pendingRequests} request(s)</Badge>
+                      ) : (
+                        "—"
+                      )}
+                    </td>
                   </tr>
                 ))}
               </tbody>
