@@ -139,6 +139,8 @@ export const SearchMemoriesRequest = z.strictObject({
   trusts: z.array(Trust).max(5).optional(),
   /** include superseded and expired versions */
   includeHistory: z.boolean().optional(),
+  /** include pending records (candidates waiting for a person's decision, flagged writes) */
+  includePending: z.boolean().optional(),
   /** default 20 */
   limit: z.number().int().min(1).max(100).optional(),
 });

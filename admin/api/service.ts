@@ -280,6 +280,7 @@ export function createAdminService(d: AdminDeps): AdminHandlers {
           kinds: req.kinds,
           scopes: req.scopes,
           includeHistory: req.includeHistory,
+          includePending: req.includePending,
           limit: req.trusts?.length ? 100 : (req.limit ?? 20),
         });
         const kept = req.trusts?.length ? hits.filter((h) => req.trusts!.includes(h.record.trust)).slice(0, req.limit ?? 20) : hits;

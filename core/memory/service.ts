@@ -66,6 +66,8 @@ export interface SearchInput {
   scopes?: ScopeLevel[] | undefined;
   limit?: number | undefined;
   includeHistory?: boolean | undefined;
+  /** also pending records, flagged ones included: a person reviewing them (the review page), never the agent */
+  includePending?: boolean | undefined;
 }
 
 export interface UpdateInput {
@@ -422,8 +424,8 @@ export class MemoryService {
       text: input.query,
       kinds: input.kinds,
       levels: input.scopes,
-      statuses: input.includeHistory ? SEARCHABLE_HISTORY : SEARCHABLE,
-      includeFlagged: false,
+      statuses: [...(input.includeHistory ? SEARCHABLE_HISTORY : SEARCHABLE), ...(input.includePending ? (["pending"] as const) : [])],
+      includeFlagged: input.includePending === true,
       now: this.clock.now(),
       limit,
     });

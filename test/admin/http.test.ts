@@ -131,6 +131,16 @@ describe("admin HTTP API: memories", () => {
     expect(got.memory.createdAt).toMatch(/^2026-11-01T12:00:00(\.0+)?Z$/);
   });
 
+  it("searches pending candidates when asked to (the page's default view is active + pending)", async () => {
+    const s = await start();
+    const search = async (body: object) => (await ok<{ hits: { memory: { id: string; status: string } }[] }>(s, "MemoryAdmin/SearchMemories", { query: "staging database orca", ...body })).hits;
+    // the agent's view: what a person stands behind
+    expect(await search({})).toEqual([]);
+    const hits = await search({ includePending: true });
+    expect(hits.map((h) => [h.memory.id, h.memory.status])).toEqual([[s.ids.pending, "pending"]]);
+    expect(await search({ includePending: true, kinds: ["preference"] })).toEqual([]);
+  });
+
   it("forget removes every version from search and from the full-text index", async () => {
     const s = await start();
     const r = await ok<{ purgedIds: string[] }>(s, "MemoryAdmin/ForgetMemory", { ids: [s.ids.ci], reason: "outdated" });

@@ -132,4 +132,15 @@ describe.skipIf(missing !== null && !REQUIRE_BROWSER)(title, () => {
     await row.getByText("1 request(s)").waitFor();
     expect(await row.getByText("0 candidate(s)").count()).toBe(0);
   });
+
+  it("memories: a search finds a pending candidate, as the 'active + pending' status filter says", async () => {
+    await page.goto(`${server.base}#token=${server.token}`);
+    const list = page.getByRole("region", { name: "Memory list" });
+    await list.locator("tbody tr").first().waitFor();
+    await page.getByLabel("Search").fill("nightly export bucket export-7");
+    await page.getByLabel("Search").press("Enter");
+    await list.getByText(pendingText(7), { exact: true }).waitFor();
+    await page.getByLabel("Status").selectOption("pending");
+    await list.getByText(pendingText(7), { exact: true }).waitFor();
+  });
 });

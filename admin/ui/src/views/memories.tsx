@@ -37,13 +37,16 @@ export function MemoriesView() {
   const one = <T,>(v: T | "") => (v ? [v] : undefined);
   const list = useResource(async () => {
     if (f.query.trim()) {
-      const history = f.status !== "" && f.status !== "active";
+      const history = f.status === "superseded" || f.status === "expired";
+      // the list's default is active + pending: search pending candidates too, as the filter says
+      const pending = f.status === "" || f.status === "pending";
       const r = await api.call("MemoryAdmin", "SearchMemories", {
         query: f.query.trim(),
         scopes: one(f.scope),
         kinds: one(f.kind),
         trusts: one(f.trust),
         includeHistory: history || undefined,
+        includePending: pending || undefined,
         limit: 50,
       });
       const rows = r.hits.map((h) => h.memory).filter((m) => !f.status || m.status === f.status);
