@@ -90,11 +90,16 @@ function readBody(req: IncomingMessage): Promise<string> {
     }
     const chunks: Buffer[] = [];
     let size = 0;
+    let over = false;
     req.on("data", (c: Buffer) => {
       size += c.length;
+      if (over) return;
       if (size > MAX_BODY_BYTES) {
+        // read on without keeping it, so the 413 reaches the client (it closes the connection):
+        // destroying the request reset the connection, and a chunked upload got no answer at all
+        over = true;
+        chunks.length = 0;
         fail(new ApiError("too_large", `the request body exceeds ${MAX_BODY_BYTES} bytes`));
-        req.destroy();
         return;
       }
       chunks.push(c);
@@ -228,7 +233,8 @@ export async function startAdminHttp(o: AdminHttpOptions): Promise<AdminHttpServ
       const err = toApiError(e);
       if (err.code === "internal") o.logger.error({ err: e, path: url.pathname }, "admin call failed");
       if (res.headersSent) return void res.destroy();
-      sendError(res, err);
+      // a body past the limit is still arriving: end the connection after the answer
+      sendError(res, err, err.code === "too_large" ? { Connection: "close" } : {});
     });
   });
   server.headersTimeout = 10_000;

@@ -382,6 +382,24 @@ describe("admin HTTP API: malformed requests", () => {
       body: JSON.stringify({ ids: [s.ids.tabs], reason: "x".repeat(2 << 20) }),
     }).catch(() => null);
     if (huge) expect(huge.status).toBe(413);
+    // the same sent in chunks, with no Content-Length: a 413 too, not a reset connection
+    const chunked = await new Promise<[number, string]>((done, fail) => {
+      const r = httpRequest(
+        `${s.base}/api/v1/MemoryAdmin/ForgetMemory`,
+        { method: "POST", headers: { Authorization: `Bearer ${s.admin.token}`, "Content-Type": "application/json", "Transfer-Encoding": "chunked" } },
+        (res) => {
+          let text = "";
+          res.on("data", (c: Buffer) => (text += c.toString()));
+          res.on("end", () => done([res.statusCode ?? 0, text]));
+        },
+      );
+      r.on("error", fail);
+      r.write(`{"ids":["${s.ids.tabs}"],"reason":"`);
+      for (let i = 0; i < 24; i++) r.write("x".repeat(64 * 1024));
+      r.end(`"}`);
+    });
+    expect(chunked[0]).toBe(413);
+    expect(JSON.parse(chunked[1])).toMatchObject({ code: "too_large" });
 
     // nothing above touched the data
     expect((await s.ctx.store.get(s.ids.tabs))).toMatchObject({ status: "active", content: "Alice prefers tabs over spaces in Go code" });
