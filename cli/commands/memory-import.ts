@@ -165,6 +165,16 @@ export interface ImportSummary {
   analyzed?: string;
 }
 
+/**
+ * The size of the file to import, or an error naming it when it is missing or a folder. Checked
+ * before the database is opened too: a mistyped file name created an empty database.
+ */
+export function importFileSize(path: string): number {
+  const stat = statSync(path);
+  if (stat.isDirectory()) throw new Error(`${path} is a directory; give the JSON-lines file to import (memory export writes one)`);
+  return stat.size;
+}
+
 export async function importMemories(
   ctx: Pick<AnyMemoryContext, "clock" | "config" | "service" | "backend">,
   viewer: { owner: string; project: string | null },
@@ -175,9 +185,7 @@ export async function importMemories(
     throw new Error(`--batch must be an integer from 1 to 50000 (got ${opts.batch})`);
   }
   const path = resolve(file);
-  const stat = statSync(path);
-  if (stat.isDirectory()) throw new Error(`${path} is a directory; give the JSON-lines file to import (memory export writes one)`);
-  const size = stat.size;
+  const size = importFileSize(path);
   const bar = new SingleBar({ stream: process.stderr, format: "importing [{bar}] {percentage}% | {lines} lines | {imported} new", hideCursor: true });
   if (process.stderr.isTTY) bar.start(size, 0, { lines: 0, imported: 0 });
   const summary: ImportSummary = { file: path, lines: 0, imported: 0, duplicates: 0, pending_review: 0, past_versions: 0, failed: 0 };

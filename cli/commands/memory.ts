@@ -15,7 +15,7 @@ import { databaseLocation, openAnyMemory, openMemory, type AnyMemoryContext, typ
 import { backendKindOf } from "../../stores/backend.js";
 import { recreateWordIndex, wordIndexDrift } from "../../stores/sqlite/memory-fts.js";
 import { addMemory, correctMemory, expiryOption, tagsOption, type AddOptions, type CorrectOptions } from "./memory-edit.js";
-import { importMemories } from "./memory-import.js";
+import { importFileSize, importMemories } from "./memory-import.js";
 import { reindexVectors, reindexVectorsPg } from "./memory-vectors.js";
 import { numberAtLeast, numberBetween, userId, wholeNumber } from "../options.js";
 
@@ -331,11 +331,13 @@ export function registerMemory(program: Command): void {
     // the import's own limit: a larger one passed here and was refused after the database was made
     .option("--batch <n>", "lines per transaction (at most 50000)", wholeNumber(1, 50_000), 1000)
     .option("--json", "print the summary as JSON")
-    .action(
-      withMemory<Common & { batch: string }>(async (ctx, viewer, o, file) => {
-        await importMemories(ctx, viewer as { owner: string; project: string | null }, file![0]!, { batch: Number(o.batch), json: o.json === true });
-      }, { create: true }),
-    );
+    .action((file: string, ...rest: unknown[]) => {
+      // a missing file is named before the database is opened: a typo created an empty one
+      importFileSize(resolve(file));
+      return withMemory<Common & { batch: string }>(async (ctx, viewer, o, f) => {
+        await importMemories(ctx, viewer as { owner: string; project: string | null }, f![0]!, { batch: Number(o.batch), json: o.json === true });
+      }, { create: true })(file, ...rest);
+    });
 
   common(memory.command("export").description("write every memory (all versions, no forgotten ones) as JSON lines"))
     .option("--out <file>", "output file (default stdout)")

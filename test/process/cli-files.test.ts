@@ -80,7 +80,8 @@ describe("CLI and the files it is given", () => {
     db.exec(`CREATE TABLE bookmarks (url TEXT, title TEXT); INSERT INTO bookmarks VALUES ('https://example.org', 'Example')`);
     db.close();
     const before = readFileSync(other);
-    for (const args of [["memory", "list"], ["memory", "add", "a fact"], ["memory", "import", join(dir, "none.jsonl")], ["serve", "--port", "0"], ["backup", "--out", join(dir, "b.db")], ["db", "upgrade"]]) {
+    writeFileSync(join(dir, "in.jsonl"), lines(1));
+    for (const args of [["memory", "list"], ["memory", "add", "a fact"], ["memory", "import", join(dir, "in.jsonl")], ["serve", "--port", "0"], ["backup", "--out", join(dir, "b.db")], ["db", "upgrade"]]) {
       const r = runCli([...args, "--db", other], env);
       expect(r.status, args.join(" ")).toBe(1);
       expect(r.stderr, args.join(" ")).toContain(`infinity-memory: ${other} is a SQLite database of another program (it has tables bookmarks and no infinity-memory schema); nothing was changed in it.`);
@@ -139,6 +140,9 @@ describe("CLI and the files it is given", () => {
     const asDir = runCli(["memory", "import", dir], env);
     expect(asDir.status).toBe(1);
     expect(asDir.stderr).toBe(`infinity-memory: ${dir} is a directory; give the JSON-lines file to import (memory export writes one)\n`);
+    // a mistyped file name starts no database: the next command still says there is none
+    expect(existsSync(join(dir, "memory.db"))).toBe(false);
+    expect(runCli(["memory", "list"], env).stderr).toContain(`no database at ${join(dir, "memory.db")}`);
   });
 
   it("memory export --out writes the whole file or nothing, and export | head ends quietly", () => {
