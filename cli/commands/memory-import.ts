@@ -175,6 +175,10 @@ export function importFileSize(path: string): number {
   return stat.size;
 }
 
+// fatal: a line that is not UTF-8 (a file saved as Latin-1 or Windows-1252) is reported, not
+// stored with U+FFFD where each accented letter was
+const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+
 export async function importMemories(
   ctx: Pick<AnyMemoryContext, "clock" | "config" | "service" | "backend">,
   viewer: { owner: string; project: string | null },
@@ -224,11 +228,21 @@ export async function importMemories(
     if (inFlight.length >= 2) await inFlight.shift();
   };
   try {
-    const rl = createInterface({ input: createReadStream(path, { encoding: "utf8" }), crlfDelay: Infinity });
+    // Read as bytes (latin1 maps each byte to one character) and decoded line by line, so a line
+    // that is not UTF-8 is named by its number. Line ends are ASCII bytes, never inside a UTF-8 letter.
+    const rl = createInterface({ input: createReadStream(path, { encoding: "latin1" }), crlfDelay: Infinity });
     let lineNo = 0;
-    for await (const read of rl) {
+    for await (const bytesOfLine of rl) {
       lineNo++;
-      bytes += Buffer.byteLength(read) + 1;
+      bytes += bytesOfLine.length + 1;
+      let read: string;
+      try {
+        read = utf8.decode(Buffer.from(bytesOfLine, "latin1"));
+      } catch {
+        summary.lines++;
+        fail(lineNo, "(line)", "is not UTF-8 text (the file was saved in another encoding, such as Latin-1 or Windows-1252); save the file as UTF-8 and import it again");
+        continue;
+      }
       // a byte-order mark, as Windows editors and PowerShell write one, is not part of the first line
       const raw = lineNo === 1 ? read.replace(/^\uFEFF/, "") : read;
       if (raw.trim() === "") continue;

@@ -58,6 +58,28 @@ describe("memory import", () => {
     expect(s.rows<{ content: string }>(`SELECT content FROM memories ORDER BY rowid`).map((x) => x.content)).toEqual([GOOD[0]!.content, "The VPN gateway is vpn2.example.org"]);
   });
 
+  it("names a line that is not UTF-8 (a Latin-1 file) instead of storing U+FFFD for its accents", () => {
+    const s = setup();
+    const p = join(s.dir, "latin1.jsonl");
+    // "Café Müller" saved as Latin-1, between two UTF-8 lines (one with a real U+FFFD in it)
+    writeFileSync(
+      p,
+      Buffer.concat([
+        Buffer.from(`${JSON.stringify({ content: "Priya orders at the Zürich office canteen" })}\n`, "utf8"),
+        Buffer.from(`${JSON.stringify({ content: "Lunch is at Café Müller on Fridays" })}\n`, "latin1"),
+        Buffer.from(`${JSON.stringify({ content: "The old log shows \uFFFD where the sensor failed" })}\n`, "utf8"),
+      ]),
+    );
+    const r = s.cli("import", p, "--json");
+    expect(r.status).toBe(1);
+    expect(summary(r)).toMatchObject({ lines: 3, imported: 2, failed: 1 });
+    expect(r.stderr).toBe('line 2: "(line)": is not UTF-8 text (the file was saved in another encoding, such as Latin-1 or Windows-1252); save the file as UTF-8 and import it again\n');
+    expect(s.rows<{ content: string }>(`SELECT content FROM memories ORDER BY rowid`).map((x) => x.content)).toEqual([
+      "Priya orders at the Zürich office canteen",
+      "The old log shows \uFFFD where the sensor failed",
+    ]);
+  });
+
   it("imports the good lines, names line and field of each bad one, and exits 1", { timeout: 60_000 }, () => {
     const s = setup();
     const p = s.file("mixed.jsonl", [
