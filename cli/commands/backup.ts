@@ -125,6 +125,12 @@ export function registerBackup(program: Command): void {
     .action(async (file: string, o: { db?: string; bringBackForgotten?: boolean }) => {
       const src = resolve(file);
       const target = sqliteFile(o.db);
+      // SQLite's own words for these were "unable to open database file" and "Cannot save backup
+      // because the directory does not exist", naming neither the path nor the fix
+      const folder = dirname(target);
+      if (!existsSync(folder)) throw new Error(`cannot restore into ${target}: the folder ${folder} does not exist; create it first`);
+      if (!statSync(folder).isDirectory()) throw new Error(`cannot restore into ${target}: ${folder} is a file, not a folder; check --db`);
+      if (existsSync(target) && statSync(target).isDirectory()) throw new Error(`cannot restore into ${target}: it is a directory; give the database file inside it (memory.db)`);
       const r = verifyFile(src);
       if (r.integrity !== "ok") throw new Error(`${src} failed its integrity check (${r.integrity}); not restoring`);
       const latest = Math.max(...MIGRATIONS.map((m) => m.version));

@@ -1,7 +1,7 @@
 // backup / verify / restore with a server running, and forgotten text absent from later copies.
 import { describe, expect, it } from "vitest";
 import { spawn } from "node:child_process";
-import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import Database from "better-sqlite3";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
@@ -108,6 +108,28 @@ describe("backup, verify, restore", () => {
     expect(r.status).toBe(1);
     expect(r.stderr).toMatch(/newer\.db has schema 999, newer than this build understands \(\d+\)/);
     expect(search()).toBe(before);
+  });
+
+  it("restore names a --db whose folder is missing, is a file, or that is a directory, and writes nothing", () => {
+    const dir = tempDir();
+    const env = { INFINITY_MEMORY_HOME: join(dir, "home"), INFINITY_MEMORY_USER: "alice" };
+    const db = join(dir, "live.db");
+    expect(runCli(["memory", "add", "The standup moved to 9:30", "--db", db], env).status).toBe(0);
+    const copy = join(dir, "copy.db");
+    expect(runCli(["backup", "--out", copy, "--db", db], env).status).toBe(0);
+    const cases: [string, string][] = [
+      [join(dir, "no such", "memory.db"), `cannot restore into ${join(dir, "no such", "memory.db")}: the folder ${join(dir, "no such")} does not exist; create it first`],
+      [join(copy, "memory.db"), `cannot restore into ${join(copy, "memory.db")}: ${copy} is a file, not a folder; check --db`],
+      [join(dir, "home"), `cannot restore into ${join(dir, "home")}: it is a directory; give the database file inside it (memory.db)`],
+    ];
+    mkdirSync(join(dir, "home"));
+    for (const [target, why] of cases) {
+      const r = runCli(["restore", copy, "--db", target], env);
+      expect(r.status, target).toBe(1);
+      expect(r.stderr).toBe(`infinity-memory: ${why}\n`);
+    }
+    expect(existsSync(join(dir, "no such"))).toBe(false);
+    expect(readdirSync(join(dir, "home"))).toEqual([]);
   });
 
   it("a restore forgets again what the database forgot after the backup was made, unless asked to bring it back", () => {
