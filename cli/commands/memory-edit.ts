@@ -62,8 +62,15 @@ async function givenText(words: string[]): Promise<string> {
   if (process.stdin.isTTY) throw new Error('"-" reads the text from standard input; pipe it in (echo "…" | infinity-memory memory add -), or give the text as words');
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString("utf8");
+  try {
+    return utf8.decode(Buffer.concat(chunks));
+  } catch {
+    throw new Error('"-": standard input is not UTF-8 text (it was written in another encoding, such as Latin-1 or Windows-1252); convert it to UTF-8 (iconv -t UTF-8) and pipe it in again');
+  }
 }
+
+// fatal: text in another encoding is refused, not stored with U+FFFD for each accented letter
+const utf8 = new TextDecoder("utf-8", { fatal: true });
 
 export async function addMemory(ctx: AnyMemoryContext, person: Person, words: string[], o: AddOptions): Promise<void> {
   const content = await givenText(words);

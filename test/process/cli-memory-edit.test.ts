@@ -1,9 +1,10 @@
 // `memory add` and `memory correct`: the person states or corrects a memory at the command line,
 // through the same write policy as the tools, over a real database file.
 import { describe, expect, it } from "vitest";
+import { spawnSync } from "node:child_process";
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { runCli } from "../helpers/cli.js";
+import { CLI, runCli } from "../helpers/cli.js";
 import { tempDir } from "../helpers/tmp.js";
 
 interface Row {
@@ -144,6 +145,19 @@ describe("memory add / memory correct", () => {
     // a dash among other words is just a word
     expect(runCli(["memory", "add", "Lunch", "-", "noon"], env).status).toBe(0);
     expect(rows(env).map((r) => r.content)).toContain("Lunch - noon");
+  });
+
+  it('"-" refuses standard input that is not UTF-8 instead of storing U+FFFD for its accents', () => {
+    const home = tempDir();
+    const env = { INFINITY_MEMORY_HOME: home, INFINITY_MEMORY_USER: "alice" };
+    const add = (input: Buffer) => spawnSync(process.execPath, [CLI, "memory", "add", "-"], { env: { ...process.env, ...env }, input, encoding: "utf8" });
+    const latin1 = add(Buffer.from("Lunch is at Café Müller on Fridays", "latin1"));
+    expect(latin1.status).toBe(1);
+    expect(latin1.stderr).toBe(
+      'infinity-memory: "-": standard input is not UTF-8 text (it was written in another encoding, such as Latin-1 or Windows-1252); convert it to UTF-8 (iconv -t UTF-8) and pipe it in again\n',
+    );
+    expect(add(Buffer.from("Lunch is at Café Müller on Fridays", "utf8")).status).toBe(0);
+    expect(rows(env).map((r) => r.content)).toEqual(["Lunch is at Café Müller on Fridays"]);
   });
 
   it("corrects a memory into a new version, keeping its expiry unless told, and names what to fix", () => {
