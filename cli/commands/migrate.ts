@@ -7,6 +7,7 @@ import cliProgress from "cli-progress";
 import type { Command } from "commander";
 import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
+import { homedir } from "node:os";
 import { resolve } from "node:path";
 import type pg from "pg";
 import { backendKindOf, maskLocation } from "../../stores/backend.js";
@@ -338,7 +339,9 @@ export function registerMigrate(program: Command): void {
       const m = /^sqlite:(.+)$/.exec(o.from);
       if (!m) throw new Error(`--from must be sqlite:PATH, e.g. --from sqlite:~/.infinity/memory/memory.db (got "${o.from}")`);
       if (backendKindOf(o.to) !== "postgres") throw new Error(`--to must be a postgres:// or postgresql:// URL (got "${maskLocation(o.to)}")`);
-      const summary = await migrateSqliteToPostgres(resolve(m[1]!), o.to, { progress: o.progress && process.stderr.isTTY === true });
+      // "sqlite:~/…" (as in the example above): no shell expands a ~ in the middle of a word
+      const from = m[1]!.replace(/^~(?=\/|$)/, homedir());
+      const summary = await migrateSqliteToPostgres(resolve(from), o.to, { progress: o.progress && process.stderr.isTTY === true });
       process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
       if (!summary.ok) {
         const bad = summary.tables.filter((t) => !t.ok).map((t) => t.table);

@@ -5,7 +5,7 @@
 import Database from "better-sqlite3";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { analyzeQuery } from "../../core/retrieval/analyze.js";
@@ -137,6 +137,18 @@ describePg("infinity-memory migrate (sqlite → postgres)", (url) => {
     expect(r.status).toBe(1);
     expect(r.stderr).toMatch(/target database is not empty: .*memories \(\d+\).*empty database only/);
     expect(await count(to, "memories")).toBe(memories);
+  });
+
+  it("reads --from sqlite:~/… (the form its own error message shows) from the home folder", async () => {
+    const to = await target();
+    // no shell expands this ~: the CLI does
+    const r = runCli(["migrate", "--from", `sqlite:~/${basename(src.path)}`, "--to", to], { HOME: dirname(src.path) });
+    expect(r.stderr).toBe("");
+    expect(r.status).toBe(0);
+    const summary = JSON.parse(r.stdout) as Summary & { from: string };
+    expect(summary.ok).toBe(true);
+    expect(summary.from).toBe(`sqlite:${src.path}`);
+    expect(await count(to, "memories")).toBeGreaterThan(0);
   });
 
   it("names the bad argument", async () => {
