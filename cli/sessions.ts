@@ -56,7 +56,8 @@ export function openSources(specs: string[], own: OwnDatabase, ownLocation: stri
     }
     const m = /^(infinity-home|sqlite):(.+)$/.exec(spec);
     const kind = m ? m[1]! : "infinity-home";
-    const given = resolve(m ? m[2]! : spec);
+    // "infinity-home:~/.infinity": no shell expands a ~ after the prefix, so a leading one is the home folder here
+    const given = resolve(m ? m[2]!.replace(/^~(?=\/|$)/, homedir()) : spec);
     if (!existsSync(given)) {
       const prefix = /^([A-Za-z][\w-]*):/.exec(spec)?.[1];
       if (!m && prefix) throw new Error(`session source ${spec}: unknown kind "${prefix}"; use infinity-home:DIR (the daemon's files) or sqlite:FILE`);

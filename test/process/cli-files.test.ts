@@ -192,6 +192,16 @@ describe("CLI and the files it is given", () => {
     expect(kind.stderr).toBe(`infinity-memory: session source sqllite:x.db: unknown kind "sqllite"; use infinity-home:DIR (the daemon's files) or sqlite:FILE\n`);
   });
 
+  it("a conversation source written as infinity-home:~/… is read from the home folder", () => {
+    const dir = tempDir("imem-files-");
+    const env = { INFINITY_MEMORY_HOME: dir, INFINITY_MEMORY_USER: "alice", HOME: dir };
+    cpSync(resolve("test/fixtures/infinity-home"), join(dir, ".infinity"), { recursive: true });
+    const r = runCli(["sessions", "search", "wind", "speed", "--from", "infinity-home:~/.infinity"], env);
+    expect(r.stderr).toBe("");
+    expect(r.status).toBe(0);
+    expect(r.stdout).toContain("Also show wind speed in mph");
+  });
+
   it("a damaged thread file in the daemon's home is named and left out; the other conversations are indexed and searched", () => {
     const dir = tempDir("imem-files-");
     const env = { INFINITY_MEMORY_HOME: dir, INFINITY_MEMORY_USER: "alice" };
