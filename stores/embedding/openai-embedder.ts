@@ -86,8 +86,15 @@ export class OpenAiEmbedder implements Embedder {
     };
     if (this.opts.requestDimensions) body.dimensions = this.dimensions;
     const headers: Record<string, string> = { "content-type": "application/json" };
-    const key = (this.opts.env ?? process.env)[this.opts.apiKeyEnv ?? "OPENAI_API_KEY"];
-    if (key) headers.authorization = `Bearer ${key}`;
+    const keyEnv = this.opts.apiKeyEnv ?? "OPENAI_API_KEY";
+    const key = (this.opts.env ?? process.env)[keyEnv]?.trim();
+    if (key) {
+      // fetch refuses such a value with an error quoting it, key and all, into logs and reindex output
+      if (/[^\x20-\x7e]/.test(key)) {
+        throw new EmbedderError("unavailable", `the API key in $${keyEnv} holds a line break or a non-ASCII character, which no HTTP header can carry; set ${keyEnv} to the key alone`);
+      }
+      headers.authorization = `Bearer ${key}`;
+    }
     const payload = JSON.stringify(body);
     let res: Response;
     let text: string;

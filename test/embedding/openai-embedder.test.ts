@@ -35,6 +35,26 @@ const json = (rs: ServerResponse, status: number, body: unknown) =>
   rs.writeHead(status, { "content-type": "application/json" }).end(typeof body === "string" ? body : JSON.stringify(body));
 
 describe("OpenAI-compatible embeddings endpoint", () => {
+  it("refuses an API key that cannot go in a header, naming the variable and never the key", async () => {
+    let calls = 0;
+    const base = await serve((body, _rq, rs) => {
+      calls++;
+      json(rs, 200, { data: (body.input as string[]).map((t, index) => ({ index, embedding: Array.from(hashing.embedOne(t)) })) });
+    });
+    for (const key of ["sk-live-abc123\nsk-old-xyz789", "“sk-live-abc123”"]) {
+      const e = new OpenAiEmbedder({ baseUrl: base, model: "m", dimensions: DIMS, env: { EMB_KEY: key }, apiKeyEnv: "EMB_KEY" });
+      const err = (await e.embed(["hello"]).catch((x: unknown) => x)) as EmbedderError;
+      expect(err).toBeInstanceOf(EmbedderError);
+      expect(err.message).toContain("EMB_KEY");
+      expect(err.message).not.toContain("abc123");
+    }
+    expect(calls).toBe(0);
+    // a trailing newline (a key file read with $(cat)) is trimmed, as a header would
+    const ok = new OpenAiEmbedder({ baseUrl: base, model: "m", dimensions: DIMS, env: { EMB_KEY: "sk-test-123\n" }, apiKeyEnv: "EMB_KEY" });
+    expect(await ok.embed(["hello"])).toHaveLength(1);
+    expect(calls).toBe(1);
+  });
+
   it("posts model and inputs, batches, restores input order from index, normalises", async () => {
     const seen: { path: string; auth: string | undefined; body: Record<string, unknown> }[] = [];
     const base = await serve((body, rq, rs) => {
