@@ -39,6 +39,20 @@ const MIN_QUOTE_CHARS = 24;
 
 const quote = (t: string) => `"${t.replace(/"/g, '""')}"`;
 
+/** The SQL (and its parameters, pushed onto `params`) keeping or leaving out one session's messages. */
+function sessionFilter(q: { rootThreadId?: string | undefined; excludeRootThreadId?: string | undefined }, params: unknown[]): string {
+  let extra = "";
+  if (q.rootThreadId) {
+    extra += " AND m.root_thread_id = ?";
+    params.push(q.rootThreadId);
+  }
+  if (q.excludeRootThreadId) {
+    extra += " AND m.root_thread_id <> ?";
+    params.push(q.excludeRootThreadId);
+  }
+  return extra;
+}
+
 function toHit(r: Row & { rank?: number }): SessionHit {
   return {
     sourceId: r.source_id,
@@ -177,15 +191,7 @@ export class SqliteSessionIndex implements SessionIndexStore {
     if (parts.length === 0) return [];
     const match = `vis_key: ${quote(userKeyOf(q.user))} AND (${parts.join(" OR ")})`;
     const params: unknown[] = [match];
-    let extra = "";
-    if (q.rootThreadId) {
-      extra += " AND m.root_thread_id = ?";
-      params.push(q.rootThreadId);
-    }
-    if (q.excludeRootThreadId) {
-      extra += " AND m.root_thread_id <> ?";
-      params.push(q.excludeRootThreadId);
-    }
+    const extra = sessionFilter(q, params);
     const rows = this.db
       .prepare(
         `SELECT m.*, bm25(session_fts, 1.0, 1.0, 0.0) AS rank FROM session_fts f JOIN session_messages m ON m.rowid = f.rowid
@@ -205,15 +211,7 @@ export class SqliteSessionIndex implements SessionIndexStore {
     const want = Math.max(1, Math.floor(q.limit)) - found.length;
     if (chars.length === 0 || want <= 0) return [];
     const params: unknown[] = [userKeyOf(q.user), ...chars];
-    let extra = "";
-    if (q.rootThreadId) {
-      extra += " AND m.root_thread_id = ?";
-      params.push(q.rootThreadId);
-    }
-    if (q.excludeRootThreadId) {
-      extra += " AND m.root_thread_id <> ?";
-      params.push(q.excludeRootThreadId);
-    }
+    const extra = sessionFilter(q, params);
     const seen = new Set(found.map((r) => r.rowid));
     return (
       this.db

@@ -65,25 +65,32 @@ describe("the evaluation gate", () => {
     expect(rep!.report.regressions).toEqual([expect.stringMatching(/^golden:/)]);
   });
 
-  it("a crash during publication leaves the old state; approving again finishes", async () => {
-    w = openChoreWorld(tempDir("evo-crash-"));
+  /** A world whose first learned skill's approval died inside the pointer move; returns the request. */
+  async function crashedApproval(prefix: string) {
+    const world = openChoreWorld(tempDir(prefix));
+    w = world;
     const r = rng(7);
-    for (let i = 0; i < 12; i++) await w.runTask(task(i), r, { skills: false });
-    await w.worker.drain();
-    const made = (await w.evolution.run(true)).find((o) => o.requestId)!;
-    const store = w.skillStore;
+    for (let i = 0; i < 12; i++) await world.runTask(task(i), r, { skills: false });
+    await world.worker.drain();
+    const made = (await world.evolution.run(true)).find((o) => o.requestId)!;
+    const store = world.skillStore;
     const real = store.movePointer.bind(store);
     store.movePointer = async () => {
       throw new Error("killed");
     };
-    await expect(w.evolution.approve(made.requestId!, "cli:alice")).rejects.toThrow("killed");
+    await expect(world.evolution.approve(made.requestId!, "cli:alice")).rejects.toThrow("killed");
+    store.movePointer = real;
+    return { w: world, made };
+  }
+
+  it("a crash during publication leaves the old state; approving again finishes", async () => {
+    const { w, made } = await crashedApproval("evo-crash-");
     const s = await w.skills.skill(made.skillName);
     expect(s.publishedVersionId).toBeNull();
     expect((await w.evolution.requests())[0]!.status).toBe("pending");
     expect(await w.skills.search(w.scope, task(1).text)).toEqual([]);
     // the new skill's tools are granted in the publish's own write: the crash left no grant
     expect(await w.skills.grants(made.skillName)).toEqual([]);
-    store.movePointer = real;
     await w.evolution.approve(made.requestId!, "cli:alice");
     const published = await w.skills.version(await w.skills.skill(made.skillName));
     expect(published.status).toBe("probationary");
@@ -93,18 +100,7 @@ describe("the evaluation gate", () => {
   });
 
   it("a crash during publication, then a decline, leaves the new skill with no grant", async () => {
-    w = openChoreWorld(tempDir("evo-crash-decline-"));
-    const r = rng(7);
-    for (let i = 0; i < 12; i++) await w.runTask(task(i), r, { skills: false });
-    await w.worker.drain();
-    const made = (await w.evolution.run(true)).find((o) => o.requestId)!;
-    const store = w.skillStore;
-    const real = store.movePointer.bind(store);
-    store.movePointer = async () => {
-      throw new Error("killed");
-    };
-    await expect(w.evolution.approve(made.requestId!, "cli:alice")).rejects.toThrow("killed");
-    store.movePointer = real;
+    const { w, made } = await crashedApproval("evo-crash-decline-");
     await w.evolution.reject(made.requestId!, "cli:alice", "not now");
     expect(await w.skills.grants(made.skillName)).toEqual([]);
     expect((await w.skills.skill(made.skillName)).publishedVersionId).toBeNull();
