@@ -5,6 +5,7 @@ import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { makeSessionSearch, openSources } from "../../cli/sessions.js";
 import { openTestMemory } from "../helpers/memory.js";
+import { pauseFirstLoad } from "../helpers/paused-reader.js";
 import { tempDir } from "../helpers/tmp.js";
 
 const HOME = resolve("test/fixtures/infinity-home");
@@ -40,27 +41,8 @@ describe("deleted conversations", () => {
     cpSync(HOME, home, { recursive: true });
     const m = openTestMemory(dir);
     // this run pauses after its first read, as a run over many threads takes a while
-    let release!: () => void;
-    const gate = new Promise<void>((r) => (release = r));
-    let read!: () => void;
-    const readIt = new Promise<void>((r) => (read = r));
     const first = openSources([`infinity-home:${home}`], m.db, m.dbPath);
-    const inner = first.sources[0]!.reader;
-    let loads = 0;
-    const reader = new Proxy(inner, {
-      get(target, prop, receiver) {
-        const v = Reflect.get(target, prop, receiver) as unknown;
-        if (prop !== "loadMessagesWithIds" || typeof v !== "function") return typeof v === "function" ? v.bind(target) : v;
-        return async (...args: unknown[]) => {
-          const out = await (v as (...a: unknown[]) => Promise<unknown>).apply(target, args);
-          if (loads++ === 0) {
-            read();
-            await gate;
-          }
-          return out;
-        };
-      },
-    });
+    const { reader, loaded: readIt, release } = pauseFirstLoad(first.sources[0]!.reader);
     const slow = makeSessionSearch(m.db, [{ ...first.sources[0]!, reader }], m.clock, "local");
     const running = slow.refresh(true);
     await readIt;

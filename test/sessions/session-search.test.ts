@@ -9,6 +9,7 @@ import { SqliteConversationStore } from "../../stores/sqlite/conversation-store.
 import { SqliteSessionIndex } from "../../stores/sqlite/session-index.js";
 import { SqliteStateStore } from "../../stores/sqlite/state-store.js";
 import { openTestMemory, req } from "../helpers/memory.js";
+import { pauseFirstLoad } from "../helpers/paused-reader.js";
 import { tempDir } from "../helpers/tmp.js";
 
 const HOME = resolve("test/fixtures/infinity-home");
@@ -108,26 +109,7 @@ describe("session search over the daemon's files", () => {
     const m = openTestMemory(dir);
     const src = openSources([`infinity-home:${home}`], m.db, m.dbPath);
     // the first run pauses after it read the thread, as a slow run over many threads would
-    let release!: () => void;
-    const gate = new Promise<void>((r) => (release = r));
-    let read!: () => void;
-    const readIt = new Promise<void>((r) => (read = r));
-    const inner = src.sources[0]!.reader;
-    let loads = 0;
-    const reader = new Proxy(inner, {
-      get(target, prop, receiver) {
-        const v = Reflect.get(target, prop, receiver) as unknown;
-        if (prop !== "loadMessagesWithIds" || typeof v !== "function") return typeof v === "function" ? v.bind(target) : v;
-        return async (...args: unknown[]) => {
-          const out = await (v as (...a: unknown[]) => Promise<unknown>).apply(target, args);
-          if (loads++ === 0) {
-            read();
-            await gate;
-          }
-          return out;
-        };
-      },
-    });
+    const { reader, loaded: readIt, release } = pauseFirstLoad(src.sources[0]!.reader);
     const s = makeSessionSearch(m.db, [{ ...src.sources[0]!, reader }], m.clock, "local");
     const first = s.refresh(true);
     await readIt;

@@ -1,0 +1,26 @@
+// A conversation reader whose first history read waits until the test releases it: an indexing
+// run caught mid-way, as a run over many threads would be, while the test changes the world.
+import type { ConversationReader } from "../../stores/infinity/traits.js";
+
+export function pauseFirstLoad(inner: ConversationReader): { reader: ConversationReader; loaded: Promise<void>; release: () => void } {
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  let read!: () => void;
+  const loaded = new Promise<void>((r) => (read = r));
+  let loads = 0;
+  const reader = new Proxy(inner, {
+    get(target, prop, receiver) {
+      const v = Reflect.get(target, prop, receiver) as unknown;
+      if (prop !== "loadMessagesWithIds" || typeof v !== "function") return typeof v === "function" ? v.bind(target) : v;
+      return async (...args: unknown[]) => {
+        const out = await (v as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+        if (loads++ === 0) {
+          read();
+          await gate;
+        }
+        return out;
+      };
+    },
+  });
+  return { reader, loaded, release };
+}
