@@ -6,7 +6,7 @@
 // scopes' change tokens on every search (semantic-index.ts), the store reports its own writes here
 // so each write changes a loaded index in place (or drops it, when it missed another writer's change),
 // and the result is the same list.
-import { Worker } from "node:worker_threads";
+import { MessageChannel, type MessagePort, Worker } from "node:worker_threads";
 import { WARM_UP, type IndexDelta } from "../../core/retrieval/association-cache.js";
 import type { Db } from "./database.js";
 import { SemanticIndexes } from "./semantic-index.js";
@@ -34,12 +34,24 @@ export interface SemanticChannel {
 
 export { WARM_UP };
 
-export type ToSemanticWorker =
-  | { t: "updated"; key: string; prev: number | null; next: number; delta: IndexDelta }
-  | { t: "score"; id: number; keys: string[]; text: string; limit: number }
-  | { t: "warm"; id: number; scopes: number; memories: number };
+/** A write's change to a scope's index, sent on the worker's own updates port (see WorkerSemantic). */
+export interface SemanticUpdate {
+  key: string;
+  prev: number | null;
+  next: number;
+  delta: IndexDelta;
+}
 
-export type FromSemanticWorker = { id: number; hits: SemanticHit[] } | { id: number; error: string } | { id: number; warmed: string[] };
+export type ToSemanticWorker = { t: "score"; id: number; keys: string[]; text: string; limit: number } | { t: "warm"; id: number; scopes: number; memories: number };
+
+/** `builds`: scope indexes the worker has read from the table so far */
+export type FromSemanticWorker = { id: number; hits: SemanticHit[]; builds: number } | { id: number; error: string } | { id: number; warmed: string[] };
+
+/** What the worker thread is started with. */
+export interface SemanticWorkerData {
+  dbPath: string;
+  updates: MessagePort;
+}
 
 /** The semantic channel for this database: in a worker when the database is a file. */
 export function semanticChannel(db: Db): SemanticChannel {
@@ -60,6 +72,11 @@ export class InThreadSemantic implements SemanticChannel {
 
   scoreNow(keys: string[], text: string, limit: number): SemanticHit[] {
     return this.indexes.score(keys, text, limit);
+  }
+
+  /** Scope indexes read from the table so far (tests). */
+  get builds(): number {
+    return this.indexes.builds;
   }
 
   score(keys: string[], text: string, limit: number): Promise<SemanticHit[]> {
@@ -85,6 +102,17 @@ interface Job {
 export class WorkerSemantic implements SemanticChannel {
   /** started by the first search; until then it holds no index, so writes need not reach it */
   private worker: Worker | null = null;
+  /**
+   * The worker's updates port. Writes go there, not with the searches: the worker takes every
+   * update sent so far before a search reads the scope tokens. On the shared port an update still
+   * queued behind the search looked like another connection's write, so the search rebuilt the
+   * scope, and the late update, its token now behind, dropped the rebuilt index. Under steady
+   * writes every search rebuilt its scope (a 200-thread soak: the worker busy all the time, each
+   * search waiting seconds for it).
+   */
+  private updates: MessagePort | null = null;
+  /** scope indexes the worker had read when it last answered */
+  private built = 0;
   /** set once the worker failed: the channel runs on this thread from then on */
   private fallback: InThreadSemantic | null = null;
   private closed = false;
@@ -103,13 +131,14 @@ export class WorkerSemantic implements SemanticChannel {
     return this.worker !== null;
   }
 
-  private post(m: ToSemanticWorker): void {
-    this.worker?.postMessage(m);
+  /** Scope indexes the worker had read from the table when it last answered a search (tests, diagnostics). */
+  get builds(): number {
+    return this.fallback ? this.fallback.builds : this.built;
   }
 
   updated(key: string, prev: number | null, next: number, delta: IndexDelta): void {
     if (this.fallback) this.fallback.updated(key, prev, next, delta);
-    else this.post({ t: "updated", key, prev, next, delta });
+    else this.updates?.postMessage({ key, prev, next, delta } satisfies SemanticUpdate);
   }
 
   score(keys: string[], text: string, limit: number): Promise<SemanticHit[]> {
@@ -150,7 +179,9 @@ export class WorkerSemantic implements SemanticChannel {
   }
 
   private start(): Worker {
-    const w = new Worker(this.script, { workerData: { dbPath: this.db.name } });
+    const { port1, port2 } = new MessageChannel();
+    const w = new Worker(this.script, { workerData: { dbPath: this.db.name, updates: port2 } satisfies SemanticWorkerData, transferList: [port2] });
+    this.updates = port1;
     w.on("message", (m: FromSemanticWorker) => this.settle(m));
     w.on("error", (e) => this.fail(e));
     w.on("exit", (code) => {
@@ -169,6 +200,7 @@ export class WorkerSemantic implements SemanticChannel {
     if (!job) return;
     this.jobs.delete(m.id);
     if (this.jobs.size === 0) this.worker?.unref();
+    this.built = m.builds;
     job.resolve(m.hits);
   }
 
@@ -178,6 +210,8 @@ export class WorkerSemantic implements SemanticChannel {
     process.emitWarning(`semantic channel: ${e.message}; it runs on the store's thread from now on`);
     const w = this.worker;
     this.worker = null;
+    this.updates?.close();
+    this.updates = null;
     const fallback = (this.fallback = new InThreadSemantic(this.db));
     this.warming?.done([]);
     void w?.terminate();
@@ -195,6 +229,8 @@ export class WorkerSemantic implements SemanticChannel {
     this.warming?.done([]);
     void this.worker?.terminate();
     this.worker = null;
+    this.updates?.close();
+    this.updates = null;
     this.fallback?.close();
   }
 }

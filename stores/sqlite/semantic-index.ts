@@ -23,6 +23,8 @@ export class SemanticIndexes {
   private readonly newestUsers: Statement;
   private readonly keysOfUser: Statement;
   private readonly sizeOf: Statement;
+  /** scope indexes read from the table so far (each a full read of the scope) */
+  private built = 0;
 
   /** `maxIndexed`: memories held in all loaded indexes at once (MAX_INDEXED unless a test says) */
   constructor(db: Db, maxIndexed = MAX_INDEXED) {
@@ -56,11 +58,17 @@ export class SemanticIndexes {
       const ix = this.cache.current(k, this.token(k));
       if (ix) return ix;
       const built = this.build(k);
+      this.built++;
       this.cache.put(k, built.ix, built.token);
       return built.ix;
     });
     this.cache.evict(new Set(keys));
     return out;
+  }
+
+  /** Scope indexes read from the table so far: a rebuild reads the whole scope (tests, diagnostics). */
+  get builds(): number {
+    return this.built;
   }
 
   /** Memories held in all loaded indexes (tests). */

@@ -3,21 +3,31 @@
 // runs the word channel. Scope change tokens tell it what any connection changed; the store's
 // messages, in the order its writes were made, change a scope's index in place (or drop
 // it, when it missed another writer's change).
-import { parentPort, workerData } from "node:worker_threads";
+import { parentPort, receiveMessageOnPort, workerData } from "node:worker_threads";
 import { openDatabase } from "./database.js";
 import { SemanticIndexes } from "./semantic-index.js";
-import type { FromSemanticWorker, ToSemanticWorker } from "./semantic-channel.js";
+import type { FromSemanticWorker, SemanticUpdate, SemanticWorkerData, ToSemanticWorker } from "./semantic-channel.js";
 
 const port = parentPort;
 if (!port) throw new Error("semantic-worker.js runs as a worker thread of the memory store");
-const db = openDatabase((workerData as { dbPath: string }).dbPath, { readonly: true });
+const { dbPath, updates } = workerData as SemanticWorkerData;
+const db = openDatabase(dbPath, { readonly: true });
 const indexes = new SemanticIndexes(db);
+
+const apply = (u: SemanticUpdate): void => indexes.updated(u.key, u.prev, u.next, u.delta);
+updates.on("message", apply);
+
+/**
+ * Every update the store has sent so far, in order, before a search reads the scope tokens: the
+ * store sends each one right after its commit, so a token the search then reads is one it was told
+ * of (else another connection's write, which rebuilds the scope as it should).
+ */
+function takeUpdates(): void {
+  for (let m = receiveMessageOnPort(updates); m !== undefined; m = receiveMessageOnPort(updates)) apply(m.message as SemanticUpdate);
+}
 
 port.on("message", (m: ToSemanticWorker) => {
   switch (m.t) {
-    case "updated":
-      indexes.updated(m.key, m.prev, m.next, m.delta);
-      return;
     case "warm":
       // one scope per turn of the event loop: a search that arrives meanwhile is not held up by the rest
       warmUp(m.id, m.scopes, m.memories);
@@ -25,7 +35,8 @@ port.on("message", (m: ToSemanticWorker) => {
     case "score": {
       let reply: FromSemanticWorker;
       try {
-        reply = { id: m.id, hits: indexes.score(m.keys, m.text, m.limit) };
+        takeUpdates();
+        reply = { id: m.id, hits: indexes.score(m.keys, m.text, m.limit), builds: indexes.builds };
       } catch (e) {
         reply = { id: m.id, error: (e as Error).message };
       }
@@ -54,6 +65,7 @@ function warmUp(id: number, scopes: number, memories: number): void {
       return;
     }
     try {
+      takeUpdates();
       indexes.indexesFor([key]);
       built.push(key);
     } catch {

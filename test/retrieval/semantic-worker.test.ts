@@ -123,6 +123,43 @@ describe("semantic channel in a worker thread", () => {
     store.close();
   });
 
+  it("writes committed while a search waits its turn in the worker rebuild nothing: the search takes their updates first", async () => {
+    const { db, store, svc, req, write, key } = setup();
+    for (const t of ALICE) await write("alice", t);
+    // Carol's large scope keeps the worker busy building it while Alice's search waits its turn.
+    const carol: RequestScope = { user: "carol", project: null, session: "carol-t", thread: "carol-t", ancestors: [] };
+    const origin = { actor: "user" as const, threadId: "carol-t", toolCallId: null };
+    for (let start = 0; start < 20_000; start += 5_000) {
+      const items = Array.from({ length: 5_000 }, (_, i) => ({
+        req: carol,
+        input: { content: `carol note ${start + i}: the ${FILLER[i % FILLER.length]} near lake ${start + i}`, kind: "note" as const, scope: "user" as const },
+        origin,
+      }));
+      await svc.rememberMany(items);
+    }
+    expect(await svc.search({ thread: req("alice") }, { query: "pottery", limit: 10 })).not.toHaveLength(0);
+    const own = (store as unknown as { semantic: WorkerSemantic }).semantic;
+    await own.score([key("alice")], "pottery", 10);
+    const before = own.builds;
+    // Queued behind Carol's build: a search of Alice's scope, then two writes to it that commit
+    // (and tell the worker) before the worker reaches that search.
+    const busy = own.score([key("carol")], "lake", 10);
+    const waiting = own.score([key("alice")], "pottery clay", 10);
+    const a = await write("alice", "pottery glaze recipe from the zanzibar workshop");
+    const b = await write("alice", "the zanzibar workshop fires clay on fridays");
+    await busy;
+    const got = await waiting;
+    // Carol's scope was built once; Alice's index followed both writes in place, so nothing else was read.
+    expect(own.builds).toBe(before + 1);
+    expect((await own.score([key("alice")], "zanzibar", 10)).map((h) => h.rowid)).toEqual(expect.arrayContaining([rowidOf(db, a.id), rowidOf(db, b.id)]));
+    expect(own.builds).toBe(before + 1);
+    // and the scores are the ones a fresh read of the scope gives
+    const fresh = new InThreadSemantic(db);
+    expect(got).toEqual(fresh.scoreNow([key("alice")], "pottery clay", 10));
+    fresh.close();
+    store.close();
+  }, 60_000);
+
   it("another connection's commit reaches the worker's indexes (the scope token tells it)", async () => {
     const { db, store, write, key } = setup();
     for (const t of ALICE) await write("alice", t);
