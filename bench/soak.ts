@@ -1,8 +1,9 @@
 // Load and soak: N concurrent threads (default 200) drive a real `serve --toolset memory` child
 // process over RAP for a bounded time, each with the daemon's exact invocation JSON and a real
 // callback listener. Prints one JSON object: throughput, p50/p95/p99 latency (POST → tool_result),
-// the server's RSS over time and its drift, and lost writes (acknowledged calls without a
-// result, delivered memories missing from the database: both must be 0).
+// the server's RSS over time and its drift, throughput and server CPU per call in each third of the
+// run (by_third: a cost per call that grows with the store shows there), and lost writes
+// (acknowledged calls without a result, delivered memories missing from the database: both must be 0).
 //
 //   node dist/bench/soak.js [--minutes 1] [--threads 200] [--sample-seconds 5]
 //   npm run bench -- --long          (the same soak for 10 minutes inside the full bench)
@@ -34,6 +35,13 @@ const CLI = resolve(dirname(fileURLToPath(import.meta.url)), "../cli/main.js");
 function rssOf(pid: number): number {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
   return m ? Number(m[1]) / 1024 : NaN;
+}
+
+/** CPU time the process (all its threads) has used, in ms. */
+function cpuMsOf(pid: number): number {
+  // fields after the command name: utime and stime are the 12th and 13th, in clock ticks (100 a second)
+  const f = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+  return (Number(f[11]) + Number(f[12])) * 10;
 }
 
 function pct(sorted: number[], p: number): number {
@@ -107,7 +115,15 @@ async function main(): Promise<void> {
   const started = Date.now();
   const deadline = started + MINUTES * 60_000;
   const rss: { t: number; mb: number }[] = [{ t: 0, mb: rssOf(child.pid!) }];
-  const sampler = setInterval(() => rss.push({ t: Math.round((Date.now() - started) / 1000), mb: r1(rssOf(child.pid!)) }), SAMPLE_MS);
+  // Calls answered and the server's CPU time so far, per sample: a cost per call that grows with the
+  // store (a search rebuilding its scope each time) shows up as a later third slower than the first.
+  const load: { t: number; calls: number; cpuMs: number }[] = [{ t: 0, calls: 0, cpuMs: cpuMsOf(child.pid!) }];
+  const sample = () => {
+    const t = (Date.now() - started) / 1000;
+    rss.push({ t: Math.round(t), mb: r1(rssOf(child.pid!)) });
+    load.push({ t, calls: latencies.length, cpuMs: cpuMsOf(child.pid!) });
+  };
+  const sampler = setInterval(sample, SAMPLE_MS);
 
   const call = async (group: string, op: string, args: unknown): Promise<string | null> => {
     const id = `soak_${++seq}`;
@@ -166,6 +182,7 @@ async function main(): Promise<void> {
   clearInterval(sampler);
   const seconds = (Date.now() - started) / 1000;
   rss.push({ t: Math.round(seconds), mb: r1(rssOf(child.pid!)) });
+  load.push({ t: seconds, calls: latencies.length, cpuMs: cpuMsOf(child.pid!) });
 
   // Lost writes: every delivered memory id must be in the database.
   child.kill("SIGTERM");
@@ -185,6 +202,14 @@ async function main(): Promise<void> {
   const mean = (xs: { mb: number }[]) => xs.reduce((s, x) => s + x.mb, 0) / Math.max(1, xs.length);
   const mid = mean(rss.slice(third, 2 * third));
   const last = mean(rss.slice(2 * third));
+  // Throughput and server CPU per call in each third of the run.
+  const at = (t: number) => load.reduce((best, x) => (Math.abs(x.t - t) < Math.abs(best.t - t) ? x : best));
+  const thirds = [0, 1, 2].map((k) => {
+    const a = at((seconds * k) / 3);
+    const b = at((seconds * (k + 1)) / 3);
+    const calls = b.calls - a.calls;
+    return { from_s: r1(a.t), to_s: r1(b.t), calls_per_s: r1(calls / Math.max(0.001, b.t - a.t)), server_cpu_ms_per_call: calls > 0 ? r1((b.cpuMs - a.cpuMs) / calls) : null };
+  });
   const out = {
     bench: "soak",
     minutes: MINUTES,
@@ -197,6 +222,7 @@ async function main(): Promise<void> {
       const s = [...v].sort((a, b) => a - b);
       return [k, { n: s.length, p50: r1(pct(s, 50)), p95: r1(pct(s, 95)), p99: r1(pct(s, 99)) }];
     })),
+    by_third: thirds,
     acked,
     failed_acks: failedAcks,
     resent_after_connection_reset: resent,
