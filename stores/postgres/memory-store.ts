@@ -146,6 +146,9 @@ export const vectorLiteral = (v: Float32Array): string => `[${Array.from(v, (x) 
  */
 const CURRENT_DUP = `status <> 'deleted' AND status IN ('active','pending') AND (expires_at IS NULL OR expires_at > $3)`;
 
+/** The tokens one transaction gave the scopes it changed, with the ones they replaced (PgMemoryStore.ownTokens). */
+type OwnTokens = Map<string, { token: number; prev: number | null }>;
+
 export class PgMemoryStore implements MemoryStore {
   /** a DSQL transaction may modify at most 3,000 rows; each memory writes about six */
   readonly maxBatch: number | undefined;
@@ -578,7 +581,7 @@ export class PgMemoryStore implements MemoryStore {
     const [vec] = await this.vectorsFor([rec.content]);
     const key = visibilityKey(rec.scope);
     // [semantic channel] the row and transaction of the attempt that committed
-    const mine: { rowid?: number; xact?: string } = {};
+    const mine: { rowid?: number; tokens?: OwnTokens } = {};
     const out = await this.db.tx(async (c) => {
       // Writers of one scope take turns here, so the duplicate check below sees what another
       // server (or CLI) committed a moment ago; READ COMMITTED alone let both insert.
@@ -586,40 +589,33 @@ export class PgMemoryStore implements MemoryStore {
       const dup = (await c.query<{ id: string }>(`SELECT id FROM memories WHERE vis_key = $1 AND content_hash = $2 AND ${CURRENT_DUP} LIMIT 1`, [key, rec.contentHash, rec.createdAt])).rows[0];
       if (dup) throw new DuplicateMemoryError(dup.id);
       mine.rowid = await this.insertRow(c, rec, vec);
-      mine.xact = await this.xactOf(c);
       for (const e of edges) await this.addEdgeIn(c, e);
       await this.writeAudit(c, audit);
-      return this.mustGet(c, rec.id);
+      const made = await this.mustGet(c, rec.id);
+      mine.tokens = await this.ownTokens(c);
+      return made;
     }, rec.scope.user);
-    if (mine.rowid !== undefined && mine.xact !== undefined) {
-      await this.followIndex(key, mine.xact, { remove: [], add: joinsIndex(rec) ? [{ rowid: mine.rowid, thread: rec.source.threadId, content: rec.content }] : [] }, rec.scope.user);
+    if (mine.rowid !== undefined && mine.tokens !== undefined) {
+      this.followIndex(key, mine.tokens, { remove: [], add: joinsIndex(rec) ? [{ rowid: mine.rowid, thread: rec.source.threadId, content: rec.content }] : [] });
     }
     return out;
   }
 
   /**
-   * [semantic channel] After a commit: the scope's token was renewed at commit. If this write
-   * (transaction `xact`) renewed it last, `prev` is the token just before it and the loaded index
-   * follows by `delta`; else the index is rebuilt when next searched (a failed read only costs that).
+   * [semantic channel] After a commit: each scope this transaction changed has the token it gave the
+   * scope and the one just before (read inside the transaction, `ownTokens`), so the loaded index
+   * follows by `delta`; a scope without them is rebuilt when next searched.
    */
-  private async followIndex(key: string, xact: string, delta: IndexDelta, user?: string): Promise<void> {
-    await this.followIndexes(new Map([[key, delta]]), xact, user);
+  private followIndex(key: string, tokens: OwnTokens, delta: IndexDelta): void {
+    this.followIndexes(new Map([[key, delta]]), tokens);
   }
 
-  /** followIndex for several scopes changed by one transaction, with one read of their tokens. */
-  private async followIndexes(deltas: Map<string, IndexDelta>, xact: string, user?: string | null): Promise<void> {
-    if (!this.semantic || deltas.size === 0) return;
-    const tokens = await this.db
-      .query<{ vis_key: string; token: number; prev: number | null; by_xact: string | null }>(
-        `SELECT vis_key, token, prev, by_xact FROM scope_tokens WHERE vis_key = ANY($1)`,
-        [[...deltas.keys()]],
-        user,
-      )
-      .catch(() => []);
-    const byKey = new Map(tokens.map((t) => [t.vis_key, t]));
+  /** followIndex for several scopes changed by one transaction. */
+  private followIndexes(deltas: Map<string, IndexDelta>, tokens: OwnTokens): void {
+    if (!this.semantic) return;
     for (const [key, delta] of deltas) {
-      const t = byKey.get(key);
-      if (t && t.by_xact === xact) this.semantic.updated(key, t.prev === null ? null : Number(t.prev), Number(t.token), delta);
+      const t = tokens.get(key);
+      if (t) this.semantic.updated(key, t.prev, t.token, delta);
       else this.semantic.changed([key]);
     }
   }
@@ -631,9 +627,22 @@ export class PgMemoryStore implements MemoryStore {
     return new Map([...removed].map(([key, remove]): [string, IndexDelta] => [key, { remove, add: [] }]));
   }
 
-  /** This transaction's id, for followIndex (only when there is an index to follow). */
-  private async xactOf(c: Q): Promise<string | undefined> {
-    return this.semantic ? (await c.query<{ x: string }>(`SELECT pg_current_xact_id()::text AS x`)).rows[0]!.x : undefined;
+  /**
+   * The tokens this transaction gave the scopes it changed, and the ones before them (only when
+   * there is an index to follow); called after the transaction's last change to memories. The
+   * renewal triggers, deferred to commit, fire here instead, and the scope's token row stays locked
+   * until the commit, so `prev` is the token of the write just before this one. Read after the
+   * commit (as it was), another transaction had often renewed the token in between, and the index
+   * was dropped: with several writes to one scope at a time, nearly every search rebuilt it.
+   */
+  private async ownTokens(c: Q): Promise<OwnTokens | undefined> {
+    if (!this.semantic) return undefined;
+    await c.query(`SET CONSTRAINTS memories_scope_insert, memories_scope_update, memories_scope_delete IMMEDIATE`);
+    const rows = await c.query<{ vis_key: string; token: string; prev: string | null }>(
+      `SELECT vis_key, token, prev FROM scope_tokens
+       WHERE vis_key = ANY(string_to_array(current_setting('imem.renewed_scopes', true), E'\\n')) AND by_xact = pg_current_xact_id()::text`,
+    );
+    return new Map(rows.rows.map((r) => [r.vis_key, { token: Number(r.token), prev: r.prev === null ? null : Number(r.prev) }]));
   }
 
   async insertMany(items: BatchInsertItem[]): Promise<BatchInsertOutcome[]> {
@@ -646,10 +655,10 @@ export class PgMemoryStore implements MemoryStore {
     const user = users.size === 1 ? [...users][0]! : null;
     const vecs = await this.vectorsFor(items.map((i) => i.rec.content));
     // [semantic channel] what each scope's index gains, and the transaction that committed it
-    const done: { joined: Map<string, IndexDelta>; xact?: string } = { joined: new Map() };
+    const done: { joined: Map<string, IndexDelta>; tokens?: OwnTokens } = { joined: new Map() };
     const run = async (c: pg.PoolClient) => {
       done.joined = new Map();
-      delete done.xact;
+      delete done.tokens;
       const keys = items.map((i) => visibilityKey(i.rec.scope));
       await this.lockScopes(c, keys);
       // (vis_key, content hash) → id of a record in the store or written earlier in this batch
@@ -688,11 +697,11 @@ export class PgMemoryStore implements MemoryStore {
         // a fresh row's only source is the one it came with
         if (joinsIndex(rec)) delta.add.push({ rowid: rowids[j]!, thread: rec.source.threadId, content: rec.content });
       }
-      done.xact = await this.xactOf(c);
+      done.tokens = await this.ownTokens(c);
       return out;
     };
     const out = await (user !== null ? this.db.tx(run, user) : this.db.tx(run));
-    if (done.xact !== undefined) await (user !== null ? this.followIndexes(done.joined, done.xact, user) : asPgSystem(() => this.followIndexes(done.joined, done.xact!)));
+    if (done.tokens !== undefined) this.followIndexes(done.joined, done.tokens);
     else this.semantic?.changed(done.joined.keys());
     return out;
   }
@@ -700,7 +709,7 @@ export class PgMemoryStore implements MemoryStore {
   async supersede(previousId: string, next: NewMemory, audit: AuditEntry): Promise<MemoryRecord> {
     const [vec] = await this.vectorsFor([next.content]);
     const nextKey = visibilityKey(next.scope);
-    const done: { prev?: MemoryRow; rowid?: number; xact?: string } = {};
+    const done: { prev?: MemoryRow; rowid?: number; tokens?: OwnTokens } = {};
     const out = await this.db.tx(async (c) => {
       const prev = (await c.query<MemoryRow>(`SELECT * FROM memories WHERE id = $1 FOR UPDATE`, [previousId])).rows[0];
       if (!prev || (prev.status !== "active" && prev.status !== "pending")) {
@@ -713,17 +722,17 @@ export class PgMemoryStore implements MemoryStore {
       await this.addEdgeIn(c, { src: next.id, dst: previousId, relation: "supersedes", at: next.createdAt });
       await this.writeAudit(c, audit);
       done.prev = prev;
-      done.xact = await this.xactOf(c);
+      done.tokens = await this.ownTokens(c);
       return this.mustGet(c, next.id);
     }, next.scope.user);
     // the old version leaves its scope's index and the new one joins its own (mostly the same scope)
-    if (done.prev && done.rowid !== undefined && done.xact !== undefined) {
+    if (done.prev && done.rowid !== undefined && done.tokens !== undefined) {
       const joins = joinsIndex(next) ? [{ rowid: done.rowid, thread: next.source.threadId, content: next.content }] : [];
       const old = Number(done.prev.rowid);
-      if (done.prev.vis_key === nextKey) await this.followIndex(nextKey, done.xact, { remove: [old], add: joins }, next.scope.user);
+      if (done.prev.vis_key === nextKey) this.followIndex(nextKey, done.tokens, { remove: [old], add: joins });
       else {
-        await this.followIndex(done.prev.vis_key, done.xact, { remove: [old], add: [] }, next.scope.user);
-        await this.followIndex(nextKey, done.xact, { remove: [], add: joins }, next.scope.user);
+        this.followIndex(done.prev.vis_key, done.tokens, { remove: [old], add: [] });
+        this.followIndex(nextKey, done.tokens, { remove: [], add: joins });
       }
     } else this.semantic?.changed([nextKey, ...(done.prev ? [done.prev.vis_key] : [])]);
     return out;
@@ -743,7 +752,7 @@ export class PgMemoryStore implements MemoryStore {
 
   async setStatus(id: string, status: MemoryStatus, trust: Trust | null, audit: AuditEntry, opts: { supersede?: string } = {}): Promise<MemoryRecord> {
     if (status === "deleted") throw new StoreError("constraint", "use forget() to delete a memory");
-    const done: { deltas?: Map<string, IndexDelta>; keys: string[]; xact?: string } = { keys: [] };
+    const done: { deltas?: Map<string, IndexDelta>; keys: string[]; tokens?: OwnTokens } = { keys: [] };
     const out = await this.db.tx(async (c) => {
       const row = (await c.query<MemoryRow>(`SELECT * FROM memories WHERE id = $1 FOR UPDATE`, [id])).rows[0];
       if (!row) throw new StoreError("not_found", `memory ${id} not found`);
@@ -772,17 +781,17 @@ export class PgMemoryStore implements MemoryStore {
       if (joinsIndex(rec)) mine.add.push({ rowid, thread, content: rec.content });
       else mine.remove.push(rowid);
       done.deltas = deltas;
-      done.xact = await this.xactOf(c);
+      done.tokens = await this.ownTokens(c);
       return rec;
     });
-    if (done.deltas && done.xact !== undefined) await this.followIndexes(done.deltas, done.xact);
+    if (done.deltas && done.tokens !== undefined) this.followIndexes(done.deltas, done.tokens);
     else this.semantic?.changed(done.keys);
     return out;
   }
 
   async forget(ids: string[], audit: AuditEntry): Promise<string[]> {
     const left: { vis_key: string; rowid: number }[] = [];
-    const done: { xact?: string } = {};
+    const done: { tokens?: OwnTokens } = {};
     const out = await this.db.tx(async (c) => {
       left.length = 0;
       const purged: string[] = [];
@@ -810,13 +819,13 @@ export class PgMemoryStore implements MemoryStore {
       }
       await this.refresh(c, around);
       await this.writeAudit(c, { ...audit, detail: { ...audit.detail, ids: purged } });
-      done.xact = await this.xactOf(c);
+      done.tokens = await this.ownTokens(c);
       return purged;
     });
     // [semantic channel] nothing of a forgotten memory waits in memory for the next search: it leaves
     // the loaded index in place, words and all (or the index goes, when another writer came between)
     const leaving = PgMemoryStore.leaving(left);
-    if (done.xact !== undefined) await this.followIndexes(leaving, done.xact);
+    if (done.tokens !== undefined) this.followIndexes(leaving, done.tokens);
     else this.semantic?.changed(leaving.keys());
     return out;
   }
@@ -824,7 +833,7 @@ export class PgMemoryStore implements MemoryStore {
   /** a sweep across every user's records: runs as system maintenance under RLS */
   async expireDue(now: number, actor: string): Promise<number> {
     const left: { vis_key: string; rowid: number }[] = [];
-    const done: { xact?: string } = {};
+    const done: { tokens?: OwnTokens } = {};
     const n = await asPgSystem(() => this.db.tx(async (c) => {
       left.length = 0;
       const due = await c.query<{ rowid: number; id: string; vis_key: string }>(
@@ -837,11 +846,11 @@ export class PgMemoryStore implements MemoryStore {
         await this.writeAudit(c, { at: now, actor, action: "expire", targetKind: "memory", targetId: r.id, detail: {} });
         left.push(r);
       }
-      if (due.rows.length > 0) done.xact = await this.xactOf(c);
+      if (due.rows.length > 0) done.tokens = await this.ownTokens(c);
       return due.rows.length;
     }));
     const leaving = PgMemoryStore.leaving(left);
-    if (done.xact !== undefined) await asPgSystem(() => this.followIndexes(leaving, done.xact!));
+    if (done.tokens !== undefined) this.followIndexes(leaving, done.tokens);
     else this.semantic?.changed(leaving.keys());
     return n;
   }

@@ -260,8 +260,8 @@ CREATE TABLE state_user_choices (
 // deferred to commit, so a write holds the scope's token row only while it commits (writers of one
 // scope do not queue behind each other's whole transactions), and renew each scope once per
 // transaction (a transaction-local list of the scopes done). The row names the transaction that
-// renewed it last: a writer that finds its own transaction there after committing knows `prev` was
-// the token just before its write. Keys and numbers only, no content. DSQL has no triggers or
+// renewed it last. A writer that follows its scope's index fires the triggers just before its
+// commit (SET CONSTRAINTS … IMMEDIATE) and reads its own row: `prev` is the token just before its write. Keys and numbers only, no content. DSQL has no triggers or
 // sequences: the table only, and the channel is off there.
 const scopeTokens = (p: P) => `
 CREATE TABLE scope_tokens (

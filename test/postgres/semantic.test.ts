@@ -173,6 +173,42 @@ describePg("postgres semantic channel", (base) => {
     for (const w of ["kumquat", "persimmon", "marmalade", "quokka", "pottery", "tamarind", "yuzu", "zanzibar"]) expect(ix.df(wordKey(w)), w).toBe(built.df(wordKey(w)));
   });
 
+  it("several of its own writes to one scope at a time keep the loaded index: each follows in place, nothing is read again", async () => {
+    const { store, svc, write, clock } = await fresh();
+    for (const [i, t] of ALICE.entries()) await write("alice", t, i);
+    await svc.search({ thread: req("alice") }, { query: "pottery", limit: 5 });
+    const sem = (store as unknown as { semantic: PgSemanticIndexes }).semantic;
+    const ix = (await sem.indexesFor([key("alice")]))[0]!;
+    const reads = vi.spyOn(db, "query");
+    try {
+      // twelve remembers at once (as twelve threads of one server): they take turns on the scope
+      // lock, and each commits while the next waits for it
+      const made = await Promise.all(
+        Array.from({ length: 12 }, (_, i) => {
+          clock.advance(10);
+          return svc.remember(req("alice"), { content: `lychee tasting number ${i} with quokka ${i}`, kind: "note", scope: "user", userStated: true }, {
+            actor: "user",
+            threadId: "alice-t",
+            toolCallId: null,
+            messageIds: [`alice-lychee-${i}`],
+          });
+        }),
+      );
+      expect(made.map((m) => m.status)).toEqual(Array(12).fill("created"));
+      const hits = await svc.search({ thread: req("alice") }, { query: "lychee quokka", limit: 20 });
+      expect(hits.length).toBeGreaterThan(0);
+      expect((await sem.indexesFor([key("alice")]))[0]).toBe(ix);
+      expect(reads.mock.calls.filter(([sql]) => String(sql).includes("NULL::bigint AS rowid"))).toHaveLength(0);
+    } finally {
+      reads.mockRestore();
+    }
+    expect(ix.df(wordKey("lychee"))).toBe(12);
+    const built = (await new PgSemanticIndexes(db).indexesFor([key("alice")]))[0]!;
+    expect(ix.size).toBe(built.size);
+    expect(ix.vocabulary).toBe(built.vocabulary);
+    store.close();
+  });
+
   it("grows in place on its own insert, and rebuilds after another server's write or forget", async () => {
     const { write, token } = await fresh();
     for (const [i, t] of ALICE.entries()) await write("alice", t, i);
