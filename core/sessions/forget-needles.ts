@@ -4,6 +4,7 @@
 // its beginning; a plain substring test of the text missed both and left the call searchable.
 // The learning loop's experience (core/learning/forget.ts) and results waiting in the RAP
 // outbox (toolsets/rap/outbox-forget.ts) are searched for the same needles.
+import { words as wordsOf } from "../retrieval/analyze.js";
 
 /** A text's first characters: long enough to be the forgotten text and nothing else, short enough to survive an argument excerpt. */
 export const NEEDLE_HEAD_CHARS = 400;
@@ -25,6 +26,20 @@ export function forgetNeedles(texts: string[]): string[] {
     }
   }
   return [...out];
+}
+
+/**
+ * The words a store looks for a needle's candidate messages by: those of three letters or more
+ * (at most 8). A needle with none ("Go 1.22", "C#", "OK") has its shorter words instead. Before,
+ * such a text was never looked for, so a very short memory stayed in session search after its
+ * forget. A needle with no word and no CJK pair (a lone CJK character) has the user's every
+ * message read (`scanAll`); `cjkPairs` are the needle's two-character CJK pairs.
+ */
+export function needleWords(needle: string, cjkPairs: readonly string[]): { words: string[]; scanAll: boolean } {
+  const long = [...new Set(needle.match(/[\p{L}\p{N}]{3,}/gu) ?? [])].slice(0, 8);
+  // CJK runs are looked for by their pairs (a run is one word to the index)
+  const words = long.length > 0 ? long : [...new Set(wordsOf(needle))].slice(0, 8);
+  return { words, scanAll: words.length === 0 && cjkPairs.length === 0 && /\S/u.test(needle) };
 }
 
 /**

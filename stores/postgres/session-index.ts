@@ -2,7 +2,7 @@
 // the user who owns the session (the user's key is part of every lookup), with the semantics of
 // stores/sqlite/session-index.ts. Full text: a tsvector column with a GIN index; under the DSQL
 // profile a substring scan over the user's messages.
-import { forgetNeedles, MAX_PARENT_HOPS } from "../../core/sessions/forget-needles.js";
+import { forgetNeedles, MAX_PARENT_HOPS, needleWords } from "../../core/sessions/forget-needles.js";
 import { visibilityKey } from "../../core/memory/scope.js";
 import { cjkBigrams } from "../../core/retrieval/analyze.js";
 import { headOf } from "../../core/text.js";
@@ -231,8 +231,9 @@ export class PgSessionIndex implements SessionIndexStore {
 
   /** Messages of the user holding every word (and CJK bigram) of `needle`: the exact check follows. */
   private async candidates(c: Q, key: string, needle: string): Promise<Row[]> {
-    const words = [...new Set(needle.match(/[\p{L}\p{N}]{3,}/gu) ?? [])].slice(0, 8);
-    const cjk = cjkBigrams(needle).slice(0, 8);
+    const cjk = cjkBigrams(needle).filter((b) => [...b].length === 2).slice(0, 8);
+    const { words, scanAll } = needleWords(needle, cjk);
+    if (scanAll) return (await c.query<Row>(`SELECT * FROM session_messages WHERE vis_key = $1`, [key])).rows;
     if (words.length === 0 && cjk.length === 0) return [];
     // lower() and the parser fold ASCII under every locale, other letters only under one that
     // knows them (Aurora DSQL and a C-locale database keep 'Ü' or 'М'): a word with such letters

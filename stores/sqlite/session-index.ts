@@ -1,6 +1,6 @@
 // SQLite session index: conversation messages copied from an Infinity store, searchable by the
 // user who owns the session. A user's key is matched inside the FTS expression, as for memories.
-import { forgetNeedles, MAX_PARENT_HOPS } from "../../core/sessions/forget-needles.js";
+import { forgetNeedles, MAX_PARENT_HOPS, needleWords } from "../../core/sessions/forget-needles.js";
 import type { Statement } from "better-sqlite3";
 import { visibilityKey } from "../../core/memory/scope.js";
 import { cjkBigrams } from "../../core/retrieval/analyze.js";
@@ -99,6 +99,8 @@ export class SqliteSessionIndex implements SessionIndexStore {
       // a small table (purged messages only): no index of its own on the thread
       forgotten: p(`SELECT message_id FROM session_suppressed WHERE thread_id = ?`),
       candidates: p(`SELECT m.* FROM session_fts f JOIN session_messages m ON m.rowid = f.rowid WHERE session_fts MATCH ?`),
+      // a forget's needle with nothing to look up by (a lone CJK character): every message of the user
+      ofUser: p(`SELECT * FROM session_messages WHERE vis_key = ?`),
       ofMessage: p(`SELECT m.* FROM session_sources s JOIN session_messages m ON m.source_id = s.id AND m.thread_id = @thread
         WHERE m.message_id = @message AND m.vis_key = @key`),
       previousUser: p(`SELECT * FROM session_messages WHERE source_id = ? AND thread_id = ? AND ord < ? AND role = 'user' ORDER BY ord DESC LIMIT 1`),
@@ -254,11 +256,11 @@ export class SqliteSessionIndex implements SessionIndexStore {
         const needle = norm(raw);
         if (needle.length === 0) continue;
         // Candidates share the text's words; the exact check is a normalised substring test.
-        const words = [...new Set(needle.match(/[\p{L}\p{N}]{3,}/gu) ?? [])].slice(0, 8);
-        const cjk = cjkBigrams(needle).slice(0, 8);
+        const cjk = cjkBigrams(needle).filter((b) => [...b].length === 2).slice(0, 8);
+        const { words, scanAll } = needleWords(needle, cjk);
         const parts = [...(words.length ? [`text: (${words.map(quote).join(" AND ")})`] : []), ...(cjk.length ? [`cjk: (${cjk.map(quote).join(" AND ")})`] : [])];
-        if (parts.length === 0) continue;
-        const rows = this.st.candidates!.all(`vis_key: ${quote(userKey)} AND (${parts.join(" OR ")})`) as Row[];
+        if (parts.length === 0 && !scanAll) continue;
+        const rows = (scanAll ? this.st.ofUser!.all(userKey) : this.st.candidates!.all(`vis_key: ${quote(userKey)} AND (${parts.join(" OR ")})`)) as Row[];
         for (const r of rows) {
           if (purged.some((p) => p.rowid === r.rowid) || !norm(r.text).includes(needle)) continue;
           purgeRow(r);

@@ -235,6 +235,26 @@ export function smallStoreConformance(name: string, make: () => Promise<SmallSto
       expect(await sessions.window(src, "t4", 0, secrets.length)).toEqual([]);
     });
 
+    it("a forget purges a very short text: words under three letters, a lone CJK character", async () => {
+      const { sessions } = await make();
+      const src = await sessions.sourceId("infinity-files", "/home/a/.infinity");
+      const secrets = ["Go 1.22", "C#", "OK", "猫"];
+      const texts = ["We settled on Go 1.22 for the build", "my favourite is C# on weekends", "Fine, OK then", "我的猫叫小白", "Nothing to see in this one"];
+      await sessions.append(
+        src,
+        { threadId: "t8", rootThreadId: "t8", user: "alice", cwd: null },
+        texts.map((s, i) => ({ ord: i, messageId: `k${i}`, role: "user", text: s })),
+        texts.length,
+        `k${texts.length - 1}`,
+        100,
+      );
+      // another user's copy stays
+      await sessions.append(src, { threadId: "t9", rootThreadId: "t9", user: "bob", cwd: null }, [{ ord: 0, messageId: "b0", role: "user", text: "我的猫 and Go 1.22" }], 1, "b0", 100);
+      for (const s of secrets) expect(await sessions.purgeContaining("alice", [s]), s).toBe(1);
+      expect((await sessions.window(src, "t8", 0, texts.length)).map((h) => h.messageId)).toEqual([`k${texts.length - 1}`]);
+      expect(await sessions.window(src, "t9", 0, 1)).toHaveLength(1);
+    });
+
     it("a forget purges a text made only of common words (stop words to a text search parser)", async () => {
       const { sessions } = await make();
       const src = await sessions.sourceId("infinity-files", "/home/a/.infinity");
