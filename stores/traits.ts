@@ -263,11 +263,24 @@ export interface RapOutboxStats {
   pendingAttempts: number;
 }
 
+/**
+ * A claim's share per receiver: a due row whose receiver (`key` of its callback URL) has no
+ * `room` left is passed over and stays pending, unleased, so one hung receiver cannot take every
+ * delivery slot.
+ */
+export interface RapClaimSpread {
+  key(callbackUrl: string): string;
+  room(key: string): number;
+}
+
 /** Durable callback outbox. Leases let several processes share one file without double sends. */
 export interface RapOutboxStore {
   enqueue(entry: RapOutboxEntry, at: number): Promise<number>;
-  /** lease up to `limit` due rows (oldest first, at most one per call at a time) until now+leaseMs */
-  claimDue(now: number, leaseMs: number, limit: number): Promise<RapOutboxRow[]>;
+  /**
+   * Lease up to `limit` due rows (oldest first, at most one per call at a time) until now+leaseMs;
+   * with `spread`, at most `room(key)` of them per receiver.
+   */
+  claimDue(now: number, leaseMs: number, limit: number, spread?: RapClaimSpread): Promise<RapOutboxRow[]>;
   markDelivered(id: number, at: number): Promise<void>;
   /** the receiver refused the callback for good */
   markRejected(id: number, at: number, error: string): Promise<void>;

@@ -2,7 +2,8 @@
 // LOCKED in one statement: two servers claiming at once never get the same row, and a row whose
 // lease another server set meanwhile is re-checked against the new lease and skipped.
 import type { Pool } from "pg";
-import type { RapOutboxEntry, RapOutboxRow, RapOutboxStats, RapOutboxStore } from "../traits.js";
+import type { PoolClient } from "pg";
+import type { RapClaimSpread, RapOutboxEntry, RapOutboxRow, RapOutboxStats, RapOutboxStore } from "../traits.js";
 import { inTx, num, numOrNull, POSTGRES_FLAVOR, retryIdClash, type PgFlavor } from "./rows.js";
 
 interface Row {
@@ -16,6 +17,8 @@ interface Row {
   created_at: string | number;
   next_attempt_at: string | number;
 }
+
+type DueRow = { id: string; callback_url: string; next_attempt_at: string };
 
 export class PgRapOutbox implements RapOutboxStore {
   constructor(
@@ -43,45 +46,76 @@ export class PgRapOutbox implements RapOutboxStore {
     return num(r.rows[0]!.id);
   }
 
-  async claimDue(now: number, leaseMs: number, limit: number): Promise<RapOutboxRow[]> {
+  async claimDue(now: number, leaseMs: number, limit: number, spread?: RapClaimSpread): Promise<RapOutboxRow[]> {
     // Callbacks of one call go out in order: a row waits while an older row of its call is pending.
-    const due = (limit: string) => `SELECT o.id FROM rap_outbox o
+    const due = (limit: string, after = "") => `SELECT o.id, o.callback_url, o.next_attempt_at FROM rap_outbox o
          WHERE o.status = 'pending' AND o.next_attempt_at <= $1
-           AND (o.lease_until IS NULL OR o.lease_until < $1)
+           AND (o.lease_until IS NULL OR o.lease_until < $1) ${after}
            AND NOT EXISTS (
              SELECT 1 FROM rap_outbox p
              WHERE p.status = 'pending' AND p.id < o.id
                AND p.toolset = o.toolset AND p.group_id = o.group_id AND p.call_id = o.call_id)
          ORDER BY o.next_attempt_at, o.id
          LIMIT ${limit}`;
-    const returning = `RETURNING rap_outbox.id, toolset, group_id, call_id, callback_url, body, attempts, created_at, next_attempt_at`;
+    const returning = `RETURNING rap_outbox.id, rap_outbox.toolset, rap_outbox.group_id, rap_outbox.call_id, rap_outbox.callback_url,
+      rap_outbox.body, rap_outbox.attempts, rap_outbox.created_at, rap_outbox.next_attempt_at`;
+    const lease = async (c: PoolClient | Pool, ids: number[]) =>
+      ids.length === 0
+        ? []
+        : (
+            await c.query<Row>(
+              `UPDATE rap_outbox SET lease_until = $2 WHERE id = ANY($3::bigint[]) AND status = 'pending'
+                 AND (lease_until IS NULL OR lease_until < $1) ${returning}`,
+              [now, now + leaseMs, ids],
+            )
+          ).rows;
+    // With a spread, due rows are read a page at a time (in claim order) and those whose receiver
+    // has no room left are passed over, so the claim reaches the rows behind a hung receiver's.
+    const spreadIds = async (c: PoolClient, lock: string) => {
+      const picked: number[] = [];
+      const taken = new Map<string, number>();
+      const page = Math.max(500, limit * 4);
+      for (let last: [number, number] | null = null; picked.length < limit; ) {
+        const after: string = last ? "AND (o.next_attempt_at, o.id) > ($3, $4)" : "";
+        const r: { rows: DueRow[] } = await c.query<DueRow>(
+          `${due("$2", after)} ${lock}`,
+          last ? [now, page, ...last] : [now, page],
+        );
+        for (const x of r.rows) {
+          const key = spread!.key(x.callback_url);
+          const n = taken.get(key) ?? 0;
+          if (n >= spread!.room(key)) continue;
+          taken.set(key, n + 1);
+          picked.push(num(x.id));
+          if (picked.length >= limit) break;
+        }
+        if (r.rows.length < page) break;
+        const end: DueRow = r.rows[r.rows.length - 1]!;
+        last = [num(end.next_attempt_at), num(end.id)];
+      }
+      return picked;
+    };
     const rows = this.f.dsql
       ? // DSQL has no SKIP LOCKED: two servers claiming the same row conflict at commit and the
         // loser retries from a fresh snapshot, where the lease excludes the row.
         await inTx(
           this.pool,
-          async (c) => {
-            const ids = (await c.query<{ id: string }>(due("$2"), [now, limit])).rows.map((x) => num(x.id));
-            if (ids.length === 0) return [];
-            return (
-              await c.query<Row>(
-                `UPDATE rap_outbox SET lease_until = $2 WHERE id = ANY($3::bigint[]) AND status = 'pending'
-                   AND (lease_until IS NULL OR lease_until < $1) ${returning}`,
-                [now, now + leaseMs, ids],
-              )
-            ).rows;
-          },
+          async (c) =>
+            lease(c, spread ? await spreadIds(c, "") : (await c.query<{ id: string }>(due("$2"), [now, limit])).rows.map((x) => num(x.id))),
           { serializable: true },
         )
-      : (
-          await this.pool.query<Row>(
-            `WITH due AS (${due("$3")} FOR UPDATE SKIP LOCKED)
-             UPDATE rap_outbox SET lease_until = $2 FROM due
-             WHERE rap_outbox.id = due.id AND rap_outbox.status = 'pending'
-             ${returning}`,
-            [now, now + leaseMs, limit],
-          )
-        ).rows;
+      : spread
+        ? // the rows read are locked until the lease is written; another server skips them
+          await inTx(this.pool, async (c) => lease(c, await spreadIds(c, "FOR UPDATE OF o SKIP LOCKED")))
+        : (
+            await this.pool.query<Row>(
+              `WITH due AS (${due("$3")} FOR UPDATE SKIP LOCKED)
+               UPDATE rap_outbox SET lease_until = $2 FROM due
+               WHERE rap_outbox.id = due.id AND rap_outbox.status = 'pending'
+               ${returning}`,
+              [now, now + leaseMs, limit],
+            )
+          ).rows;
     return rows
       .filter((x) => x.body !== null)
       .sort((a, b) => num(a.next_attempt_at) - num(b.next_attempt_at) || num(a.id) - num(b.id))

@@ -2,7 +2,7 @@
 // processes sharing one file never POST the same callback at the same time; a finished row keeps
 // its bookkeeping but not its body.
 import type Database from "better-sqlite3";
-import type { RapOutboxEntry, RapOutboxRow, RapOutboxStats, RapOutboxStore } from "../traits.js";
+import type { RapClaimSpread, RapOutboxEntry, RapOutboxRow, RapOutboxStats, RapOutboxStore } from "../traits.js";
 import type { Db } from "./database.js";
 
 interface Row {
@@ -19,6 +19,7 @@ interface Row {
 export class SqliteRapOutbox implements RapOutboxStore {
   private readonly insert: Database.Statement;
   private readonly due: Database.Statement;
+  private readonly pendingAll: Database.Statement;
   private readonly lease: Database.Statement;
   private readonly delivered: Database.Statement;
   private readonly rejected: Database.Statement;
@@ -29,7 +30,7 @@ export class SqliteRapOutbox implements RapOutboxStore {
   private readonly counts: Database.Statement;
   private readonly mentioning: Database.Statement;
   private readonly replace: Database.Statement;
-  private readonly claimTx: Database.Transaction<(now: number, leaseMs: number, limit: number) => RapOutboxRow[]>;
+  private readonly claimTx: Database.Transaction<(now: number, leaseMs: number, limit: number, spread?: RapClaimSpread) => RapOutboxRow[]>;
 
   constructor(db: Db) {
     this.insert = db.prepare(
@@ -40,7 +41,7 @@ export class SqliteRapOutbox implements RapOutboxStore {
     // a row waits while an older row of the same call is pending. The subquery walks the
     // partial index of pending rows, which stays small, rather than the whole table.
     this.due = db.prepare(
-      `SELECT id FROM rap_outbox AS o INDEXED BY rap_outbox_due
+      `SELECT id, callback_url FROM rap_outbox AS o INDEXED BY rap_outbox_due
        WHERE o.status = 'pending' AND o.next_attempt_at <= @now
          AND (o.lease_until IS NULL OR o.lease_until < @now)
          AND NOT EXISTS (
@@ -49,6 +50,12 @@ export class SqliteRapOutbox implements RapOutboxStore {
              AND p.call_id = o.call_id AND p.group_id = o.group_id AND p.toolset = o.toolset)
        ORDER BY o.next_attempt_at, o.id
        LIMIT @limit`,
+    );
+    this.pendingAll = db.prepare(
+      `SELECT id, toolset, group_id, call_id, callback_url,
+         (next_attempt_at <= @now AND (lease_until IS NULL OR lease_until < @now)) AS due
+       FROM rap_outbox INDEXED BY rap_outbox_due WHERE status = 'pending'
+       ORDER BY next_attempt_at, id`,
     );
     this.lease = db.prepare(
       `UPDATE rap_outbox SET lease_until = @until
@@ -90,8 +97,8 @@ export class SqliteRapOutbox implements RapOutboxStore {
          AND EXISTS (SELECT 1 FROM json_each(@likes) WHERE body LIKE value)`,
     );
     this.replace = db.prepare(`UPDATE rap_outbox SET body = @body WHERE id = @id AND status = 'pending'`);
-    this.claimTx = db.transaction((now: number, leaseMs: number, limit: number) => {
-      const ids = this.due.all({ now, limit }) as { id: number }[];
+    this.claimTx = db.transaction((now: number, leaseMs: number, limit: number, spread?: RapClaimSpread) => {
+      const ids = spread ? this.spreadDue(now, limit, spread) : (this.due.all({ now, limit }) as { id: number }[]);
       const rows: RapOutboxRow[] = [];
       for (const { id } of ids) {
         const r = this.lease.get({ id, now, until: now + leaseMs }) as Row | undefined;
@@ -106,9 +113,41 @@ export class SqliteRapOutbox implements RapOutboxStore {
     return Number(this.insert.run({ toolset, groupId, callId, callbackUrl, body, at }).lastInsertRowid);
   }
 
-  async claimDue(now: number, leaseMs: number, limit: number): Promise<RapOutboxRow[]> {
+  async claimDue(now: number, leaseMs: number, limit: number, spread?: RapClaimSpread): Promise<RapOutboxRow[]> {
     // IMMEDIATE: take the write lock before reading, so two processes never lease the same row.
-    return this.claimTx.immediate(now, leaseMs, limit);
+    return this.claimTx.immediate(now, leaseMs, limit, spread);
+  }
+
+  /**
+   * Due rows in claim order, passing over those whose receiver has no room left. One walk of the
+   * pending rows, the call order checked here: the per-row subquery of `due`, run for each of
+   * thousands of rows waiting on a hung receiver, took seconds under the write lock.
+   */
+  private spreadDue(now: number, limit: number, spread: RapClaimSpread): { id: number }[] {
+    // the usual case: the oldest due rows fit their receivers' room as they are
+    const oldest = this.due.all({ now, limit }) as { id: number; callback_url: string }[];
+    const count = new Map<string, number>();
+    for (const r of oldest) count.set(spread.key(r.callback_url), (count.get(spread.key(r.callback_url)) ?? 0) + 1);
+    if ([...count].every(([key, n]) => n <= spread.room(key))) return oldest;
+    const rows = this.pendingAll.all({ now }) as { id: number; toolset: string; group_id: string; call_id: string; callback_url: string; due: number }[];
+    // ids never hold a NUL (the server refuses such an invocation), so it can join them
+    const calls = rows.map((r) => `${r.toolset}\u0000${r.group_id}\u0000${r.call_id}`);
+    const first = new Map<string, number>();
+    rows.forEach((r, i) => {
+      if (r.id < (first.get(calls[i]!) ?? Infinity)) first.set(calls[i]!, r.id);
+    });
+    const picked: { id: number }[] = [];
+    const taken = new Map<string, number>();
+    for (const [i, r] of rows.entries()) {
+      if (!r.due || first.get(calls[i]!) !== r.id) continue;
+      const key = spread.key(r.callback_url);
+      const n = taken.get(key) ?? 0;
+      if (n >= spread.room(key)) continue;
+      taken.set(key, n + 1);
+      picked.push({ id: r.id });
+      if (picked.length >= limit) break;
+    }
+    return picked;
   }
 
   async markDelivered(id: number, at: number): Promise<void> {

@@ -133,6 +133,59 @@ describe("retry policy", () => {
     expect(Date.now() - sent).toBeLessThan(1500);
   });
 
+  it("twenty callbacks due at once to a hung receiver leave slots for another receiver, and all are delivered once it answers", async () => {
+    // accepts the connection, reads the request and holds the answer until released
+    const held: (() => void)[] = [];
+    let answer = false;
+    const hung = createServer((req, res) => {
+      req.resume();
+      const reply = () => res.end("OK");
+      if (answer) reply();
+      else held.push(reply);
+    });
+    await new Promise<void>((resolve) => hung.listen(0, "127.0.0.1", resolve));
+    cleanups.push(() => {
+      hung.closeAllConnections();
+      hung.close();
+    });
+    const hungUrl = `http://127.0.0.1:${(hung.address() as AddressInfo).port}`;
+    const { db } = tempDb();
+    const store = new SqliteRapOutbox(db);
+    for (let i = 0; i < 24; i++) {
+      await store.enqueue({ toolset: "t", groupId: `g${i % 3}`, callId: `hung-${i}`, callbackUrl: hungUrl, body: `{"i":${i}}` }, Date.now());
+    }
+    const listener = await startListener();
+    cleanups.push(() => listener.close());
+    const d = new CallbackDeliverer(store, systemClock, silentLogger, { ...FAST_OUTBOX, attemptTimeoutMs: 5000, leaseMs: 10_000 });
+    cleanups.push(() => d.stop({ finalPass: false, timeoutMs: 100 }));
+    d.start();
+    await waitFor(() => held.length >= 4, "the hung receiver to hold callbacks");
+    const sent = Date.now();
+    await store.enqueue({ toolset: "t", groupId: "live", callId: "to-live", callbackUrl: listener.url, body: '{"live":true}' }, Date.now());
+    d.kick();
+    await waitFor(() => listener.accepted().length === 1, "the live receiver's callback");
+    expect(Date.now() - sent).toBeLessThan(1500);
+    expect(held.length).toBeLessThan(16);
+    // the hung receiver's rows were passed over, not lost: once it answers, each arrives
+    answer = true;
+    for (const reply of held.splice(0)) reply();
+    await waitFor(async () => (await store.stats()).delivered === 25, "every callback delivered", 10_000);
+  });
+
+  it("the final pass at stop sends every due callback, past the per-receiver limit", async () => {
+    const { db } = tempDb();
+    const listener = await startListener();
+    cleanups.push(() => listener.close());
+    const store = new SqliteRapOutbox(db);
+    for (let i = 0; i < 12; i++) {
+      await store.enqueue({ toolset: "t", groupId: "g", callId: `c${i}`, callbackUrl: listener.url, body: `{"i":${i}}` }, Date.now());
+    }
+    const d = new CallbackDeliverer(store, systemClock, silentLogger, { ...FAST_OUTBOX, perReceiver: 4 });
+    await d.stop({ finalPass: true });
+    expect(listener.accepted()).toHaveLength(12);
+    expect(await store.pendingCount()).toBe(0);
+  });
+
   it("sends the callbacks of one call in order even when the first needs retries", async () => {
     const { db } = tempDb();
     let firstTries = 0;

@@ -44,6 +44,26 @@ export function rapOutboxConformance(name: string, factory: CatalogFactory): voi
       expect((await s.outbox.claimDue(60, 100, 10)).map((r) => r.id)).toEqual([two]);
     });
 
+    it("with a spread, passes over the rows of a receiver that has no room and leaves them unleased, in order", async () => {
+      const s = await c.fresh();
+      const hung = (callId: string, n = 0) => ({ ...entry(callId, n), callbackUrl: "http://127.0.0.1:9/hung" });
+      // more rows for one receiver than a page holds, then one for another receiver
+      const hungIds: number[] = [];
+      for (let i = 0; i < 600; i++) hungIds.push(await s.outbox.enqueue(hung(`h${i}`), i));
+      const second = await s.outbox.enqueue(hung("h0", 1), 600);
+      const live = await s.outbox.enqueue({ ...entry("live"), callbackUrl: "http://127.0.0.1:10/cb" }, 601);
+      const key = (u: string) => new URL(u).host;
+      const spread = { key, room: (k: string) => (k === "127.0.0.1:9" ? 2 : 5) };
+      const first = await s.outbox.claimDue(1000, 500, 10, spread);
+      expect(first.map((r) => r.id)).toEqual([hungIds[0], hungIds[1], live]);
+      // the passed-over rows are neither leased nor finished, and a call's later row still waits
+      const full = { key, room: () => 0 };
+      expect(await s.outbox.claimDue(1000, 500, 10, full)).toEqual([]);
+      const rest = await s.outbox.claimDue(1000, 500, 1000);
+      expect(rest.map((r) => r.id)).toEqual(hungIds.slice(2));
+      expect(rest.map((r) => r.id)).not.toContain(second);
+    });
+
     it("finishing a row drops its body and counts it; finished rows cannot change again", async () => {
       const s = await c.fresh();
       const d = await s.outbox.enqueue(entry("d"), 1);
@@ -102,9 +122,11 @@ export function rapOutboxConformance(name: string, factory: CatalogFactory): voi
       const n = 300;
       for (let i = 0; i < n; i++) await a!.outbox.enqueue(entry(`c${i}`), i);
       const claimed: number[] = [];
-      const worker = async (h: typeof a) => {
+      // half the workers claim with a per-receiver share, as the deliverer does
+      const spread = { key: (u: string) => u, room: () => 3 };
+      const worker = async (h: typeof a, share?: typeof spread) => {
         for (;;) {
-          const rows = await h!.outbox.claimDue(10_000, 60_000, 7);
+          const rows = await h!.outbox.claimDue(10_000, 60_000, 7, share);
           if (rows.length === 0) return;
           for (const r of rows) {
             claimed.push(r.id);
@@ -112,7 +134,7 @@ export function rapOutboxConformance(name: string, factory: CatalogFactory): voi
           }
         }
       };
-      await Promise.all([worker(a), worker(b), worker(a), worker(b)]);
+      await Promise.all([worker(a), worker(b, spread), worker(a, spread), worker(b)]);
       expect(claimed).toHaveLength(n);
       expect(new Set(claimed).size).toBe(n);
       expect(await b!.outbox.stats()).toMatchObject({ pending: 0, delivered: n });

@@ -20,6 +20,11 @@ export interface DeliveryOptions {
   maxAgeMs: number;
   /** rows sent concurrently per pass */
   batch: number;
+  /**
+   * rows sent concurrently to one receiver (origin: scheme, host and port), so a receiver that
+   * accepts connections and never answers cannot hold every slot while others' results wait
+   */
+  perReceiver: number;
 }
 
 export const DEFAULT_DELIVERY: DeliveryOptions = {
@@ -30,6 +35,7 @@ export const DEFAULT_DELIVERY: DeliveryOptions = {
   maxDelayMs: 30_000,
   maxAgeMs: 24 * 60 * 60 * 1000,
   batch: 16,
+  perReceiver: 4,
 };
 
 /** Backoff before attempt `attempts + 1`: doubling from baseDelayMs, capped, with equal jitter. */
@@ -54,6 +60,13 @@ export function isCallbackUrl(url: string): boolean {
   return p === "http:" || p === "https:";
 }
 
+/** The receiver a callback goes to, for the per-receiver limit: its origin (the URL itself when it has none). */
+export function callbackReceiver(url: string): string {
+  if (!URL.canParse(url)) return url;
+  const origin = new URL(url).origin;
+  return origin === "null" ? url : origin;
+}
+
 export class CallbackDeliverer {
   private readonly opts: DeliveryOptions;
   private timer: NodeJS.Timeout | null = null;
@@ -67,6 +80,8 @@ export class CallbackDeliverer {
    * result back by up to attemptTimeoutMs at every retry.
    */
   private readonly inflight = new Set<Promise<void>>();
+  /** deliveries under way per receiver (callbackReceiver), for the perReceiver limit */
+  private readonly perReceiver = new Map<string, number>();
   /** aborts in-flight POSTs when stop() gives up waiting */
   private readonly halt = new AbortController();
 
@@ -153,8 +168,8 @@ export class CallbackDeliverer {
 
   /**
    * One pass: give up on expired rows, then start sending due rows, at most `batch` under way at
-   * once. True when the limit cut it short (more rows may be due); each delivery that ends kicks
-   * the loop again.
+   * once and `perReceiver` to one receiver. True when a limit cut it short (more rows may be
+   * due); each delivery that ends kicks the loop again.
    */
   private async pass(): Promise<boolean> {
     try {
@@ -163,21 +178,27 @@ export class CallbackDeliverer {
       if (dead > 0) this.log.warn({ dead }, "outbox: gave up on callbacks older than maxAgeMs");
       const room = this.opts.batch - this.inflight.size;
       if (room <= 0 || this.halt.signal.aborted) return room <= 0;
-      const rows = await this.store.claimDue(this.clock.now(), this.opts.leaseMs, room);
-      for (const r of rows) this.track(this.deliver(r));
-      // A short claim means nothing else was due; a full one means there may be more.
-      return rows.length === room;
+      const spread = { key: callbackReceiver, room: (key: string) => this.opts.perReceiver - (this.perReceiver.get(key) ?? 0) };
+      const rows = await this.store.claimDue(this.clock.now(), this.opts.leaseMs, room, spread);
+      for (const r of rows) this.track(callbackReceiver(r.callbackUrl), this.deliver(r));
+      // A short claim means nothing else was due, unless a receiver is at its limit: rows of
+      // it were passed over. A full claim means there may be more.
+      return rows.length === room || [...this.perReceiver.values()].some((n) => n >= this.opts.perReceiver);
     } catch (e) {
       this.log.error({ err: e }, "outbox: delivery pass failed");
       return false;
     }
   }
 
-  private track(delivery: Promise<void>): void {
+  private track(receiver: string, delivery: Promise<void>): void {
+    this.perReceiver.set(receiver, (this.perReceiver.get(receiver) ?? 0) + 1);
     const tracked: Promise<void> = delivery
       .catch((e: unknown) => this.log.error({ err: e }, "outbox: delivery failed"))
       .finally(() => {
         this.inflight.delete(tracked);
+        const n = (this.perReceiver.get(receiver) ?? 1) - 1;
+        if (n > 0) this.perReceiver.set(receiver, n);
+        else this.perReceiver.delete(receiver);
         // its slot is free and its outcome recorded: send what is due now (a later row of its call)
         this.kick();
       });
