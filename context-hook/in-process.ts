@@ -8,7 +8,7 @@ import { messageText } from "../stores/infinity/messages.js";
 import type { ConversationStore, InfinityMessage, StateStore } from "../stores/traits.js";
 import { clip, headOf } from "../core/text.js";
 import { projectDir } from "../stores/infinity-files/project-dir.js";
-import { DEFAULT_TASK_OPTIONS } from "./provider-proxy/task.js";
+import { COMPACTION_CALL, DEFAULT_TASK_OPTIONS } from "./provider-proxy/task.js";
 
 /** How many earlier turns join the latest user message as the task text. */
 const TASK_WINDOW = 3;
@@ -59,6 +59,9 @@ export async function scopeOfThread(deps: Omit<InProcessHookDeps, "builder">, th
 /** A `(threadId, history) => prefix` function for a runtime's prompt-prefix seam. */
 export function inProcessPromptPrefix(deps: InProcessHookDeps) {
   return async (threadId: string, history: readonly InfinityMessage[]): Promise<string | null> => {
+    // A compaction thread's summary becomes the parent's history for good: recalled memories
+    // there would outlive a later forget (the runtime's synthetic call marks such a thread).
+    if (history.some((m) => m.kind === "tool_call" && m.call.function.name === COMPACTION_CALL)) return null;
     const { task, recent } = taskFromHistory(history);
     if (!task) return null;
     const scope = await scopeOfThread(deps, threadId);

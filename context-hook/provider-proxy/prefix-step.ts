@@ -6,7 +6,7 @@ import type { PrefixBuilder, PrefixResult } from "../../core/retrieval/prefix-ty
 import { parsePreambleThreadIds, type ThreadContext } from "../thread-context.js";
 import { replaceStringAt } from "./json-splice.js";
 import { PREAMBLE_PATH, type WireCompletionRequest } from "./protocol.js";
-import { buildTask, DEFAULT_TASK_OPTIONS, type TaskOptions } from "./task.js";
+import { buildTask, DEFAULT_TASK_OPTIONS, isCompactionHistory, type TaskOptions } from "./task.js";
 import type { PrefixSummary } from "./trace.js";
 
 export interface PrefixStepDeps {
@@ -50,6 +50,7 @@ export async function applyPrefix(rawLine: string, request: WireCompletionReques
     ...(error === undefined ? {} : { error }),
   });
   if (typeof preamble !== "string" || !ids) return unchanged("no_thread");
+  if (isCompactionHistory(request.chat_history)) return unchanged("compaction");
 
   const work = (async (): Promise<Work> => {
     const ctx = await deps.resolve(preamble);

@@ -124,6 +124,20 @@ export function buildTask(history: readonly unknown[], opts: TaskOptions = DEFAU
   return { task, recent };
 }
 
+/** The synthetic call the runtime writes into a compaction thread before seeding it (reference §3.4). */
+export const COMPACTION_CALL = "__harness_begin_compaction__";
+
+/**
+ * A compaction thread's history: it holds the runtime's synthetic compaction call. Such a call
+ * gets no prefix: its summary replaces the parent's history for good, so recalled memories would
+ * outlive a later forget there.
+ */
+export function isCompactionHistory(history: readonly unknown[]): boolean {
+  return history.some(
+    (msg) => isObj(msg) && msg.role === "assistant" && contentItems(msg).some((c) => isObj(c.function) && c.function.name === COMPACTION_CALL),
+  );
+}
+
 /** the tool results the model is answering: the trailing run of tool-result messages */
 export function trailingToolResults(history: readonly unknown[], maxChars: number, maxResults = 8): { id: string; excerpt: string }[] {
   const out: { id: string; excerpt: string }[] = [];

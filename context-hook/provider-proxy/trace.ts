@@ -10,7 +10,7 @@ export const TOOL_RESULT_CHARS = 500;
 
 /** how the prefix step went for this call (recorded so learning can tell what the model saw) */
 export interface PrefixSummary {
-  status: "applied" | "empty" | "disabled" | "no_thread" | "timeout" | "error" | "off";
+  status: "applied" | "empty" | "disabled" | "no_thread" | "compaction" | "timeout" | "error" | "off";
   itemIds: string[];
   tokens: number;
 }

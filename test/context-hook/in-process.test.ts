@@ -81,4 +81,30 @@ describe("in-process prompt prefix", () => {
     expect(await elsewhere("root-2", history)).toBeNull();
     m.close();
   });
+  it("gives a compaction thread's model call no prefix, so its summary cannot absorb recalled memories", async () => {
+    const m = openTestMemory(tempDir());
+    await m.service.remember(req(), { content: "The staging cluster is deployed with helm from the ops repo", kind: "project" }, modelOrigin());
+    const builder = new MemoryPrefixBuilder({ service: m.service, toggles: m.toggles, edgesOf: (id) => m.store.edgesOf(id), tokens, config: m.config });
+    const conversation = new MemoryConversationStore();
+    const state = new MemoryStateStore();
+    await conversation.ensureRootThread("root-3");
+    await state.setMetadata("root-3", { user_id: "alice" });
+    const hook = inProcessPromptPrefix({ builder, conversation, state, cwdOf: () => "/work/proj-a", localUser: "nobody" });
+    const parent: InfinityMessage[] = [
+      { kind: "user", content: { type: "text", text: "deploy staging with helm please" } },
+      { kind: "assistant", content: { text: "Deploying the staging cluster now." } },
+    ];
+    expect(await hook("root-3", parent)).toContain("deployed with helm from the ops repo");
+    // what the runtime writes into the compaction child it spawns (reference §3.4)
+    const compaction: InfinityMessage[] = [
+      ...parent,
+      { kind: "tool_call", call: { id: "cmp-1", call_id: null, function: { name: "__harness_begin_compaction__", arguments: {} }, signature: null, additional_params: null } },
+      {
+        kind: "tool_result",
+        result: { id: "cmp-1", content: [{ type: "text", text: "You are now INSIDE a compaction thread. Summarize ALL of this content… Then call close_thread with your thread ID (root-3)." }] },
+      },
+    ];
+    expect(await hook("root-3", compaction)).toBeNull();
+    m.close();
+  });
 });

@@ -265,6 +265,31 @@ describe("provider proxy process (fixed prefix builder)", () => {
     }
   });
 
+  it("leaves a compaction thread's call unchanged (its summary would keep recalled memories for good) and records why", async () => {
+    const thread = "compaction-thread-1";
+    const preamble = daemonPreamble(thread, ROOT);
+    // the parent's history, then what the runtime writes into the compaction child it spawns (reference §3.4)
+    const history = [
+      userMsg("Deploy the staging cluster"),
+      assistantMsg("On it."),
+      toolCallMsg("cmp-1", "__harness_begin_compaction__", {}),
+      toolResultMsg("cmp-1", `You are now INSIDE a compaction thread. Summarize ALL of this content. Then call close_thread with your thread ID (${thread}) and include the summary in report_to_parent.`),
+    ];
+    const line = invokeLine(preamble, history);
+    const { d, p, sent } = await both(line);
+    expect(p.bytes.equals(d.bytes)).toBe(true);
+    expect(sent).toBe(line);
+    const db = openDatabase(dbPath);
+    try {
+      const traces = new SqliteTraceStore(db);
+      await waitFor(() => readLog(logFile).some((e) => e.thread === thread && e.stored === true), 5000, "the call's trace event");
+      const [event] = await traces.listByThread(thread);
+      expect(event!.body.prefix).toEqual({ status: "compaction", item_ids: [], tokens: 0 });
+    } finally {
+      db.close();
+    }
+  });
+
   it("on SIGTERM removes its socket, stops the upstream and exits 0, having printed nothing else", async () => {
     const ready = readLog(logFile).find((e) => e.msg === "upstream provider ready");
     const upstreamPid = ready?.upstreamPid as number;
