@@ -36,6 +36,8 @@ export const MAX_BUDGET_TOKENS = 100_000;
 /** trace_events bodies hold excerpts (migration 5): result and final texts are cut to this. */
 export const EXCERPT_CHARS = 2000;
 const ARGS_EXCERPT_CHARS = 500;
+/** BuildPrefix's task is cut to this: the proxy's user-message head, with room for a window of turns. */
+export const MAX_TASK_CHARS = 2 * DEFAULT_TASK_OPTIONS.userChars;
 const DEFAULT_GRACE_MS = 2000;
 
 /** The body of a "turn" trace event: excerpts and digests only (a type, so it is a JSON record). */
@@ -143,8 +145,10 @@ function required(value: string, field: string): string {
 function toPrefixRequest(req: BuildPrefixRequest): PrefixRequest {
   const thread = required(req.threadId, "thread_id");
   const user = required(req.userId, "user_id");
-  // the task is text, not an identifier: a NUL in it is only a separator
-  const task = req.task.replaceAll("\u0000", " ");
+  // the task is text, not an identifier: a NUL in it is only a separator. Its head only, as
+  // the provider proxy keeps it: a user message holding a pasted log (the daemon sends the latest
+  // one at every step) kept the builder, and every other call on this server, busy for seconds.
+  const task = clip(req.task.trimStart(), MAX_TASK_CHARS).replaceAll("\u0000", " ");
   if (task.trim().length === 0) throw new InvalidArgument("task is required");
   noNul(req.rootThreadId, "root_thread_id");
   noNul(req.project ?? "", "project");

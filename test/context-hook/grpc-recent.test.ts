@@ -56,4 +56,35 @@ describe("gRPC BuildPrefix recent texts", () => {
     expect(res.text).toContain("The staging cluster is deployed with helm from the ops repo");
     expect(res.text).not.toContain("chart version 4.2");
   });
+
+  it("hands the builder the head of a task that holds a whole pasted log, so other calls are not held up", async () => {
+    const m = openTestMemory(tempDir());
+    cleanups.push(() => m.close());
+    await m.service.remember(req(), { content: "The staging cluster is deployed with helm from the ops repo", kind: "project" }, modelOrigin());
+    const tokens = await loadTokenCounter("o200k_base");
+    const real = new MemoryPrefixBuilder({ service: m.service, toggles: m.toggles, edgesOf: (id) => m.store.edgesOf(id), tokens, config: m.config });
+    const seen: PrefixRequest[] = [];
+    const builder: PrefixBuilder = { build: (r) => (seen.push(r), real.build(r)) };
+    const server = await startContextHookServer({ builder, traces: new SqliteTraceStore(m.db), address: "127.0.0.1:0" });
+    cleanups.push(() => server.close({ graceMs: 500 }));
+    const client = new HookClient(server.address, credentials.createInsecure());
+    cleanups.push(() => client.close());
+
+    // the daemon's latest user message: a question, then a 3.7 MB log pasted under it
+    const task = `\n  deploy staging with helm 🚀\n${"helm upgrade staging: waiting for rollout of pod 12345 abcdef\n".repeat(60_000)}`;
+    const body = create(BuildPrefixRequestSchema, { threadId: "root-1", userId: "alice", project: "/work/proj-a", task });
+    const res = await new Promise<BuildPrefixResponse>((resolve, reject) =>
+      (client as unknown as { buildPrefix: (r: unknown, o: object, cb: (e: ServiceError | null, v: BuildPrefixResponse) => void) => void }).buildPrefix(
+        body,
+        { deadline: Date.now() + 20_000 },
+        (e, v) => (e ? reject(e) : resolve(v)),
+      ),
+    );
+
+    expect(seen).toHaveLength(1);
+    // the head the provider proxy keeps of a user message is 4,000 characters, with a window of turns
+    expect(seen[0]!.task.length).toBeLessThanOrEqual(2 * DEFAULT_TASK_OPTIONS.userChars);
+    expect(seen[0]!.task.startsWith("deploy staging with helm 🚀\nhelm upgrade staging")).toBe(true);
+    expect(res.text).toContain("The staging cluster is deployed with helm from the ops repo");
+  });
 });
