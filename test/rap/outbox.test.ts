@@ -172,6 +172,44 @@ describe("retry policy", () => {
     await waitFor(async () => (await store.stats()).delivered === 25, "every callback delivered", 10_000);
   });
 
+  it("ends an attempt at the attempt timeout even when the receiver sends a byte now and then, so a row is never sent twice at once", async () => {
+    // answers 200 at once, then one byte of body every 100 ms, never ending it
+    let open = 0;
+    let maxOpen = 0;
+    const timers = new Set<NodeJS.Timeout>();
+    const trickle = createServer((req, res) => {
+      req.resume();
+      open++;
+      maxOpen = Math.max(maxOpen, open);
+      res.writeHead(200, { "content-type": "text/plain" });
+      const t = setInterval(() => res.write("."), 100);
+      timers.add(t);
+      res.on("close", () => {
+        clearInterval(t);
+        timers.delete(t);
+        open--;
+      });
+    });
+    await new Promise<void>((resolve) => trickle.listen(0, "127.0.0.1", resolve));
+    cleanups.push(() => {
+      for (const t of timers) clearInterval(t);
+      trickle.closeAllConnections();
+      trickle.close();
+    });
+    const { db } = tempDb();
+    const store = new SqliteRapOutbox(db);
+    const url = `http://127.0.0.1:${(trickle.address() as AddressInfo).port}`;
+    await store.enqueue({ toolset: "t", groupId: "g", callId: "slow", callbackUrl: url, body: "{}" }, Date.now());
+    const d = new CallbackDeliverer(store, systemClock, silentLogger, { ...FAST_OUTBOX, attemptTimeoutMs: 300, leaseMs: 800 });
+    cleanups.push(() => d.stop({ finalPass: false, timeoutMs: 100 }));
+    d.start();
+    await waitFor(async () => (await store.stats()).pendingAttempts >= 2, "two attempts that ended", 5000);
+    expect(db.prepare("SELECT last_error FROM rap_outbox").pluck().get()).toBe("ETIMEDOUT");
+    // past the lease: still never two POSTs of the row at once
+    await sleep(1000);
+    expect(maxOpen).toBe(1);
+  });
+
   it("the final pass at stop sends every due callback, past the per-receiver limit", async () => {
     const { db } = tempDb();
     const listener = await startListener();

@@ -272,7 +272,19 @@ export class CallbackDeliverer {
 const agents = { http: new http.Agent({ keepAlive: true, maxSockets: 64 }), https: new https.Agent({ keepAlive: true, maxSockets: 64 }) };
 
 function postJson(url: string, body: string, timeoutMs: number, halt: AbortSignal): Promise<{ status: number; text: string }> {
-  return new Promise((resolve, reject) => {
+  return new Promise((resolveWith, rejectWith) => {
+    // `timeout` below only notices silence: a receiver that sends a byte now and then kept an
+    // attempt open past its row's lease, and the row was claimed and sent again beside it.
+    const whole = setTimeout(() => timedOut(), timeoutMs);
+    whole.unref();
+    const resolve = (v: { status: number; text: string }) => {
+      clearTimeout(whole);
+      resolveWith(v);
+    };
+    const reject = (e: unknown) => {
+      clearTimeout(whole);
+      rejectWith(e);
+    };
     const u = new URL(url);
     const secure = u.protocol === "https:";
     const req = (secure ? https : http).request(
@@ -296,7 +308,12 @@ function postJson(url: string, body: string, timeoutMs: number, halt: AbortSigna
         res.on("error", reject);
       },
     );
-    req.on("timeout", () => req.destroy(Object.assign(new Error("callback timed out"), { code: "ETIMEDOUT" })));
+    function timedOut(): void {
+      const err = Object.assign(new Error("callback timed out"), { code: "ETIMEDOUT" });
+      req.destroy(err);
+      reject(err);
+    }
+    req.on("timeout", timedOut);
     req.on("error", reject);
     req.end(body);
   });
