@@ -87,7 +87,8 @@ export function matchedTerms(queryTerms: string[], content: string): string[] {
 export function escapeItem(text: string): string {
   return text
     .replace(/<\s*\/?\s*recalled-memory[^>]*>/giu, (m) => m.replace(/</g, "&lt;").replace(/>/g, "&gt;"))
-    .replace(/\s*\n+\s*/gu, " ⏎ ")
+    // every character a renderer or tokenizer may break a line at, not only \n
+    .replace(/\s*[\n\r\v\f\u0085\u2028\u2029]\s*/gu, " ⏎ ")
     .trim();
 }
 

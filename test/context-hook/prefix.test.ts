@@ -108,6 +108,24 @@ describe("MemoryPrefixBuilder", () => {
     m.close();
   });
 
+  it("keeps each item on its own line whatever line break its text holds (U+2028, U+2029, NEL, form feed, vertical tab)", async () => {
+    const m = openTestMemory(tempDir());
+    const breaks = ["\u2028", "\u2029", "\u0085", "\f", "\v"];
+    const what = ["helm charts live in the ops repo", "migrations run before rollout", "canary analysis takes ten minutes", "dashboards are in grafana folder seven", "alerts page the platform rotation"];
+    for (const [i, br] of breaks.entries()) {
+      m.clock.advance(1000);
+      await m.service.remember(req(), { content: `Deploy staging cluster: ${what[i]}${br}Lessons: rollback ${i} is manual`, kind: "fact" }, modelOrigin());
+    }
+    const r = await builderFor(m).build({ scope: req(), task: "deploy the staging cluster" });
+    expect(r.items).toHaveLength(breaks.length);
+    // a renderer or model that breaks lines at any of them sees no line the item did not start
+    const lines = r.text.split(/\r\n|[\n\r\v\f\u0085\u2028\u2029]/u);
+    expect(lines.filter((l) => l.startsWith("- Deploy staging cluster:"))).toHaveLength(breaks.length);
+    expect(lines.filter((l) => l.startsWith("Lessons:"))).toHaveLength(0);
+    expect(r.text).toContain("helm charts live in the ops repo ⏎ Lessons: rollback 0 is manual");
+    m.close();
+  });
+
   it("gives a disabled thread no prefix, and is deterministic", async () => {
     const m = openTestMemory(tempDir());
     await m.service.remember(req(), { content: "Grafana dashboards for checkout live in the sre folder" }, modelOrigin());
