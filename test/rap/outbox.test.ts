@@ -210,6 +210,30 @@ describe("retry policy", () => {
     expect(maxOpen).toBe(1);
   });
 
+  it("does not poll the outbox every few ms for rows that wait on a receiver at its limit", async () => {
+    const hung = createServer((req) => req.resume());
+    await new Promise<void>((resolve) => hung.listen(0, "127.0.0.1", resolve));
+    cleanups.push(() => {
+      hung.closeAllConnections();
+      hung.close();
+    });
+    const hungUrl = `http://127.0.0.1:${(hung.address() as AddressInfo).port}`;
+    const { db } = tempDb();
+    const store = new ClaimCountingOutbox(db);
+    for (let i = 0; i < 12; i++) {
+      await store.enqueue({ toolset: "t", groupId: "g", callId: `c${i}`, callbackUrl: hungUrl, body: `{"i":${i}}` }, Date.now());
+    }
+    const d = new CallbackDeliverer(store, systemClock, silentLogger, { ...FAST_OUTBOX, pollMs: 400, attemptTimeoutMs: 5000, leaseMs: 10_000 });
+    cleanups.push(() => d.stop({ finalPass: false, timeoutMs: 100 }));
+    d.start();
+    await waitFor(async () => (await store.stats()).pending === 12 && store.claims > 0, "the first claim");
+    await sleep(300);
+    const before = store.claims;
+    await sleep(1200);
+    // the 8 rows passed over are looked at again every pollMs (or when a delivery ends), not every 50 ms
+    expect(store.claims - before).toBeLessThanOrEqual(4);
+  });
+
   it("the final pass at stop sends every due callback, past the per-receiver limit", async () => {
     const { db } = tempDb();
     const listener = await startListener();
@@ -242,6 +266,14 @@ describe("retry policy", () => {
     expect(listener.accepted().map((b) => b.n)).toEqual([1, 2, 3]);
   });
 });
+
+class ClaimCountingOutbox extends SqliteRapOutbox {
+  claims = 0;
+  override async claimDue(...args: Parameters<SqliteRapOutbox["claimDue"]>): ReturnType<SqliteRapOutbox["claimDue"]> {
+    this.claims++;
+    return super.claimDue(...args);
+  }
+}
 
 class CountingOutbox extends SqliteRapOutbox {
   deliveredCount = 0;

@@ -82,6 +82,8 @@ export class CallbackDeliverer {
   private readonly inflight = new Set<Promise<void>>();
   /** deliveries under way per receiver (callbackReceiver), for the perReceiver limit */
   private readonly perReceiver = new Map<string, number>();
+  /** the last pass passed over due rows of a receiver at its limit */
+  private saturated = false;
   /** aborts in-flight POSTs when stop() gives up waiting */
   private readonly halt = new AbortController();
 
@@ -155,7 +157,10 @@ export class CallbackDeliverer {
       const due = await this.store.nextDueAt();
       // The floor keeps a row that is due but blocked (leased elsewhere, or queued behind an
       // older row of its call) from turning this loop into a busy poll.
-      if (due !== null) wait = Math.max(MIN_WAIT_MS, Math.min(wait, due - this.clock.now()));
+      // Rows due but waiting for a receiver at its limit are sent when one of its deliveries
+      // ends (that kicks the loop); polling for them every MIN_WAIT_MS only took the write lock
+      // to find them still waiting.
+      if (due !== null) wait = Math.max(this.saturated ? this.opts.pollMs : MIN_WAIT_MS, Math.min(wait, due - this.clock.now()));
     } catch (e) {
       this.log.error({ err: e }, "outbox: reading next due time failed");
     }
@@ -183,7 +188,8 @@ export class CallbackDeliverer {
       for (const r of rows) this.track(callbackReceiver(r.callbackUrl), this.deliver(r));
       // A short claim means nothing else was due, unless a receiver is at its limit: rows of
       // it were passed over. A full claim means there may be more.
-      return rows.length === room || [...this.perReceiver.values()].some((n) => n >= this.opts.perReceiver);
+      this.saturated = [...this.perReceiver.values()].some((n) => n >= this.opts.perReceiver);
+      return rows.length === room || this.saturated;
     } catch (e) {
       this.log.error({ err: e }, "outbox: delivery pass failed");
       return false;
