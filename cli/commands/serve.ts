@@ -216,6 +216,13 @@ async function serve(o: ServeOptions): Promise<void> {
     for (const t of fresh) toldSkipped.add(`${t.threadId}\u0000${t.reason}`);
     if (fresh.length > 0) logger.warn({ source, skipped: fresh }, "conversation threads that could not be read were left out of the session index (tried again at the next refresh)");
   };
+  const toldUnknown = new Set<string>();
+  sessions.onUnknownKinds = (source, threads) => {
+    // once per thread: each append to it is read again and would say so again
+    const fresh = threads.filter((t) => !toldUnknown.has(t.threadId));
+    for (const t of fresh) toldUnknown.add(t.threadId);
+    if (fresh.length > 0) logger.warn({ source, threads: fresh }, "conversation messages of kinds this version does not know (written by a newer daemon) were left out of the session index; the rest of those threads is indexed");
+  };
   const roots = stores.roots;
   const known = new Map<string, string>();
   const recordRoot = (root: string, user: string, project: string | null) => {

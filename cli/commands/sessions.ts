@@ -24,6 +24,11 @@ function warnSkipped(skipped: IndexReport["skipped"]): void {
   for (const t of skipped) process.stderr.write(`infinity-memory: left out thread ${t.threadId}, which could not be read (${t.reason}); the other conversations are indexed, and it is tried again next time\n`);
 }
 
+/** stderr: the messages an index run left out because this version does not know their kind */
+function warnUnknown(threads: IndexReport["unknownKinds"]): void {
+  for (const t of threads) process.stderr.write(`infinity-memory: left out ${t.messages} message(s) of thread ${t.threadId} of kind ${t.kinds.map((k) => `"${k}"`).join(", ")}, which this version does not know (a newer daemon wrote them); the rest of the thread is indexed\n`);
+}
+
 export function registerSessions(program: Command): void {
   const cmd = program.command("sessions").description("full-text search over past conversations");
   cmd
@@ -60,6 +65,7 @@ export function registerSessions(program: Command): void {
                 `${report.skipped.length ? `, ${report.skipped.length} could not be read` : ""}\n`,
             );
           warnSkipped(report.skipped);
+          warnUnknown(report.unknownKinds);
           if (report.skipped.length > 0) process.exitCode = 1;
         }
       } finally {
@@ -84,6 +90,7 @@ export function registerSessions(program: Command): void {
       try {
         const search = makeSessionSearch(ctx.db, opened.sources, ctx.clock, ctx.config.localUser);
         search.onSkipped = (_source, skipped) => warnSkipped(skipped);
+        search.onUnknownKinds = (_source, threads) => warnUnknown(threads);
         const matches = await search.search(o.user ?? ctx.config.localUser, { query: q.join(" "), limit: Number(o.limit), window: Number(o.window) });
         for (const m of matches) {
           // --window: the messages around the match (it was computed and never shown)

@@ -3,7 +3,7 @@
 // many of its own messages are indexed) plus the id of the last one; a thread that shrank or whose
 // last indexed id changed is indexed again from the start. Running it twice changes nothing.
 import type { Clock } from "../clock.js";
-import type { ConversationReader, InfinityMessage } from "../../stores/traits.js";
+import type { ConversationReader, InfinityMessage, ToleratedEntry } from "../../stores/traits.js";
 import type { IndexedMessage, SessionIndexStore } from "../../stores/traits.js";
 import { isInfinityStoreError } from "../../stores/infinity/errors.js";
 import { messageText } from "../../stores/infinity/messages.js";
@@ -35,6 +35,16 @@ export interface IndexReport {
   removed: number;
   /** threads that could not be read this run (left as they were indexed; tried again next run) */
   skipped: { threadId: string; reason: string }[];
+  /**
+   * threads read this run holding message kinds this version does not know (a newer daemon's):
+   * those messages are left out, the rest indexed at their own positions
+   */
+  unknownKinds: { threadId: string; kinds: string[]; messages: number }[];
+}
+
+/** A newer daemon may write message kinds we do not know: read around them where the source can. */
+function readTolerant(reader: ConversationReader, threadId: string, from: number, upTo: number): Promise<ToleratedEntry[]> {
+  return reader.loadMessagesTolerant ? reader.loadMessagesTolerant(threadId, from, upTo) : reader.loadMessagesWithIds(threadId, from, upTo);
 }
 
 function roleOf(m: InfinityMessage): string {
@@ -79,7 +89,7 @@ export class SessionIndexer {
   async run(src: SessionSource, onProgress?: (done: number, total: number) => void): Promise<IndexReport> {
     const sourceId = await this.index.sourceId(src.kind, src.location, src.formerLocation);
     const threads = await src.reader.listThreads();
-    const report: IndexReport = { threads: threads.length, threadsChanged: 0, messagesAdded: 0, reset: 0, removed: 0, skipped: [] };
+    const report: IndexReport = { threads: threads.length, threadsChanged: 0, messagesAdded: 0, reset: 0, removed: 0, skipped: [], unknownKinds: [] };
     let done = 0;
     for (const threadId of threads) {
       done++;
@@ -119,7 +129,7 @@ export class SessionIndexer {
     const state = await this.index.threadState(sourceId, threadId);
     let from = state?.indexedCount ?? 0;
     if (state && state.indexedCount > 0) {
-      const last = await src.reader.loadMessagesWithIds(threadId, state.indexedCount - 1, state.indexedCount);
+      const last = await readTolerant(src.reader, threadId, state.indexedCount - 1, state.indexedCount);
       if (count < state.indexedCount || last[0]?.[1] !== state.fingerprint) {
         await this.index.resetThread(sourceId, threadId);
         report.reset++;
@@ -133,8 +143,11 @@ export class SessionIndexer {
     // a child's parent and spawn point: a forget of what the child remembered finds the user's turn there
     const info = threadId === root ? null : await src.reader.threadInfo(threadId);
     const parent = info?.parent_thread_id && info.spawn_message_order !== null ? { threadId: info.parent_thread_id, spawnOrder: info.spawn_message_order } : null;
-    const msgs = await src.reader.loadMessagesWithIds(threadId, from, count);
-    const items = msgs.map(([m, id], i) => indexable(m, from + i, id));
+    const msgs = await readTolerant(src.reader, threadId, from, count);
+    // an unknown message keeps its position (ord): the next known one is still at its store index
+    const items = msgs.flatMap(([m, id], i) => (m ? [indexable(m, from + i, id)] : []));
+    const unknown = msgs.flatMap((e) => (e[0] === null ? [e[2]] : []));
+    if (unknown.length > 0) report.unknownKinds.push({ threadId, kinds: [...new Set(unknown)], messages: unknown.length });
     report.messagesAdded += await this.index.append(
       sourceId,
       { threadId, rootThreadId: root, user, cwd, parent },

@@ -93,6 +93,8 @@ export class SessionSearch {
   private refreshing: Promise<IndexReport[]> | null = null;
   /** told about threads a refresh could not read (they stay as indexed before; searching goes on) */
   onSkipped: ((location: string, skipped: IndexReport["skipped"]) => void) | null = null;
+  /** told about threads whose messages of unknown kinds (a newer daemon's) a refresh left out */
+  onUnknownKinds: ((location: string, threads: IndexReport["unknownKinds"]) => void) | null = null;
 
   constructor(
     private readonly index: SessionIndexStore,
@@ -143,6 +145,7 @@ export class SessionSearch {
     for (const s of this.sources) {
       const report = await this.indexer.run(s);
       if (report.skipped.length > 0) this.onSkipped?.(s.location, report.skipped);
+      if (report.unknownKinds.length > 0) this.onUnknownKinds?.(s.location, report.unknownKinds);
       out.push(report);
     }
     return out;

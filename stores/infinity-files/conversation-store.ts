@@ -10,6 +10,7 @@ import type {
   ConversationReader,
   ConversationStore,
   HistoryWithAncestors,
+  ToleratedEntry,
 } from "../infinity/traits.js";
 import { JsonFileCache, isNotFound } from "./json-file.js";
 import { InfinityHomeLayout } from "./layout.js";
@@ -181,10 +182,27 @@ export class InfinityFilesConversationStore implements ConversationStore, Conver
     startFrom?: number | null,
     upTo?: number | null,
   ): Promise<[InfinityMessage, string][]> {
-    const list = (await this.threadFile(threadId))?.messages ?? [];
+    const file = await this.threadFile(threadId);
+    const list = file?.messages ?? [];
     const [start, end] = historySlice(list.length, startFrom, upTo);
+    // a history with a gap is not the history: as strict as the daemon that cannot load it
+    const gap = file?.unknown.find((u) => u.index >= start && u.index < end);
+    if (gap) {
+      throw new InfinityStoreError(
+        "corrupt",
+        `${this.layout.threadFile(threadId)}: message ${gap.index} has kind "${gap.kind}", which this version does not know (written by a newer daemon?)`,
+      );
+    }
     // the cache holds the parsed file; hand out copies so callers cannot edit it
-    return structuredClone(list.slice(start, end));
+    return structuredClone(list.slice(start, end) as [InfinityMessage, string][]);
+  }
+
+  async loadMessagesTolerant(threadId: string, startFrom?: number | null, upTo?: number | null): Promise<ToleratedEntry[]> {
+    const file = await this.threadFile(threadId);
+    const list = file?.messages ?? [];
+    const [start, end] = historySlice(list.length, startFrom, upTo);
+    const kinds = new Map(file?.unknown.map((u) => [u.index, u.kind]));
+    return structuredClone(list.slice(start, end)).map(([m, id], i): ToleratedEntry => (m ? [m, id] : [null, id, kinds.get(start + i) ?? "unknown"]));
   }
 
   async threadInfo(threadId: string): Promise<ThreadInfo | null> {

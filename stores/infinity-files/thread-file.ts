@@ -41,9 +41,17 @@ export const LegacyThreadSnapshot = z.looseObject({
 });
 export type LegacyThreadSnapshot = z.output<typeof LegacyThreadSnapshot>;
 
+/** a history entry of a kind this version does not know (a newer daemon's): where it is and its kind */
+export interface UnknownEntry {
+  index: number;
+  kind: string;
+}
+
 export interface ThreadFile {
   format: "current" | "legacy";
-  messages: [InfinityMessage, string][];
+  /** every entry in file order; an entry listed in `unknown` is null in its place, so positions stay store indices */
+  messages: [InfinityMessage | null, string][];
+  unknown: UnknownEntry[];
   compactionSummaries: CompactionSummary[];
   /** `thread_info` that older daemons kept inside `{id}.json`; used when `.meta.json` is absent */
   embeddedMeta: ThreadMeta | null;
@@ -57,10 +65,13 @@ export function parseThreadFile(raw: unknown): ThreadFile {
     return {
       format: "current",
       messages: current.data.messages,
+      unknown: [],
       compactionSummaries: current.data.compaction_summaries,
       embeddedMeta,
     };
   }
+  const newer = withUnknownKinds(raw, embeddedMeta);
+  if (newer) return newer;
   const legacy = LegacyThreadSnapshot.safeParse(raw);
   if (!legacy.success) {
     throw new InfinityStoreError(
@@ -75,9 +86,41 @@ export function parseThreadFile(raw: unknown): ThreadFile {
       const [msg, id] = Array.isArray(entry) ? entry : [entry, `legacy-${i}`];
       return [fromRigMessage(msg, display, i), id];
     }),
+    unknown: [],
     compactionSummaries: legacy.data.compaction_summaries,
     embeddedMeta,
   };
+}
+
+const KNOWN_KINDS: ReadonlySet<string> = new Set(InfinityMessage.options.map((o) => o.shape.kind.value));
+
+/** the current format with every entry `[{kind, …}, id]`, but loosely: each message is checked on its own */
+const LooseSnapshot = z.looseObject({
+  messages: z.array(z.tuple([z.looseObject({ kind: z.string() }), z.string()])),
+  compaction_summaries: z.array(CompactionSummary).default([]),
+});
+
+/**
+ * A current-format file holding message kinds this version does not know (a newer daemon wrote
+ * them): every known entry must still parse; the unknown ones stay in place as null. Null when
+ * the file is not that (damaged, or the legacy format).
+ */
+function withUnknownKinds(raw: unknown, embeddedMeta: ThreadMeta | null): ThreadFile | null {
+  const loose = LooseSnapshot.safeParse(raw);
+  if (!loose.success) return null;
+  const unknown: UnknownEntry[] = [];
+  const messages: [InfinityMessage | null, string][] = [];
+  for (const [i, [msg, id]] of loose.data.messages.entries()) {
+    if (!KNOWN_KINDS.has(msg.kind)) {
+      unknown.push({ index: i, kind: msg.kind });
+      messages.push([null, id]);
+      continue;
+    }
+    const parsed = InfinityMessage.safeParse(msg);
+    if (!parsed.success) return null;
+    messages.push([parsed.data, id]);
+  }
+  return unknown.length === 0 ? null : { format: "current", messages, unknown, compactionSummaries: loose.data.compaction_summaries, embeddedMeta };
 }
 
 export function parseThreadMeta(raw: unknown): ThreadMeta {

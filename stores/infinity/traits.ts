@@ -117,4 +117,13 @@ export interface ConversationReader {
   threadInfo(threadId: string): Promise<ThreadInfo | null>;
   /** how many messages the thread itself holds */
   messageCount(threadId: string): Promise<number>;
+  /**
+   * Optional, for sources a newer writer may have filled (the daemon's files): like
+   * loadMessagesWithIds, but a message of a kind this version does not know comes as
+   * `[null, id, kind]` in its place instead of failing the whole read.
+   */
+  loadMessagesTolerant?(threadId: string, startFrom?: number | null, upTo?: number | null): Promise<ToleratedEntry[]>;
 }
+
+/** a history entry as a tolerant read gives it: the message, or null and the kind it did not know */
+export type ToleratedEntry = [message: InfinityMessage, id: string] | [message: null, id: string, unknownKind: string];

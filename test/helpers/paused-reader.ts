@@ -11,7 +11,8 @@ export function pauseFirstLoad(inner: ConversationReader): { reader: Conversatio
   const reader = new Proxy(inner, {
     get(target, prop, receiver) {
       const v = Reflect.get(target, prop, receiver) as unknown;
-      if (prop !== "loadMessagesWithIds" || typeof v !== "function") return typeof v === "function" ? v.bind(target) : v;
+      // either history read: the indexer reads the daemon's files tolerantly
+      if ((prop !== "loadMessagesWithIds" && prop !== "loadMessagesTolerant") || typeof v !== "function") return typeof v === "function" ? v.bind(target) : v;
       return async (...args: unknown[]) => {
         const out = await (v as (...a: unknown[]) => Promise<unknown>).apply(target, args);
         if (loads++ === 0) {
