@@ -399,6 +399,8 @@ export interface IndexedMessage {
 export interface SessionThreadState {
   indexedCount: number;
   fingerprint: string | null;
+  /** the user the thread's messages are indexed under (the session's owner when they were read) */
+  user: string;
 }
 
 export interface SessionHit {

@@ -91,24 +91,39 @@ export class SessionIndexer {
     const threads = await src.reader.listThreads();
     const report: IndexReport = { threads: threads.length, threadsChanged: 0, messagesAdded: 0, reset: 0, removed: 0, skipped: [], unknownKinds: [] };
     let done = 0;
-    for (const threadId of threads) {
-      done++;
+    /** threads this run did not read (their history unchanged since it was indexed whole) */
+    const unread: string[] = [];
+    let ownerChanged = false;
+    const visit = async (threadId: string, version: string | null) => {
       try {
-        // taken before the read: a write during it moves the version, and the next run reads again
-        const version = (await src.historyVersion?.(threadId)) ?? null;
-        const key = `${sourceId}\u0000${threadId}`;
-        if (version === null || this.indexedVersions.get(key) !== version) {
-          await this.thread(src, sourceId, threadId, report);
-          if (version !== null) this.indexedVersions.set(key, version);
-        }
+        ownerChanged = (await this.thread(src, sourceId, threadId, report)) || ownerChanged;
+        if (version !== null) this.indexedVersions.set(`${sourceId}\u0000${threadId}`, version);
       } catch (e) {
         // One unreadable thread (a file the daemon is rewriting in place, a damaged one) must not
         // stop every other conversation from being indexed and searched.
         if (!isInfinityStoreError(e) || (e.code !== "corrupt" && e.code !== "io" && e.code !== "invalid_id")) throw e;
         report.skipped.push({ threadId, reason: e.message });
       }
+    };
+    for (const threadId of threads) {
+      done++;
+      let version: string | null = null;
+      try {
+        // taken before the read: a write during it moves the version, and the next run reads again
+        version = (await src.historyVersion?.(threadId)) ?? null;
+      } catch (e) {
+        if (!isInfinityStoreError(e) || e.code !== "io") throw e;
+        report.skipped.push({ threadId, reason: e.message });
+        onProgress?.(done, threads.length);
+        continue;
+      }
+      if (version === null || this.indexedVersions.get(`${sourceId}\u0000${threadId}`) !== version) await visit(threadId, version);
+      else unread.push(threadId);
       onProgress?.(done, threads.length);
     }
+    // A session's owner changed (its root metadata names another user): the threads of it this run
+    // did not read still carry the former owner; each is checked (and re-indexed if it is so).
+    if (ownerChanged) for (const threadId of unread) await visit(threadId, null);
     // A conversation deleted from the source (its thread files removed) stayed searchable from the
     // index for good: what the person threw away kept coming back in session_search.
     // Listed again after reading what is indexed: another server sharing this index may have
@@ -124,21 +139,25 @@ export class SessionIndexer {
     return report;
   }
 
-  private async thread(src: SessionSource, sourceId: number, threadId: string, report: IndexReport): Promise<void> {
+  /** index what is new in one thread; true when its session's owner changed since it was indexed */
+  private async thread(src: SessionSource, sourceId: number, threadId: string, report: IndexReport): Promise<boolean> {
     const count = await src.reader.messageCount(threadId);
     const state = await this.index.threadState(sourceId, threadId);
+    const root = await src.reader.getRootThreadId(threadId);
+    const user = (await src.userOf(root)) ?? this.localUser;
     let from = state?.indexedCount ?? 0;
+    // The session's owner is its root metadata's user_id, which a later input may replace: the
+    // messages indexed under the former owner stayed searchable by them and hidden from the new one.
+    const ownerChanged = state !== null && state.user !== user;
     if (state && state.indexedCount > 0) {
-      const last = await readTolerant(src.reader, threadId, state.indexedCount - 1, state.indexedCount);
-      if (count < state.indexedCount || last[0]?.[1] !== state.fingerprint) {
+      const last = ownerChanged ? [] : await readTolerant(src.reader, threadId, state.indexedCount - 1, state.indexedCount);
+      if (ownerChanged || count < state.indexedCount || last[0]?.[1] !== state.fingerprint) {
         await this.index.resetThread(sourceId, threadId);
         report.reset++;
         from = 0;
       }
     }
-    if (from >= count && state) return;
-    const root = await src.reader.getRootThreadId(threadId);
-    const user = (await src.userOf(root)) ?? this.localUser;
+    if (from >= count && state && !ownerChanged) return false;
     const cwd = await src.cwdOf(root);
     // a child's parent and spawn point: a forget of what the child remembered finds the user's turn there
     const info = threadId === root ? null : await src.reader.threadInfo(threadId);
@@ -157,5 +176,6 @@ export class SessionIndexer {
       this.clock.now(),
     );
     report.threadsChanged++;
+    return ownerChanged;
   }
 }

@@ -86,12 +86,12 @@ export class PgSessionIndex implements SessionIndexStore {
 
   async threadState(sourceId: number, threadId: string): Promise<SessionThreadState | null> {
     const r = (
-      await this.db.query<{ indexed_count: number; fingerprint: string | null }>(
-        `SELECT indexed_count, fingerprint FROM session_threads WHERE source_id = $1 AND thread_id = $2`,
+      await this.db.query<{ indexed_count: number; fingerprint: string | null; user_id: string }>(
+        `SELECT indexed_count, fingerprint, user_id FROM session_threads WHERE source_id = $1 AND thread_id = $2`,
         [sourceId, threadId],
       )
     )[0];
-    return r ? { indexedCount: r.indexed_count, fingerprint: r.fingerprint } : null;
+    return r ? { indexedCount: r.indexed_count, fingerprint: r.fingerprint, user: r.user_id } : null;
   }
 
   async append(

@@ -76,7 +76,7 @@ export class SqliteSessionIndex implements SessionIndexStore {
       source: p(`INSERT INTO session_sources (kind, location) VALUES (?, ?) ON CONFLICT (kind, location) DO UPDATE SET kind = kind RETURNING id`),
       renameSource: p(`UPDATE session_sources SET location = @location WHERE kind = @kind AND location = @former
         AND NOT EXISTS (SELECT 1 FROM session_sources WHERE kind = @kind AND location = @location)`),
-      state: p(`SELECT indexed_count, fingerprint FROM session_threads WHERE source_id = ? AND thread_id = ?`),
+      state: p(`SELECT indexed_count, fingerprint, user_id FROM session_threads WHERE source_id = ? AND thread_id = ?`),
       upsertThread: p(`INSERT INTO session_threads (source_id, thread_id, root_thread_id, user_id, cwd, indexed_count, fingerprint, updated_at, parent_thread_id, spawn_order)
         VALUES (@source, @thread, @root, @user, @cwd, @count, @fp, @at, @parent, @spawn)
         ON CONFLICT (source_id, thread_id) DO UPDATE SET root_thread_id = excluded.root_thread_id, user_id = excluded.user_id,
@@ -116,8 +116,8 @@ export class SqliteSessionIndex implements SessionIndexStore {
   }
 
   async threadState(sourceId: number, threadId: string): Promise<SessionThreadState | null> {
-    const r = this.st.state!.get(sourceId, threadId) as { indexed_count: number; fingerprint: string | null } | undefined;
-    return r ? { indexedCount: r.indexed_count, fingerprint: r.fingerprint } : null;
+    const r = this.st.state!.get(sourceId, threadId) as { indexed_count: number; fingerprint: string | null; user_id: string } | undefined;
+    return r ? { indexedCount: r.indexed_count, fingerprint: r.fingerprint, user: r.user_id } : null;
   }
 
   async append(
