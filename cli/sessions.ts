@@ -80,6 +80,7 @@ export function openSources(specs: string[], own: OwnDatabase, ownLocation: stri
         userOf: async (root) => userIdOf(await home.state.getMetadata(root)),
         cwdOf: async (root) => home.sessions.cwdOf(root),
         historyVersion: (thread) => home.conversation.historyVersion(thread),
+        locationExists: async (other) => existsSync(other),
       });
     } else {
       const db = ownDb && location === realOrResolved(ownLocation) ? ownDb : openDatabase(location);
@@ -99,7 +100,7 @@ function realOrResolved(path: string): string {
 }
 
 function sqliteSource(db: Db, location: string): SessionSource {
-  return storeSource(new SqliteConversationStore(db), new SqliteStateStore(db), "sqlite", location);
+  return { ...storeSource(new SqliteConversationStore(db), new SqliteStateStore(db), "sqlite", location), locationExists: async (other) => existsSync(other) };
 }
 
 function storeSource(

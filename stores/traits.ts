@@ -449,6 +449,15 @@ export interface SessionIndexStore {
   resetThread(sourceId: number, threadId: string): Promise<void>;
   /** the ids of the threads indexed from this source */
   indexedThreads(sourceId: number): Promise<string[]>;
+  /** every source of this kind the index holds */
+  sources(kind: "infinity-files" | "sqlite" | "postgres"): Promise<{ id: number; location: string }[]>;
+  /**
+   * A source that moved (`fromId`, gone from its location) is now `intoId`: its suppressed
+   * messages are `intoId`'s too (any of them `intoId` already indexed leave the index), and its
+   * indexed threads are dropped. The source and its suppressions stay, so a location that comes
+   * back (a drive mounted again) still keeps what was forgotten there.
+   */
+  mergeSource(fromId: number, intoId: number): Promise<void>;
   /** `user`: the session owner whose messages may match (the scope predicate is inside the FTS lookup) */
   search(q: {
     user: string;

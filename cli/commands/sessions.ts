@@ -62,6 +62,7 @@ export function registerSessions(program: Command): void {
               `${src.location}: ${report.threads} threads, ${report.threadsChanged} changed, ${report.messagesAdded} messages added` +
                 `${report.reset ? `, ${report.reset} re-indexed from the start` : ""}` +
                 `${report.removed ? `, ${report.removed} deleted from the source and taken out of the index` : ""}` +
+                `${report.movedFrom.length ? `, taken over from where it was before (${report.movedFrom.join(", ")})` : ""}` +
                 `${report.skipped.length ? `, ${report.skipped.length} could not be read` : ""}\n`,
             );
           warnSkipped(report.skipped);

@@ -24,6 +24,11 @@ export interface SessionSource {
    * size), read without reading the history; null, or no method, when the source cannot tell.
    */
   historyVersion?(threadId: string): Promise<string | null>;
+  /**
+   * Whether another location of this kind still exists; with it, a source gone from its location
+   * whose threads this one holds (the same home, moved) is taken for this one. No method: never.
+   */
+  locationExists?(location: string): Promise<boolean>;
 }
 
 export interface IndexReport {
@@ -33,6 +38,8 @@ export interface IndexReport {
   reset: number;
   /** indexed threads the source no longer holds (deleted there), taken out of the index */
   removed: number;
+  /** earlier locations of this source (moved away from; their threads are here): dropped from the index */
+  movedFrom: string[];
   /** threads that could not be read this run (left as they were indexed; tried again next run) */
   skipped: { threadId: string; reason: string }[];
   /**
@@ -89,7 +96,8 @@ export class SessionIndexer {
   async run(src: SessionSource, onProgress?: (done: number, total: number) => void): Promise<IndexReport> {
     const sourceId = await this.index.sourceId(src.kind, src.location, src.formerLocation);
     const threads = await src.reader.listThreads();
-    const report: IndexReport = { threads: threads.length, threadsChanged: 0, messagesAdded: 0, reset: 0, removed: 0, skipped: [], unknownKinds: [] };
+    const report: IndexReport = { threads: threads.length, threadsChanged: 0, messagesAdded: 0, reset: 0, removed: 0, movedFrom: [], skipped: [], unknownKinds: [] };
+    await this.adoptMoved(src, sourceId, threads, report);
     let done = 0;
     /** threads this run did not read (their history unchanged since it was indexed whole) */
     const unread: string[] = [];
@@ -137,6 +145,23 @@ export class SessionIndexer {
       report.removed++;
     }
     return report;
+  }
+
+  /**
+   * A daemon home moved (not linked) to another folder is a new location with the same threads: its
+   * old location's rows stayed, so every match showed twice, once pointing at a path that no longer
+   * exists. A source of the same kind gone from its location and sharing a thread id with this one
+   * is this one, moved: what a forget suppressed there stays suppressed here, the rest is dropped.
+   */
+  private async adoptMoved(src: SessionSource, sourceId: number, threads: string[], report: IndexReport): Promise<void> {
+    if (!src.locationExists || threads.length === 0) return;
+    const here = new Set(threads);
+    for (const other of await this.index.sources(src.kind)) {
+      if (other.location === src.location || (await src.locationExists(other.location))) continue;
+      if (!(await this.index.indexedThreads(other.id)).some((t) => here.has(t))) continue;
+      await this.index.mergeSource(other.id, sourceId);
+      report.movedFrom.push(other.location);
+    }
   }
 
   /** index what is new in one thread; true when its session's owner changed since it was indexed */

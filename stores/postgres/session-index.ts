@@ -157,6 +157,29 @@ export class PgSessionIndex implements SessionIndexStore {
     return (await this.db.query<{ thread_id: string }>(`SELECT thread_id FROM session_threads WHERE source_id = $1`, [sourceId])).map((r) => r.thread_id);
   }
 
+  async sources(kind: "infinity-files" | "sqlite" | "postgres"): Promise<{ id: number; location: string }[]> {
+    // ids as sourceId() gives them (a bigint comes back as a string, as everywhere in this store)
+    return this.db.query<{ id: number; location: string }>(`SELECT id, location FROM session_sources WHERE kind = $1`, [kind]);
+  }
+
+  async mergeSource(fromId: number, intoId: number): Promise<void> {
+    if (String(fromId) === String(intoId)) return;
+    await this.db.tx(async (c) => {
+      await c.query(
+        `INSERT INTO session_suppressed (source_id, thread_id, message_id) SELECT $2, thread_id, message_id FROM session_suppressed WHERE source_id = $1 ON CONFLICT DO NOTHING`,
+        [fromId, intoId],
+      );
+      // what a forget purged under the old location and the new one indexed again
+      await c.query(
+        `DELETE FROM session_messages m USING session_suppressed s
+         WHERE m.source_id = $1 AND s.source_id = m.source_id AND s.thread_id = m.thread_id AND s.message_id = m.message_id`,
+        [intoId],
+      );
+      await c.query(`DELETE FROM session_messages WHERE source_id = $1`, [fromId]);
+      await c.query(`DELETE FROM session_threads WHERE source_id = $1`, [fromId]);
+    });
+  }
+
   async search(q: { user: string; query: LexicalQuery; rootThreadId?: string | undefined; excludeRootThreadId?: string | undefined; limit: number }): Promise<SessionHit[]> {
     const terms = q.query.terms;
     const cjk = q.query.cjk;

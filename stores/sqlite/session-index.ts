@@ -104,6 +104,12 @@ export class SqliteSessionIndex implements SessionIndexStore {
       ofMessage: p(`SELECT m.* FROM session_sources s JOIN session_messages m ON m.source_id = s.id AND m.thread_id = @thread
         WHERE m.message_id = @message AND m.vis_key = @key`),
       previousUser: p(`SELECT * FROM session_messages WHERE source_id = ? AND thread_id = ? AND ord < ? AND role = 'user' ORDER BY ord DESC LIMIT 1`),
+      sourcesOf: p(`SELECT id, location FROM session_sources WHERE kind = ?`),
+      moveSuppressed: p(`INSERT OR IGNORE INTO session_suppressed (source_id, thread_id, message_id) SELECT ?, thread_id, message_id FROM session_suppressed WHERE source_id = ?`),
+      suppressedRows: p(`SELECT m.rowid FROM session_messages m JOIN session_suppressed s
+        ON s.source_id = m.source_id AND s.thread_id = m.thread_id AND s.message_id = m.message_id WHERE m.source_id = ?`),
+      rowsOfSource: p(`SELECT rowid FROM session_messages WHERE source_id = ?`),
+      dropSourceThreads: p(`DELETE FROM session_threads WHERE source_id = ?`),
       counts: p(`SELECT (SELECT count(*) FROM session_threads) AS threads, (SELECT count(*) FROM session_messages) AS messages`),
     };
   }
@@ -178,6 +184,31 @@ export class SqliteSessionIndex implements SessionIndexStore {
 
   async indexedThreads(sourceId: number): Promise<string[]> {
     return this.st.threadsOf!.pluck().all(sourceId) as string[];
+  }
+
+  async sources(kind: "infinity-files" | "sqlite" | "postgres"): Promise<{ id: number; location: string }[]> {
+    return this.st.sourcesOf!.all(kind) as { id: number; location: string }[];
+  }
+
+  async mergeSource(fromId: number, intoId: number): Promise<void> {
+    if (fromId === intoId) return;
+    let forgotten = 0;
+    this.db.transaction(() => {
+      this.st.moveSuppressed!.run(intoId, fromId);
+      const drop = (rows: { rowid: number }[]) => {
+        for (const r of rows) {
+          this.st.deleteFts!.run(r.rowid);
+          this.st.deleteRow!.run(r.rowid);
+        }
+        return rows.length;
+      };
+      // what a forget purged under the old location and the new one indexed again
+      forgotten = drop(this.st.suppressedRows!.all(intoId) as { rowid: number }[]);
+      drop(this.st.rowsOfSource!.all(fromId) as { rowid: number }[]);
+      this.st.dropSourceThreads!.run(fromId);
+      if (forgotten > 0) ftsPurge(this.db).mark("session_fts");
+    }).immediate();
+    if (forgotten > 0) void ftsPurge(this.db).run();
   }
 
   async search(q: {

@@ -150,6 +150,31 @@ export function smallStoreConformance(name: string, make: () => Promise<SmallSto
       expect(await sessions.counts()).toEqual({ threads: 2, messages: 1 });
     });
 
+    it("a source merged into the one it moved to: its threads go, its forgets apply to the new one and stay its own", async () => {
+      const { sessions } = await make();
+      const old = await sessions.sourceId("infinity-files", "/old/.infinity");
+      const moved = await sessions.sourceId("infinity-files", "/new/.infinity");
+      const t = { threadId: "t", rootThreadId: "t", user: "alice", cwd: null };
+      const said = [
+        { ord: 0, messageId: "m0", role: "user", text: "My locker code is 4417" },
+        { ord: 1, messageId: "m1", role: "assistant", text: "Noted, the harbour locker" },
+      ];
+      await sessions.append(old, t, said, 2, "m1", 100);
+      expect(await sessions.purgeContaining("alice", ["locker code is 4417"])).toBe(1);
+      await sessions.append(moved, t, said, 2, "m1", 100);
+      expect((await sessions.sources("infinity-files")).map((x) => [String(x.id), x.location]).sort()).toEqual(
+        [[String(old), "/old/.infinity"], [String(moved), "/new/.infinity"]].sort(),
+      );
+      await sessions.mergeSource(old, moved);
+      expect(await sessions.indexedThreads(old)).toEqual([]);
+      expect((await sessions.search({ user: "alice", query: analyzeQuery("locker"), limit: 10 })).map((h) => [String(h.sourceId), h.messageId])).toEqual([[String(moved), "m1"]]);
+      // indexed again from the new place: the forgotten message stays out
+      await sessions.resetThread(moved, "t");
+      expect(await sessions.append(moved, t, said, 2, "m1", 101)).toBe(1);
+      // and the old place, were it back, keeps its own
+      expect(await sessions.append(old, t, said, 2, "m1", 101)).toBe(1);
+    });
+
     it("a forget of what a child thread remembered purges the user's turn in the parent that led to it", async () => {
       const { sessions } = await make();
       const src = await sessions.sourceId("infinity-files", "/home/a/.infinity");
