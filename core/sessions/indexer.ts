@@ -102,36 +102,35 @@ export class SessionIndexer {
     /** threads this run did not read (their history unchanged since it was indexed whole) */
     const unread: string[] = [];
     let ownerChanged = false;
-    const visit = async (threadId: string, version: string | null) => {
+    /** one thread, or null when it is left out: one unreadable thread must not stop the others */
+    const tolerate = async <T>(threadId: string, step: () => Promise<T>): Promise<T | null> => {
       try {
-        ownerChanged = (await this.thread(src, sourceId, threadId, report)) || ownerChanged;
-        if (version !== null) this.indexedVersions.set(`${sourceId}\u0000${threadId}`, version);
+        return await step();
       } catch (e) {
-        // One unreadable thread (a file the daemon is rewriting in place, a damaged one) must not
-        // stop every other conversation from being indexed and searched.
+        // a file the daemon is rewriting in place, a damaged one
         if (!isInfinityStoreError(e) || (e.code !== "corrupt" && e.code !== "io" && e.code !== "invalid_id")) throw e;
         report.skipped.push({ threadId, reason: e.message });
+        return null;
       }
     };
     for (const threadId of threads) {
       done++;
-      let version: string | null = null;
-      try {
+      await tolerate(threadId, async () => {
         // taken before the read: a write during it moves the version, and the next run reads again
-        version = (await src.historyVersion?.(threadId)) ?? null;
-      } catch (e) {
-        if (!isInfinityStoreError(e) || e.code !== "io") throw e;
-        report.skipped.push({ threadId, reason: e.message });
-        onProgress?.(done, threads.length);
-        continue;
-      }
-      if (version === null || this.indexedVersions.get(`${sourceId}\u0000${threadId}`) !== version) await visit(threadId, version);
-      else unread.push(threadId);
+        const version = (await src.historyVersion?.(threadId)) ?? null;
+        const key = `${sourceId}\u0000${threadId}`;
+        if (version !== null && this.indexedVersions.get(key) === version) {
+          unread.push(threadId);
+          return;
+        }
+        ownerChanged = (await this.thread(src, sourceId, threadId, report)) || ownerChanged;
+        if (version !== null) this.indexedVersions.set(key, version);
+      });
       onProgress?.(done, threads.length);
     }
     // A session's owner changed (its root metadata names another user): the threads of it this run
     // did not read still carry the former owner; each is checked (and re-indexed if it is so).
-    if (ownerChanged) for (const threadId of unread) await visit(threadId, null);
+    if (ownerChanged) for (const threadId of unread) await tolerate(threadId, () => this.thread(src, sourceId, threadId, report));
     // A conversation deleted from the source (its thread files removed) stayed searchable from the
     // index for good: what the person threw away kept coming back in session_search.
     // Listed again after reading what is indexed: another server sharing this index may have
