@@ -190,7 +190,7 @@ export class InfinityFilesConversationStore implements ConversationStore, Conver
     if (gap) {
       throw new InfinityStoreError(
         "corrupt",
-        `${this.layout.threadFile(threadId)}: message ${gap.index} has kind "${gap.kind}", which this version does not know (written by a newer daemon?)`,
+        `${this.layout.threadFile(threadId)}: message ${gap.index} (kind ${gap.kind}) is not one this version reads (written by a newer daemon?)`,
       );
     }
     // the cache holds the parsed file; hand out copies so callers cannot edit it

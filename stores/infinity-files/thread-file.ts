@@ -101,9 +101,9 @@ const LooseSnapshot = z.looseObject({
 });
 
 /**
- * A current-format file holding message kinds this version does not know (a newer daemon wrote
- * them): every known entry must still parse; the unknown ones stay in place as null. Null when
- * the file is not that (damaged, or the legacy format).
+ * A current-format file holding messages this version does not read (a newer daemon wrote them:
+ * a new kind, or a known one with new content): those stay in place as null, the rest is read.
+ * Null when the file is not that (damaged, or the legacy format).
  */
 function withUnknownKinds(raw: unknown, embeddedMeta: ThreadMeta | null): ThreadFile | null {
   const loose = LooseSnapshot.safeParse(raw);
@@ -117,7 +117,12 @@ function withUnknownKinds(raw: unknown, embeddedMeta: ThreadMeta | null): Thread
       continue;
     }
     const parsed = InfinityMessage.safeParse(msg);
-    if (!parsed.success) return null;
+    if (!parsed.success) {
+      // a kind we know in a form we do not (a content variant rig added since): as unknown
+      unknown.push({ index: i, kind: `${msg.kind} (in a form this version does not read)` });
+      messages.push([null, id]);
+      continue;
+    }
     messages.push([parsed.data, id]);
   }
   return unknown.length === 0 ? null : { format: "current", messages, unknown, compactionSummaries: loose.data.compaction_summaries, embeddedMeta };

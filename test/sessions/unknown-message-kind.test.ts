@@ -9,6 +9,8 @@ import { createInterface } from "node:readline";
 import { describe, expect, it } from "vitest";
 import { postJson, startCallbackSink } from "../helpers/callback-sink.js";
 import { CLI, runCli } from "../helpers/cli.js";
+import { makeSessionSearch, openSources } from "../../cli/sessions.js";
+import { openTestMemory } from "../helpers/memory.js";
 import { tempDir } from "../helpers/tmp.js";
 
 const SESSION = "0f6b3c9a-1d7e-4f25-8b4a-6e9c2d1f7a35";
@@ -84,5 +86,25 @@ describe("a thread holding a message kind from a newer daemon", () => {
     expect(report.unknownKinds).toEqual([{ threadId: SESSION, kinds: ["model_switch"], messages: 1 }]);
     const found = runCli(["sessions", "search", "Marrowvale", "--infinity-home", home, "--json", "--window", "0"], env);
     expect(JSON.parse(found.stdout.split("\n")[0]!)).toMatchObject({ thread_id: SESSION, message_index: 2, message_id: "u-2" });
+  });
+
+  it("a known kind holding content of a newer form is left out the same way", async () => {
+    const { dir, home, threadFile } = homeWithNewerKind();
+    const messages = [
+      said("Tail the staging logs and tell me when the deploy finishes.", "u-0"),
+      [{ kind: "user", content: { type: "hologram", frames: 3 } }, "u-1"],
+      [{ kind: "assistant", content: { sticker: { pack: "x" } } }, "a-2"],
+      said("Book the Marrowvale conference room for Friday", "u-3"),
+    ];
+    writeFileSync(threadFile, JSON.stringify({ messages, compaction_summaries: [] }, null, 2));
+    const m = openTestMemory(dir);
+    const src = openSources([`infinity-home:${home}`], m.db, m.dbPath);
+    const s = makeSessionSearch(m.db, src.sources, m.clock, "local");
+    const report = (await s.refresh(true))[0]!;
+    expect(report.skipped).toEqual([]);
+    expect(report.unknownKinds).toEqual([{ threadId: SESSION, kinds: ["user (in a form this version does not read)", "assistant (in a form this version does not read)"], messages: 2 }]);
+    expect((await s.search("local", { query: "Marrowvale conference", limit: 1, window: 0 }))[0]?.hit).toMatchObject({ threadId: SESSION, ord: 3, messageId: "u-3" });
+    src.close();
+    m.close();
   });
 });
