@@ -4,11 +4,12 @@
 // streams instead of buffering.
 import { createWriteStream } from "node:fs";
 import { open, rename, rm } from "node:fs/promises";
-import { basename, dirname, join, resolve } from "node:path";
+import { resolve } from "node:path";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { fileReason } from "./file-errors.js";
 import { PRIVATE_FILE_MODE } from "../stores/private-files.js";
+import { removeOnInterrupt, removeStaleTemps, tempPath } from "./temp-files.js";
 
 /** Writes each line (newline added) and returns how many; `file` undefined means stdout. */
 export async function writeLines(lines: AsyncIterable<string>, file?: string): Promise<number> {
@@ -29,7 +30,10 @@ export async function writeLines(lines: AsyncIterable<string>, file?: string): P
     return n;
   }
   const target = resolve(file);
-  const tmp = join(dirname(target), `.${basename(target)}.${process.pid}.partial`);
+  // what an export to the same file that was killed outright left: every memory, too
+  removeStaleTemps(target, "partial");
+  const tmp = tempPath(target, "partial");
+  const release = removeOnInterrupt(tmp);
   try {
     // the lines are memories (memory export): owner-only, as the database they come from
     await pipeline(Readable.from(numbered()), createWriteStream(tmp, { mode: PRIVATE_FILE_MODE }));
@@ -43,6 +47,8 @@ export async function writeLines(lines: AsyncIterable<string>, file?: string): P
   } catch (e) {
     await rm(tmp, { force: true });
     throw (e as { code?: unknown }).code ? new Error(`cannot write ${target}: ${fileReason(e)}`) : e;
+  } finally {
+    release();
   }
   return n;
 }

@@ -2,8 +2,8 @@
 // copies pages while servers keep writing; forgotten content is not in a later copy because a
 // forget overwrites it in place (secure_delete) and removes its index entries.
 import type { Command } from "commander";
-import { existsSync, linkSync, rmSync, statSync } from "node:fs";
-import { basename, dirname, join, resolve } from "node:path";
+import { existsSync, linkSync, statSync } from "node:fs";
+import { dirname, resolve } from "node:path";
 import Database from "better-sqlite3";
 import { backendKindOf, maskLocation } from "../../stores/backend.js";
 import { copyDatabase, openDatabase, schemaVersion } from "../../stores/sqlite/database.js";
@@ -11,6 +11,7 @@ import { createPrivateFile } from "../../stores/private-files.js";
 import { ftsPurge } from "../../stores/sqlite/fts-purge.js";
 import { MIGRATIONS } from "../../stores/sqlite/migrations.js";
 import { databaseLocation, missingDatabase, openMemory } from "../context.js";
+import { removeOnInterrupt, removeStaleTemps, removeTemp, tempPath } from "../temp-files.js";
 
 export interface VerifyReport {
   file: string;
@@ -71,7 +72,10 @@ export function registerBackup(program: Command): void {
       if (!existsSync(from)) throw missingDatabase(from);
       // The copy is made under a temporary name and linked into place once it has passed its
       // check: an interrupted or failed backup never leaves a file under the name given.
-      const partial = join(dirname(out), `.${basename(out)}.${process.pid}.partial`);
+      // a copy left by a backup to the same file that was killed outright holds every memory too
+      removeStaleTemps(out, "partial");
+      const partial = tempPath(out, "partial");
+      const release = removeOnInterrupt(partial);
       let r: VerifyReport;
       try {
         const db = openDatabase(from);
@@ -100,7 +104,8 @@ export function registerBackup(program: Command): void {
           throw new Error((e as { code?: unknown }).code === "EEXIST" ? `${out} exists; choose a new file` : `cannot write ${out}: ${(e as Error).message}`);
         }
       } finally {
-        for (const f of [partial, `${partial}-wal`, `${partial}-shm`, `${partial}-journal`]) rmSync(f, { force: true });
+        removeTemp(partial);
+        release();
       }
       process.stdout.write(`backed up ${r.memories} memories (schema ${r.schema_version}) to ${out}\n`);
     });
@@ -142,7 +147,9 @@ export function registerBackup(program: Command): void {
       // Forgotten again in a copy beside the database first, and that copy goes in whole: restored
       // straight into the live file, a restore that stopped before forgetting again (killed, a
       // config.json it could not read) left those memories back for good, their tombstones gone.
-      const staged = forgottenSince.length > 0 ? join(dirname(target), `.${basename(target)}.${process.pid}.restoring`) : null;
+      removeStaleTemps(target, "restoring");
+      const staged = forgottenSince.length > 0 ? tempPath(target, "restoring") : null;
+      const release = staged ? removeOnInterrupt(staged) : () => undefined;
       let again = 0;
       try {
         if (staged) {
@@ -152,7 +159,8 @@ export function registerBackup(program: Command): void {
         // The backup API in the other direction: into the live file in one transaction, under its locks.
         await copyFile(staged ?? src, target);
       } finally {
-        if (staged) for (const f of [staged, `${staged}-wal`, `${staged}-shm`, `${staged}-journal`]) rmSync(f, { force: true });
+        if (staged) removeTemp(staged);
+        release();
       }
       const db = openDatabase(target);
       process.stdout.write(`restored ${r.memories - again} memories from ${src} (schema now ${schemaVersion(db)})\n`);

@@ -29,6 +29,7 @@ import { warmSafetyScan } from "../../core/safety/index.js";
 import { port, userId } from "../options.js";
 import { isLoopbackHost } from "../../core/loopback.js";
 import { listenProblem } from "../listen-errors.js";
+import { removeStaleTemps } from "../temp-files.js";
 import { setLogger as setGrpcLogger } from "@grpc/grpc-js";
 import { format } from "node:util";
 
@@ -177,6 +178,11 @@ async function serve(o: ServeOptions): Promise<void> {
     logger.fatal({ err: e }, "cannot write the database; not starting");
     await ctx.close();
     throw e;
+  }
+  // a restore killed outright left its staged copy of every memory beside the database
+  if ("dbPath" in ctx) {
+    const stale = removeStaleTemps((ctx as MemoryContext).dbPath, "restoring");
+    if (stale.length > 0) logger.info({ removed: stale }, "removed what an interrupted restore left beside the database");
   }
   const stores = ctx.backend;
   // With row-level security (postgres …?rls=1) every store call must run as a user or as system

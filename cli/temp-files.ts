@@ -1,0 +1,87 @@
+// The temporary files of the commands that copy every memory: backup's and `memory export --out`'s
+// `.NAME.PID.partial` beside the output, restore's `.NAME.PID.restoring` beside the database. Each
+// holds every memory where no forget reaches it, so none may outlive its command: an interrupted
+// command (SIGINT, SIGTERM, SIGHUP) removes its own and exits with the conventional 128+n code,
+// and one killed outright (SIGKILL, a crash) leaves files that the next run for the same file
+// (and, for restore, `serve`) removes once the process that made them is gone.
+import { readdirSync, rmSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
+
+export type TempKind = "partial" | "restoring";
+
+/** SQLite's own files beside a database it opened */
+const SIDE_FILES = ["", "-wal", "-shm", "-journal"];
+
+/** the temporary file of this process for `target` */
+export function tempPath(target: string, kind: TempKind): string {
+  return join(dirname(target), `.${basename(target)}.${process.pid}.${kind}`);
+}
+
+/** Remove a temporary file with whatever SQLite made beside it. */
+export function removeTemp(path: string): void {
+  for (const side of SIDE_FILES) rmSync(`${path}${side}`, { force: true });
+}
+
+const EXIT_CODES: Record<string, number> = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 };
+const held = new Set<string>();
+
+function onSignal(signal: NodeJS.Signals): void {
+  for (const path of held) {
+    try {
+      removeTemp(path);
+    } catch {
+      // the others still go
+    }
+  }
+  process.stderr.write(`infinity-memory: interrupted by ${signal}; its temporary copies are removed\n`);
+  process.exit(EXIT_CODES[signal] ?? 1);
+}
+
+/**
+ * Remove `path` (and SQLite's files beside it) if a signal ends the process before the returned
+ * release is called. Without a listener Node dies at once on these signals, leaving it behind.
+ */
+export function removeOnInterrupt(path: string): () => void {
+  if (held.size === 0) for (const s of Object.keys(EXIT_CODES)) process.on(s, onSignal);
+  held.add(path);
+  return () => {
+    if (!held.delete(path) || held.size > 0) return;
+    for (const s of Object.keys(EXIT_CODES)) process.off(s, onSignal);
+  };
+}
+
+/** Whether no process `pid` runs any more (EPERM: it runs, as another user). */
+function processGone(pid: number): boolean {
+  if (pid === process.pid) return false;
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "ESRCH";
+  }
+}
+
+/** Remove the `kind` temporary files an earlier run for `target` left when it was killed; returns their names. */
+export function removeStaleTemps(target: string, kind: TempKind): string[] {
+  const dir = dirname(target);
+  const prefix = `.${basename(target)}.`;
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return []; // no folder yet: nothing left in it
+  }
+  const removed: string[] = [];
+  for (const name of names) {
+    if (!name.startsWith(prefix)) continue;
+    const m = /^([1-9]\d*)\.(partial|restoring)(-wal|-shm|-journal)?$/.exec(name.slice(prefix.length));
+    if (!m || m[2] !== kind || !processGone(Number(m[1]))) continue;
+    try {
+      rmSync(join(dir, name), { force: true });
+      removed.push(name);
+    } catch {
+      // not ours to remove (another user's folder): left for its owner
+    }
+  }
+  return removed;
+}
