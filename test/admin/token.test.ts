@@ -1,7 +1,10 @@
 // The admin token file: created once with mode 0600, reused, repaired when its mode widened,
 // refused when it holds something else; the bearer check accepts only the exact token.
-import { chmodSync, readFileSync, statSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { spawn } from "node:child_process";
+import { chmodSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { bearerMatches, loadOrCreateToken, tokenMatches } from "../../admin/api/token.js";
 import { tempDir } from "../helpers/tmp.js";
@@ -27,6 +30,36 @@ describe("admin token", () => {
     expect(() => loadOrCreateToken(home)).toThrow(/does not hold a token/);
     expect(readFileSync(join(home, "admin.token"), "utf8")).toBe("hunter2\n");
   });
+
+  it("servers starting at once on a fresh home all get the one token (none reads a file still being written)", async () => {
+    // Created exclusively and then written, the file was empty for a moment: a server reading it
+    // then refused to start ("does not hold a token"), a few rounds in a hundred.
+    const child = resolve(fileURLToPath(new URL(".", import.meta.url)), "../../dist/test/admin/token-child.js");
+    if (!existsSync(child)) throw new Error(`${child} is missing: run the build first`);
+    const dir = tempDir();
+    const PROCESSES = 4;
+    const ROUNDS = 300;
+    const procs = Array.from({ length: PROCESSES }, () => spawn(process.execPath, [child, dir, String(ROUNDS), "10"], { stdio: ["pipe", "pipe", "inherit"] }));
+    const lines = procs.map((p) => {
+      const rl = createInterface({ input: p.stdout });
+      const ready = new Promise<void>((r) => rl.once("line", () => r()));
+      const result = ready.then(() => new Promise<string>((r) => rl.once("line", r)));
+      return { ready, result };
+    });
+    await Promise.all(lines.map((l) => l.ready));
+    const start = Date.now() + 300;
+    for (const p of procs) p.stdin.end(`${start}\n`);
+    const results = (await Promise.all(lines.map((l) => l.result))).map((l) => JSON.parse(l) as { token?: string; created?: boolean; error?: string }[]);
+    for (let r = 0; r < ROUNDS; r++) {
+      const round = results.map((x) => x[r]!);
+      const file = readFileSync(join(dir, String(r), "admin.token"), "utf8").trim();
+      expect(file).toMatch(/^[0-9a-f]{64}$/);
+      expect(round.map((x) => x.error ?? x.token), `round ${r}`).toEqual(Array(PROCESSES).fill(file));
+      expect(round.filter((x) => x.created)).toHaveLength(1);
+      // nothing but the token is left in the home
+      expect(readdirSync(join(dir, String(r)))).toEqual(["admin.token"]);
+    }
+  }, 60_000);
 
   it("matches only the exact bearer token", () => {
     const t = "ab".repeat(32);
