@@ -2,7 +2,7 @@
 // list, show, review, forget, import, export). Every command works on the database directly; no
 // server needed.
 import { InvalidArgumentError, type Command } from "commander";
-import { existsSync } from "node:fs";
+import { closeSync, existsSync, openSync, readSync } from "node:fs";
 import { createInterface } from "node:readline/promises";
 import { resolve } from "node:path";
 import { projectDir } from "../../stores/infinity-files/project-dir.js";
@@ -114,6 +114,34 @@ async function confirm(question: string): Promise<boolean> {
     return /^y(es)?$/i.test((await rl.question(`${question} [y/N] `)).trim());
   } finally {
     rl.close();
+  }
+}
+
+const SQLITE_HEADER = Buffer.from("SQLite format 3\0", "latin1");
+
+/**
+ * `export --out` replaces the file it names: given the database (a slip of --out for --db), or a
+ * backup, it swapped every memory, tombstone and audit row for a JSON-lines file without a word.
+ */
+function refuseDatabaseOut(out: string, dbPath: string | null): void {
+  const db = dbPath ? resolve(dbPath) : null;
+  if (db !== null && [db, `${db}-wal`, `${db}-shm`, `${db}-journal`].includes(out)) {
+    throw new Error(`--out ${out} is the database's own file; the export would replace it: give a new file, such as memories.jsonl`);
+  }
+  let head = Buffer.alloc(0);
+  try {
+    const fd = openSync(out, "r");
+    try {
+      head = Buffer.alloc(SQLITE_HEADER.length);
+      head = head.subarray(0, readSync(fd, head, 0, head.length, 0));
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    return; // not there yet (or a folder, or unreadable): the write says what is wrong
+  }
+  if (head.equals(SQLITE_HEADER)) {
+    throw new Error(`--out ${out} is a SQLite database (an infinity-memory database or backup?); the export would replace it: give a new file, such as memories.jsonl`);
   }
 }
 
@@ -343,6 +371,7 @@ export function registerMemory(program: Command): void {
     .option("--out <file>", "output file (default stdout)")
     .action(
       withMemory<Common & { out?: string }>(async (ctx, viewer, o) => {
+        if (o.out) refuseDatabaseOut(resolve(o.out), "dbPath" in ctx ? (ctx as MemoryContext).dbPath : null);
         const records = ctx.service.exportAll(viewer);
         async function* lines() {
           for await (const r of records) yield JSON.stringify(jsonRecord(r));

@@ -177,6 +177,27 @@ describe("CLI and the files it is given", () => {
     expect(JSON.parse(piped.stdout) as { content: string }).toMatchObject({ content: expect.stringMatching(/^Plan \d+: the courier route/) });
   });
 
+  it("memory export --out refuses to replace the database or a backup with JSON lines", () => {
+    const dir = tempDir("imem-files-");
+    const db = join(dir, "memory.db");
+    const env = { INFINITY_MEMORY_HOME: dir, INFINITY_MEMORY_USER: "alice" };
+    expect(runCli(["memory", "add", "The courier comes on Tuesdays", "--db", db], env).status).toBe(0);
+    const backup = join(dir, "monday.db");
+    expect(runCli(["backup", "--out", backup, "--db", db], env).status).toBe(0);
+    const before = readFileSync(backup);
+    for (const [out, why] of [
+      [db, "is the database's own file"],
+      [`${db}-wal`, "is the database's own file"],
+      [backup, "is a SQLite database (an infinity-memory database or backup?)"],
+    ] as const) {
+      const r = runCli(["memory", "export", "--out", out, "--db", db], env);
+      expect(r.status, out).toBe(1);
+      expect(r.stderr).toBe(`infinity-memory: --out ${out} ${why}; the export would replace it: give a new file, such as memories.jsonl\n`);
+    }
+    expect(runCli(["memory", "search", "courier", "--db", db], env).stdout).toContain("The courier comes on Tuesdays");
+    expect(readFileSync(backup).equals(before)).toBe(true);
+  });
+
   it("a conversation source that does not exist is an error, not an empty store", () => {
     const dir = tempDir("imem-files-");
     const env = { INFINITY_MEMORY_HOME: dir, INFINITY_MEMORY_USER: "alice" };
