@@ -102,11 +102,13 @@ describe("memory import", () => {
       // epoch milliseconds past year 9999 broke every view of the memory; a relative project matched no session
       { content: "far future", valid_from: 9_000_000_000_000_000 },
       { content: "relative project", kind: "project", project: "billing" },
+      // a level or a scope object: the level's names were left out of the message
+      { content: "unknown level", scope: "team" },
     ]);
     const r = s.cli("import", p);
     expect(r.status).toBe(1);
-    expect(r.stdout).toContain("imported 3 memories from 16 lines");
-    expect(r.stdout).toContain("13 failed");
+    expect(r.stdout).toContain("imported 3 memories from 17 lines");
+    expect(r.stdout).toContain("14 failed");
     const err = r.stderr.trim().split("\n");
     expect(err).toEqual([
       expect.stringMatching(/^line 2: "\(line\)": not valid JSON/),
@@ -122,6 +124,7 @@ describe("memory import", () => {
       expect.stringMatching(/^line 15: "valid_from": must be an ISO 8601 date or epoch milliseconds \(got "2023-02-29"\)/),
       expect.stringMatching(/^line 16: "valid_from": 9000000000000000 is outside the years 0 to 9999/),
       expect.stringMatching(/^line 17: "project": "billing" is not an absolute directory path/),
+      `line 18: "scope": must be one of "user", "project", "session", "thread" or an object (got the string "team")`,
     ]);
     // The credential never reached the file.
     expect(s.rows<{ n: number }>(`SELECT count(*) AS n FROM memories WHERE content LIKE '%sk-live%'`)[0]!.n).toBe(0);

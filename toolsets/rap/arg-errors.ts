@@ -100,10 +100,15 @@ function problem(i: Issue, args: unknown, rootKeys: string[] | null): { text: st
     }
     case "invalid_union": {
       if ("options" in i && Array.isArray(i.options)) return said(`must be one of ${quoteList(i.options)}`);
-      // Plain union: name the top-level types the alternatives expected.
+      // Plain union: name the top-level types and values the alternatives expected (an import's
+      // "scope" is a level or an object: "team" was told only "must be an object").
       const expected = new Set<string>();
       for (const branch of i.errors) {
-        for (const b of branch) if (b.code === "invalid_type" && b.path.length === 0) expected.add(ARTICLE[b.expected] ?? b.expected);
+        for (const b of branch) {
+          if (b.path.length > 0) continue;
+          if (b.code === "invalid_type") expected.add(ARTICLE[b.expected] ?? b.expected);
+          else if (b.code === "invalid_value") expected.add(b.values.length === 1 ? quoteList(b.values) : `one of ${quoteList(b.values)}`);
+        }
       }
       const got = valueAt(args, i.path);
       if (expected.size > 0) {
