@@ -103,7 +103,11 @@ function toItem(line: ImportLine, viewer: { owner: string; project: string | nul
     // epoch milliseconds of years 0000 to 9999 (anything else broke every view showing it), and
     // not a Unix time in seconds, which read as milliseconds lands in January 1970
     if (typeof line.valid_from === "number") {
-      const problem = epochMillisProblem(validFrom);
+      // `memory export`'s own lines (they carry its lineage_id) hold epoch milliseconds: a date
+      // from late 1966 to early 1973 is a number small enough to look like seconds, and its line
+      // was refused on the way back in
+      const exported = typeof (line as { lineage_id?: unknown }).lineage_id === "string";
+      const problem = exported && validFrom >= EARLIEST_TIME && validFrom <= LATEST_TIME ? null : epochMillisProblem(validFrom);
       if (problem) throw new LineError("valid_from", problem);
     } else if (validFrom < EARLIEST_TIME || validFrom > LATEST_TIME) {
       throw new LineError("valid_from", `${line.valid_from} is outside the years 0 to 9999; give an ISO 8601 date or epoch milliseconds`);

@@ -228,6 +228,25 @@ describe("memory import", () => {
     expect(hit).toContain("plan number 7000");
   }, 90_000);
 
+  it("takes back an exported memory dated 1966 to 1973, whose epoch milliseconds look like seconds", () => {
+    const s = setup();
+    const env = { INFINITY_MEMORY_HOME: s.dir, INFINITY_MEMORY_USER: "alice" };
+    const dates = ["1969-07-20", "1970-01-02", "1972-12-31"];
+    const p = s.file("dated.jsonl", dates.map((d) => ({ content: `The event of ${d} happened`, valid_from: d })));
+    expect(s.cli("import", p).status).toBe(0);
+    const out = join(s.dir, "export.jsonl");
+    expect(s.cli("export", "--out", out).status).toBe(0);
+    const other = join(s.dir, "other.db");
+    const r = runCli(["memory", "import", out, "--db", other], env);
+    expect(r.stderr).toBe("");
+    expect(r.stdout).toContain("imported 3 memories from 3 lines");
+    const back = runCli(["memory", "export", "--db", other], env).stdout.trim().split("\n").map((l) => JSON.parse(l) as { content: string; valid_from: number });
+    expect(back.map((m) => [m.content, m.valid_from]).sort()).toEqual(dates.map((d) => [`The event of ${d} happened`, Date.parse(d)]).sort());
+    // a hand-written line with such a number is still asked about
+    const hand = s.file("hand.jsonl", [{ content: "Hand-written", valid_from: 86_400_000 }]);
+    expect(s.cli("import", hand).stderr).toMatch(/looks like seconds since 1970/);
+  });
+
   it("brings an export back as it was: current versions only, a corrected fact stays corrected, a candidate stays pending", () => {
     const s = setup();
     const env = { INFINITY_MEMORY_HOME: s.dir, INFINITY_MEMORY_USER: "alice" };
