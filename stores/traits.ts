@@ -32,6 +32,23 @@ export class DuplicateMemoryError extends StoreError {
 }
 
 /**
+ * A change made on the condition that a record still has the status the caller saw (a review
+ * decision: pending → active, or a pending one forgotten) found another status: another process
+ * decided first. Nothing was changed.
+ */
+export class StatusChangedError extends StoreError {
+  constructor(
+    readonly id: string,
+    readonly expected: string,
+    /** null when the record is gone */
+    readonly actual: string | null,
+  ) {
+    super("constraint", `${id} is ${actual ?? "missing"} now, no longer ${expected}`);
+    this.name = "StatusChangedError";
+  }
+}
+
+/**
  * Which records a query may touch. `keys`: the visibility keys of a request (thread view; see
  * core/memory/scope.ts). `owner`: every record of one user, optionally narrowed to a project
  * (the person's own view through the CLI).
@@ -171,11 +188,23 @@ export interface MemoryStore {
   /**
    * Set a record's status (and trust when given). With `supersede`, that other current version
    * of the lineage becomes superseded in the same transaction (a confirmed correction taking
-   * effect); it fails with a constraint error when that one is no longer current.
+   * effect); it fails with a constraint error when that one is no longer current. With `expect`
+   * (compare-and-set), it fails with StatusChangedError, changing nothing, when the record's
+   * status is not that one at the time of the write.
    */
-  setStatus(id: string, status: MemoryStatus, trust: Trust | null, audit: AuditEntry, opts?: { supersede?: string }): Promise<MemoryRecord>;
-  /** tombstone + purge content from every index, source, tag and edge payload; returns ids purged */
-  forget(ids: string[], audit: AuditEntry): Promise<string[]>;
+  setStatus(
+    id: string,
+    status: MemoryStatus,
+    trust: Trust | null,
+    audit: AuditEntry,
+    opts?: { supersede?: string; expect?: MemoryStatus },
+  ): Promise<MemoryRecord>;
+  /**
+   * tombstone + purge content from every index, source, tag and edge payload; returns ids purged.
+   * With `expect` (id → status the caller saw), it fails with StatusChangedError, purging nothing,
+   * when any of those records has another status at the time of the write.
+   */
+  forget(ids: string[], audit: AuditEntry, opts?: { expect?: ReadonlyMap<string, MemoryStatus> }): Promise<string[]>;
   /** mark records whose expires_at passed as expired; returns how many */
   expireDue(now: number, actor: string): Promise<number>;
   addEdge(edge: Edge): Promise<void>;

@@ -25,7 +25,7 @@ import {
   normalizeTags,
   parseExpiry,
 } from "./write-policy.js";
-import { DuplicateMemoryError, StoreError, type AuditEntry, type BatchInsertOutcome, type ListPage, type MemoryStore, type MessageRef, type SearchHit, type Visibility } from "../../stores/traits.js";
+import { DuplicateMemoryError, StatusChangedError, StoreError, type AuditEntry, type BatchInsertOutcome, type ListPage, type MemoryStore, type MessageRef, type SearchHit, type Visibility } from "../../stores/traits.js";
 import { prepareBatch, type BatchRememberItem, type BatchRememberResult, type PreparedBatch } from "./batch.js";
 
 export type { BatchRememberItem, BatchRememberResult, PreparedBatch } from "./batch.js";
@@ -265,8 +265,15 @@ export class MemoryService {
       // person now states themselves (`memory add`) is theirs: current, as their fresh write of
       // it would have been. Before, "already remembered" left it out of every search and prefix.
       if (rec.status === "pending" && origin.actor === "user" && rec.flags.length === 0 && flags.length === 0 && rec.supersedes === null) {
-        rec = await this.store.setStatus(rec.id, "active", trust, this.audit(origin, "confirm", rec.id, { stated_again: true }));
-        notes.push("it was waiting for review; stated by you, it is now current");
+        try {
+          // only while still pending: a review that rejected it since the read above must not be undone
+          rec = await this.store.setStatus(rec.id, "active", trust, this.audit(origin, "confirm", rec.id, { stated_again: true }), { expect: "pending" });
+          notes.push("it was waiting for review; stated by you, it is now current");
+        } catch (e) {
+          if (!(e instanceof StatusChangedError)) throw e;
+          rec = await this.store.get(dupId);
+          if (!rec || rec.status === "deleted") throw new CoreError("conflict", `memory ${dupId} was rejected in review while this one was being stored; try again`);
+        }
       } else if (rec.status === "pending") {
         // from a model this is not a person's yes: say where it is instead of "already remembered" alone
         notes.push("it is waiting for a person's review (memory_review), so search and recalled context leave it out until it is confirmed");
@@ -504,7 +511,13 @@ export class MemoryService {
   }
 
   /** Cascade through the derived indexes, then purge exactly these versions. */
-  private async purge(targets: Map<string, MemoryRecord>, requested: string[], origin: Origin, reason?: string): Promise<string[]> {
+  private async purge(
+    targets: Map<string, MemoryRecord>,
+    requested: string[],
+    origin: Origin,
+    reason?: string,
+    expect?: ReadonlyMap<string, MemoryStatus>,
+  ): Promise<string[]> {
     if (targets.size === 0) return [];
     // The cascade: copies of the forgotten text in derived indexes go too.
     // Needles: the forgotten texts and the ids, which results quoting the memory carry.
@@ -522,7 +535,7 @@ export class MemoryService {
       byUser.set(r.scope.user, u);
     }
     for (const hook of this.forgetHooks) for (const [user, u] of byUser) await hook.beforeForget(user, u.contents, u.madeFrom);
-    return this.store.forget([...targets.keys()], this.audit(origin, "forget", requested[0]!, { requested, ...(reason ? { reason } : {}) }));
+    return this.store.forget([...targets.keys()], this.audit(origin, "forget", requested[0]!, { requested, ...(reason ? { reason } : {}) }), expect ? { expect } : {});
   }
 
   /** Candidates for a forget by query: current and past versions, flagged ones included. */
@@ -583,7 +596,15 @@ export class MemoryService {
     }
     const out: MemoryRecord[] = [];
     for (const { id, supersede } of plan) {
-      out.push(await this.store.setStatus(id, "active", "user_confirmed", this.audit(origin, "confirm", id, supersede ? { supersedes: supersede } : {}), supersede ? { supersede } : {}));
+      // only while still pending: a reject or confirm by another process since the read above wins
+      const opts = supersede ? { supersede, expect: "pending" as const } : { expect: "pending" as const };
+      try {
+        out.push(await this.store.setStatus(id, "active", "user_confirmed", this.audit(origin, "confirm", id, supersede ? { supersedes: supersede } : {}), opts));
+      } catch (e) {
+        if (!(e instanceof StatusChangedError)) throw e;
+        const done = out.length > 0 ? `; ${out.map((r) => r.id).join(", ")} ${out.length === 1 ? "was" : "were"} confirmed before it` : "";
+        throw decidedMeanwhile(e, `nothing more was confirmed${done}`);
+      }
     }
     return out;
   }
@@ -634,7 +655,18 @@ export class MemoryService {
         if (p.status !== "deleted") targets.set(p.id, p);
       }
     }
-    return this.purge(targets, ids, origin, "rejected in review");
+    // only while each version is as read above: a confirm by another process since then wins
+    const expect = new Map<string, MemoryStatus>();
+    for (const id of [...ids, ...targets.keys()]) {
+      const t = targets.get(id);
+      if (t && !expect.has(id)) expect.set(id, t.status);
+    }
+    try {
+      return await this.purge(targets, ids, origin, "rejected in review", expect);
+    } catch (e) {
+      if (!(e instanceof StatusChangedError)) throw e;
+      throw decidedMeanwhile(e, "nothing was rejected");
+    }
   }
 
   exportAll(viewer: Viewer): AsyncIterable<MemoryRecord> {
@@ -645,4 +677,10 @@ export class MemoryService {
     return this.store.expireDue(this.clock.now(), actor);
   }
 
+}
+
+/** A review decision that lost to another decider (another process, server or the CLI) between its read and its write. */
+function decidedMeanwhile(e: StatusChangedError, outcome: string): CoreError {
+  const now = e.actual === null || e.actual === "deleted" ? "forgotten" : e.actual;
+  return new CoreError("conflict", `memory ${e.id} is ${now} now, no longer ${e.expected}: another review decided it first; ${outcome}.`);
 }

@@ -19,6 +19,7 @@ import { joinsIndex, WARM_UP, type IndexDelta } from "../../core/retrieval/assoc
 import { DEFAULT_ASSOCIATIONS } from "../../core/retrieval/associations.js";
 import {
   DuplicateMemoryError,
+  StatusChangedError,
   StoreError,
   type AuditEntry,
   type BatchInsertItem,
@@ -750,12 +751,20 @@ export class PgMemoryStore implements MemoryStore {
     });
   }
 
-  async setStatus(id: string, status: MemoryStatus, trust: Trust | null, audit: AuditEntry, opts: { supersede?: string } = {}): Promise<MemoryRecord> {
+  async setStatus(
+    id: string,
+    status: MemoryStatus,
+    trust: Trust | null,
+    audit: AuditEntry,
+    opts: { supersede?: string; expect?: MemoryStatus } = {},
+  ): Promise<MemoryRecord> {
     if (status === "deleted") throw new StoreError("constraint", "use forget() to delete a memory");
     const done: { deltas?: Map<string, IndexDelta>; keys: string[]; tokens?: OwnTokens } = { keys: [] };
     const out = await this.db.tx(async (c) => {
       const row = (await c.query<MemoryRow>(`SELECT * FROM memories WHERE id = $1 FOR UPDATE`, [id])).rows[0];
       if (!row) throw new StoreError("not_found", `memory ${id} not found`);
+      // read under the row lock: another server's decision committed since the caller's read shows here
+      if (opts.expect !== undefined && row.status !== opts.expect) throw new StatusChangedError(id, opts.expect, row.status);
       done.keys = [row.vis_key];
       const around = (await this.neighbours(c, row.rowid)).map((n) => n.rowid);
       const deltas = new Map<string, IndexDelta>();
@@ -789,11 +798,16 @@ export class PgMemoryStore implements MemoryStore {
     return out;
   }
 
-  async forget(ids: string[], audit: AuditEntry): Promise<string[]> {
+  async forget(ids: string[], audit: AuditEntry, opts: { expect?: ReadonlyMap<string, MemoryStatus> } = {}): Promise<string[]> {
     const left: { vis_key: string; rowid: number }[] = [];
     const done: { tokens?: OwnTokens } = {};
     const out = await this.db.tx(async (c) => {
       left.length = 0;
+      // locked and checked before any purge; the rows stay locked to the commit
+      for (const [id, want] of opts.expect ?? []) {
+        const now = (await c.query<{ status: MemoryStatus }>(`SELECT status FROM memories WHERE id = $1 FOR UPDATE`, [id])).rows[0]?.status ?? null;
+        if (now !== want) throw new StatusChangedError(id, want, now);
+      }
       const purged: string[] = [];
       const around = new Set<number>();
       for (const id of ids) {

@@ -6,6 +6,7 @@ import { visibilityKey } from "../../core/memory/scope.js";
 import type { MemoryRecord, MemorySource, MemoryStatus, NewMemory, Trust } from "../../core/memory/record.js";
 import {
   DuplicateMemoryError,
+  StatusChangedError,
   StoreError,
   type AuditEntry,
   type BatchInsertItem,
@@ -419,11 +420,19 @@ export class SqliteMemoryStore implements MemoryStore {
     this.indexChanged([change]);
   }
 
-  async setStatus(id: string, status: MemoryStatus, trust: Trust | null, audit: AuditEntry, opts: { supersede?: string } = {}): Promise<MemoryRecord> {
+  async setStatus(
+    id: string,
+    status: MemoryStatus,
+    trust: Trust | null,
+    audit: AuditEntry,
+    opts: { supersede?: string; expect?: MemoryStatus } = {},
+  ): Promise<MemoryRecord> {
     if (status === "deleted") throw new StoreError("constraint", "use forget() to delete a memory");
     const changes = this.db.transaction(() => {
       const row = this.st.byId!.get(id) as MemoryRow | undefined;
       if (!row) throw new StoreError("not_found", `memory ${id} not found`);
+      // read under the write lock: another process's decision made since the caller's read shows here
+      if (opts.expect !== undefined && row.status !== opts.expect) throw new StatusChangedError(id, opts.expect, row.status);
       const old = opts.supersede === undefined ? undefined : (this.st.byId!.get(opts.supersede) as MemoryRow | undefined);
       if (opts.supersede !== undefined && (!old || (old.status !== "active" && old.status !== "pending"))) {
         throw new StoreError("constraint", `memory ${opts.supersede} is not current (status ${old?.status ?? "missing"})`);
@@ -446,10 +455,15 @@ export class SqliteMemoryStore implements MemoryStore {
     return this.mustGet(id);
   }
 
-  async forget(ids: string[], audit: AuditEntry): Promise<string[]> {
+  async forget(ids: string[], audit: AuditEntry, opts: { expect?: ReadonlyMap<string, MemoryStatus> } = {}): Promise<string[]> {
     const purged: string[] = [];
     const around = new Set<number>();
     const changes = this.db.transaction(() => {
+      // every condition before any purge: the vector index is changed outside the transaction
+      for (const [id, want] of opts.expect ?? []) {
+        const now = (this.st.byId!.get(id) as MemoryRow | undefined)?.status ?? null;
+        if (now !== want) throw new StatusChangedError(id, want, now);
+      }
       const left = new Map<string, number[]>();
       for (const id of ids) {
         const row = this.st.byId!.get(id) as MemoryRow | undefined;

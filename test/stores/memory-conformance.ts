@@ -614,6 +614,40 @@ export function memoryConformance(name: string, make: () => Promise<MemoryUnderT
       expect((await s.audit(r.id, 10)).map((a) => a.action)).toEqual(["confirm", "create"]);
     });
 
+    it("setStatus and forget with an expected status change nothing when the record has another (a decision made elsewhere first)", async () => {
+      const s = await fresh();
+      const r = mem("Pending fact about beavers", { status: "pending" });
+      await s.insert(r, audit(r.id));
+      const gone = mem("Pending fact about herons", { status: "pending" });
+      await s.insert(gone, audit(gone.id));
+      await s.forget([gone.id], audit(gone.id, "forget"));
+      // a tombstone is not brought back, and a confirmed one is not forgotten
+      await expect(s.setStatus(gone.id, "active", "user_confirmed", audit(gone.id, "confirm"), { expect: "pending" })).rejects.toMatchObject({
+        code: "constraint",
+        id: gone.id,
+        expected: "pending",
+        actual: "deleted",
+      });
+      expect(await s.get(gone.id)).toMatchObject({ status: "deleted", content: "" });
+      await s.setStatus(r.id, "active", "user_confirmed", audit(r.id, "confirm"), { expect: "pending" });
+      await expect(s.forget([r.id], audit(r.id, "forget"), { expect: new Map([[r.id, "pending" as const]]) })).rejects.toMatchObject({
+        code: "constraint",
+        id: r.id,
+        actual: "active",
+      });
+      // every condition is checked before anything is purged
+      const other = mem("Pending fact about otters", { status: "pending" });
+      await s.insert(other, audit(other.id));
+      const both = new Map([
+        [other.id, "pending" as const],
+        [r.id, "pending" as const],
+      ]);
+      await expect(s.forget([other.id, r.id], audit(other.id, "forget"), { expect: both })).rejects.toMatchObject({ id: r.id });
+      expect((await s.get(other.id))?.status).toBe("pending");
+      expect((await s.get(r.id))?.status).toBe("active");
+      expect((await s.audit(r.id, 10)).map((a) => a.action)).toEqual(["confirm", "create"]);
+    });
+
     it("addSource adds provenance and touches the record", async () => {
       const s = await fresh();
       const r = mem("Standup is at 9:30");

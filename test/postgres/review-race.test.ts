@@ -1,0 +1,81 @@
+// Two deciders on one pending memory at once, on PostgreSQL: two servers (two connection pools)
+// on one database. The decision that comes second is refused naming the memory and what it is
+// now, and the memory keeps what the first decided.
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { openAnyMemory, type AnyMemoryContext } from "../../cli/context.js";
+import { fixedClock } from "../../core/clock.js";
+import { defaultConfig } from "../../core/config.js";
+import { MemoryService } from "../../core/memory/service.js";
+import { StatusChangedError, type AuditEntry, type MemoryStore } from "../../stores/traits.js";
+import { pauseAfterCall } from "../helpers/paused-call.js";
+import { createTestDatabase, describePg } from "../helpers/postgres.js";
+import { mem } from "../stores/memory-conformance.js";
+
+const T0 = Date.UTC(2026, 10, 1, 12, 0, 0);
+const viewer = { owner: "alice", project: null };
+const origin = { actor: "user" as const, threadId: null, toolCallId: null };
+const audit = (targetId: string, action: AuditEntry["action"]): AuditEntry => ({ at: T0, actor: "tester", action, targetKind: "memory", targetId, detail: {} });
+
+describePg("review decisions racing across servers (PostgreSQL)", (base) => {
+  let drop: () => Promise<void>;
+  let a: AnyMemoryContext;
+  let b: AnyMemoryContext;
+  const storeOf = (ctx: AnyMemoryContext): MemoryStore => (ctx as { backend: { memory: MemoryStore } }).backend.memory;
+  const serviceOver = (store: MemoryStore) => new MemoryService(store, fixedClock(T0), defaultConfig({ localUser: "alice" }));
+
+  beforeAll(async () => {
+    const t = await createTestDatabase(base(), "review_race");
+    drop = t.drop;
+    const opts = { location: t.url, config: defaultConfig({ localUser: "alice" }), clock: fixedClock(T0), env: {}, onMigration: () => {} };
+    a = await openAnyMemory(opts);
+    b = await openAnyMemory(opts);
+  });
+  afterAll(async () => {
+    await a?.close();
+    await b?.close();
+    await drop?.();
+  });
+
+  async function pending(content: string): Promise<string> {
+    const rec = mem(content, { status: "pending" });
+    await storeOf(a).insert(rec, audit(rec.id, "create"));
+    return rec.id;
+  }
+
+  it("a confirm on one server after a reject on another fails naming the memory; it stays forgotten", async () => {
+    const id = await pending("Alice's locker code is 1881");
+    const paused = pauseAfterCall(storeOf(a), "lineage");
+    const confirming = serviceOver(paused.target).confirm(viewer, [id], origin);
+    await paused.reached;
+    await b.service.reject(viewer, [id], origin);
+    paused.release();
+    await expect(confirming).rejects.toMatchObject({ code: "conflict", message: expect.stringContaining(`memory ${id} is forgotten now, no longer pending`) });
+    expect(await storeOf(a).get(id)).toMatchObject({ status: "deleted", content: "" });
+  });
+
+  it("a reject on one server after a confirm on another fails naming the memory; the confirmed memory stays", async () => {
+    const id = await pending("Alice parks on level 3");
+    const paused = pauseAfterCall(storeOf(a), "lineage");
+    const rejecting = serviceOver(paused.target).reject(viewer, [id], origin);
+    await paused.reached;
+    await b.service.confirm(viewer, [id], origin);
+    paused.release();
+    await expect(rejecting).rejects.toMatchObject({ code: "conflict", message: expect.stringContaining(`memory ${id} is active now, no longer pending`) });
+    expect(await storeOf(a).get(id)).toMatchObject({ status: "active", trust: "user_confirmed", content: "Alice parks on level 3" });
+  });
+
+  it("the store's conditional writes from two pools at the same moment: exactly one decides", async () => {
+    for (let round = 0; round < 5; round++) {
+      const id = await pending(`Alice's desk number is ${round + 40}`);
+      const outcomes = await Promise.allSettled([
+        storeOf(a).setStatus(id, "active", "user_confirmed", audit(id, "confirm"), { expect: "pending" }),
+        storeOf(b).forget([id], audit(id, "forget"), { expect: new Map([[id, "pending" as const]]) }),
+      ]);
+      const lost = outcomes.filter((o) => o.status === "rejected");
+      expect(lost).toHaveLength(1);
+      expect((lost[0] as PromiseRejectedResult).reason).toBeInstanceOf(StatusChangedError);
+      const now = await storeOf(a).get(id);
+      expect(now?.status).toBe(outcomes[0].status === "fulfilled" ? "active" : "deleted");
+    }
+  });
+});
