@@ -582,14 +582,25 @@ export interface SkillStore {
    * old version `fromStatus`, the search index follows. Fails with StoreError("constraint") when
    * the pointer is no longer `expectedFrom` (someone else moved it). A publish pushes `to` on the
    * publication stack; a rollback pops the old version off it. `grant` (a new learned skill's
-   * verified tools) is written in the same transaction, so a crash leaves neither.
+   * verified tools) is written in the same transaction, so a crash leaves neither. With
+   * `expectTo`, it fails with StatusChangedError, changing nothing, when `to` has another status
+   * (a person rejected it meanwhile).
    */
   movePointer(
     skillId: string,
-    move: { expectedFrom: string | null; to: string; toStatus: SkillStatus; fromStatus: SkillStatus; kind: "publish" | "rollback"; grant?: PointerGrant },
+    move: {
+      expectedFrom: string | null;
+      to: string;
+      toStatus: SkillStatus;
+      fromStatus: SkillStatus;
+      kind: "publish" | "rollback";
+      grant?: PointerGrant;
+      expectTo?: SkillStatus;
+    },
     audit: SkillAuditEntry,
   ): Promise<void>;
-  setStatus(versionId: string, status: SkillStatus, audit: SkillAuditEntry): Promise<void>;
+  /** With `expect` (compare-and-set), fails with StatusChangedError, changing nothing, when the version has another status. */
+  setStatus(versionId: string, status: SkillStatus, audit: SkillAuditEntry, opts?: { expect?: SkillStatus }): Promise<void>;
   setPinned(skillId: string, pinned: boolean, audit: SkillAuditEntry): Promise<void>;
   grantsOf(skillId: string): Promise<SkillGrant[]>;
   grant(skillId: string, tools: string[], grantedBy: string, audit: SkillAuditEntry): Promise<void>;

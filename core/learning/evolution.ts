@@ -378,7 +378,8 @@ export class EvolutionService {
       if (r.versionId !== null && published !== r.versionId) {
         throw new CoreError("conflict", `request ${id} asked to retire a version of ${r.skillName} that is no longer the published one (a newer version was published since); decline it`);
       }
-      await skills.retire(r.skillName, actor, String(r.detail.reason ?? "curator"));
+      // that version only: one published since the check above is not retired in its place
+      await skills.retire(r.skillName, actor, String(r.detail.reason ?? "curator"), r.versionId ?? undefined);
     } else if (r.kind === "merge" && r.otherSkill) {
       // merging into a skill that is no longer live would leave neither in use
       const kept = (await skills.list()).find((x) => x.skill.name === r.skillName)?.published;

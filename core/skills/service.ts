@@ -11,11 +11,11 @@ import { analyzeQuery, cjkBigrams, contentWords, isEmptyQuery } from "../retriev
 import { nextStatus, retrievable } from "../learning/lifecycle.js";
 import { scanContent } from "../safety/index.js";
 import { shellQuote } from "../shell.js";
-import { StoreError, type SkillAuditEntry, type SkillAuditAction, type SkillStore } from "../../stores/traits.js";
+import { StatusChangedError, StoreError, type SkillAuditEntry, type SkillAuditAction, type SkillStore } from "../../stores/traits.js";
 import { diffVersions, type VersionContent } from "./diff.js";
 import { disabledSkills, keyAt, toggleScopes } from "./scope.js";
 import { contentHash, nameProblem, type SkillDocument, type SkillFile } from "./skill-md.js";
-import { etaOf, LIVE_STATUSES, type Skill, type SkillAuthor, type SkillSearchHit, type SkillTrust, type SkillVersion, type ToggleLevel } from "./version.js";
+import { etaOf, LIVE_STATUSES, type Skill, type SkillAuthor, type SkillStatus, type SkillSearchHit, type SkillTrust, type SkillVersion, type ToggleLevel } from "./version.js";
 
 export interface SkillActor {
   /** audit actor: "user:<id>", "model:<thread>", "cli:<os user>" … */
@@ -271,6 +271,8 @@ export class SkillService {
       toStatus: "probationary",
       fromStatus: "retired",
       kind: "publish",
+      // a reject by another process since the check above wins: a rejected version is never published
+      expectTo: fresh.to.status,
       ...(clean.length > 0 ? { grant: { tools: clean, grantedBy: actor, audit: this.audit("grant", move.skill.name, actor, { tools: clean }) } } : {}),
     }, this.audit("publish", move.skill.name, actor, { from: move.from?.id ?? null, to: move.to.id, seq: move.to.seq }));
     await this.decided({ skillName: move.skill.name, versionId: move.to.id, decision: "approved", actor });
@@ -280,7 +282,24 @@ export class SkillService {
     try {
       await this.store.movePointer(skillId, m, audit);
     } catch (e) {
+      if (e instanceof StatusChangedError) throw await this.changedMeanwhile(e);
       if (e instanceof StoreError && e.code === "constraint") throw new CoreError("conflict", e.message);
+      throw e;
+    }
+  }
+
+  /** A decision that lost to another decider (another process, server or the CLI) between its read and its write. */
+  private async changedMeanwhile(e: StatusChangedError): Promise<CoreError> {
+    const v = await this.store.version(e.id);
+    const which = v ? `v${v.seq} of "${v.name}"` : `version ${e.id}`;
+    return new CoreError("conflict", `${which} is ${e.actual ?? "gone"} now, no longer ${e.expected}: another decision on it came first; nothing was changed. Look again (skill history) before deciding.`);
+  }
+
+  private async setStatusOrConflict(v: SkillVersion, status: SkillStatus, audit: SkillAuditEntry): Promise<void> {
+    try {
+      await this.store.setStatus(v.id, status, audit, { expect: v.status });
+    } catch (e) {
+      if (e instanceof StatusChangedError) throw await this.changedMeanwhile(e);
       throw e;
     }
   }
@@ -292,7 +311,8 @@ export class SkillService {
     if (v.id === skill.publishedVersionId) throw new CoreError("conflict", `v${v.seq} is published; roll back first`);
     // A candidate or a retired version (which rollback then never returns to); deciding twice is refused.
     if (v.status === "rejected") throw new CoreError("conflict", `v${v.seq} of "${name}" is already rejected`);
-    await this.store.setStatus(v.id, "rejected", this.audit("reject", name, actor, { version: v.id, seq: v.seq, reason: reason ?? null }));
+    // only while it is as read: a publish by another process meanwhile is not undone into "rejected"
+    await this.setStatusOrConflict(v, "rejected", this.audit("reject", name, actor, { version: v.id, seq: v.seq, reason: reason ?? null }));
     await this.decided({ skillName: skill.name, versionId: v.id, decision: "rejected", actor, ...(reason !== undefined ? { reason } : {}) });
     return { ...v, status: "rejected" };
   }
@@ -328,16 +348,25 @@ export class SkillService {
       toStatus: "active",
       fromStatus: "retired",
       kind: "rollback",
+      // a version rejected while the person was asked is not brought back
+      expectTo: move.to.status,
     }, this.audit("rollback", move.skill.name, actor, { from: move.from?.id ?? null, to: move.to.id, seq: move.to.seq }));
   }
 
-  /** Retire the published version (it leaves search and the prefix; a rollback may restore an earlier one). Never deletes. */
-  async retire(name: string, actor: string, reason: string): Promise<SkillVersion> {
+  /**
+   * Retire the published version (it leaves search and the prefix; a rollback may restore an
+   * earlier one). Never deletes. `published`: only when that version is still the published one.
+   */
+  async retire(name: string, actor: string, reason: string, published?: string): Promise<SkillVersion> {
     const skill = await this.skill(name);
     if (skill.pinned) throw new CoreError("forbidden", `"${name}" is pinned: a person must unpin it first`);
     const v = await this.version(skill);
+    if (published !== undefined && v.id !== published) {
+      throw new CoreError("conflict", `the published version of "${name}" is now v${v.seq}, not the one asked to retire (a newer one was published meanwhile); nothing was retired`);
+    }
     if (v.status === "retired") return v;
-    await this.store.setStatus(v.id, "retired", this.audit("retire", name, actor, { version: v.id, seq: v.seq, from: v.status, reason }));
+    // only while it is as read: a publish or rollback meanwhile is looked at again, not retired blind
+    await this.setStatusOrConflict(v, "retired", this.audit("retire", name, actor, { version: v.id, seq: v.seq, from: v.status, reason }));
     return { ...v, status: "retired" };
   }
 
@@ -458,11 +487,18 @@ export class SkillService {
   async applyLifecycle(skill: Skill, v: SkillVersion, actor: string): Promise<SkillVersion> {
     const next = nextStatus(v, skill.pinned, this.config.evolution.lifecycle);
     if (!next || next === v.status) return v;
-    await this.store.setStatus(
-      v.id,
-      next,
-      this.audit(next === "retired" ? "retire" : "promote", skill.name, actor, { version: v.id, seq: v.seq, from: v.status, to: next, eta: v.eta, trials: v.trials }),
-    );
+    try {
+      // not over a person's decision made since the trial was counted (a rollback retired it, a reject)
+      await this.store.setStatus(
+        v.id,
+        next,
+        this.audit(next === "retired" ? "retire" : "promote", skill.name, actor, { version: v.id, seq: v.seq, from: v.status, to: next, eta: v.eta, trials: v.trials }),
+        { expect: v.status },
+      );
+    } catch (e) {
+      if (!(e instanceof StatusChangedError)) throw e;
+      return (await this.store.version(v.id)) ?? v;
+    }
     return { ...v, status: next };
   }
 

@@ -5,7 +5,7 @@
 import type { Pool } from "pg";
 import type { SkillFile } from "../../core/skills/skill-md.js";
 import { WITHHELD_HASH_PREFIX, type NewSkillVersion, type Skill, type SkillGrant, type SkillSearchHit, type SkillStatus, type SkillToggle, type SkillVersion } from "../../core/skills/version.js";
-import { StoreError, type PointerGrant, type SkillAuditEntry, type SkillSearchQuery, type SkillStore } from "../traits.js";
+import { StatusChangedError, StoreError, type PointerGrant, type SkillAuditEntry, type SkillSearchQuery, type SkillStore } from "../traits.js";
 import { inTx, num, numOrNull, parseJson, POSTGRES_FLAVOR, type PgFlavor, type Queryable } from "./rows.js";
 import { holdsWord, sqliteWords, splitPunct } from "./words.js";
 
@@ -237,7 +237,7 @@ export class PgSkillStore implements SkillStore {
 
   async movePointer(
     skillId: string,
-    m: { expectedFrom: string | null; to: string; toStatus: SkillStatus; fromStatus: SkillStatus; kind: "publish" | "rollback"; grant?: PointerGrant },
+    m: { expectedFrom: string | null; to: string; toStatus: SkillStatus; fromStatus: SkillStatus; kind: "publish" | "rollback"; grant?: PointerGrant; expectTo?: SkillStatus },
     audit: SkillAuditEntry,
   ): Promise<void> {
     await inTx(
@@ -250,6 +250,7 @@ export class PgSkillStore implements SkillStore {
         }
         const target = await versionOn(c, m.to);
         if (!target || target.skillId !== skillId) throw new StoreError("not_found", `version ${m.to} is not a version of "${s.name}"`);
+        if (m.expectTo !== undefined && target.status !== m.expectTo) throw new StatusChangedError(m.to, m.expectTo, target.status);
         if (m.grant && m.grant.tools.length > 0) {
           for (const t of m.grant.tools) {
             await c.query(`INSERT INTO skill_grants (skill_id, tool, granted_by, at) VALUES ($1, $2, $3, $4) ON CONFLICT (skill_id, tool) DO NOTHING`, [
@@ -292,8 +293,13 @@ export class PgSkillStore implements SkillStore {
     );
   }
 
-  async setStatus(versionId: string, status: SkillStatus, audit: SkillAuditEntry): Promise<void> {
+  async setStatus(versionId: string, status: SkillStatus, audit: SkillAuditEntry, opts: { expect?: SkillStatus } = {}): Promise<void> {
     await inTx(this.pool, async (c) => {
+      if (opts.expect !== undefined) {
+        // locked to the commit: a pointer move waits for it, then sees the new status
+        const now = (await c.query<{ status: SkillStatus }>(`SELECT status FROM skill_versions WHERE id = $1 FOR UPDATE`, [versionId])).rows[0]?.status ?? null;
+        if (now !== opts.expect) throw new StatusChangedError(versionId, opts.expect, now);
+      }
       await c.query(`UPDATE skill_versions SET status = $1 WHERE id = $2`, [status, versionId]);
       await writeSkillAudit(c, audit, this.f);
     }, this.txOpts);

@@ -12,7 +12,7 @@ import {
   type SkillToggle,
   type SkillVersion,
 } from "../../core/skills/version.js";
-import { StoreError, type PointerGrant, type SkillAuditEntry, type SkillSearchQuery, type SkillStore } from "../traits.js";
+import { StatusChangedError, StoreError, type PointerGrant, type SkillAuditEntry, type SkillSearchQuery, type SkillStore } from "../traits.js";
 import type { Db } from "./database.js";
 
 interface SkillRow {
@@ -280,7 +280,7 @@ export class SqliteSkillStore implements SkillStore {
 
   async movePointer(
     skillId: string,
-    m: { expectedFrom: string | null; to: string; toStatus: SkillStatus; fromStatus: SkillStatus; kind: "publish" | "rollback"; grant?: PointerGrant },
+    m: { expectedFrom: string | null; to: string; toStatus: SkillStatus; fromStatus: SkillStatus; kind: "publish" | "rollback"; grant?: PointerGrant; expectTo?: SkillStatus },
     audit: SkillAuditEntry,
   ): Promise<void> {
     this.db
@@ -291,6 +291,7 @@ export class SqliteSkillStore implements SkillStore {
         }
         const target = this.st.version.get(m.to) as VersionRow | undefined;
         if (!target || target.skill_id !== skillId) throw new StoreError("not_found", `version ${m.to} is not a version of "${s.name}"`);
+        if (m.expectTo !== undefined && target.status !== m.expectTo) throw new StatusChangedError(m.to, m.expectTo, target.status);
         if (m.grant && m.grant.tools.length > 0) {
           for (const t of m.grant.tools) this.st.grant.run(skillId, t, m.grant.grantedBy, m.grant.audit.at);
           this.writeAudit(m.grant.audit);
@@ -313,9 +314,13 @@ export class SqliteSkillStore implements SkillStore {
       .immediate();
   }
 
-  async setStatus(versionId: string, status: SkillStatus, audit: SkillAuditEntry): Promise<void> {
+  async setStatus(versionId: string, status: SkillStatus, audit: SkillAuditEntry, opts: { expect?: SkillStatus } = {}): Promise<void> {
     this.db
       .transaction(() => {
+        if (opts.expect !== undefined) {
+          const now = (this.st.version.get(versionId) as VersionRow | undefined)?.status ?? null;
+          if (now !== opts.expect) throw new StatusChangedError(versionId, opts.expect, now);
+        }
         this.st.setStatus.run(status, versionId);
         this.writeAudit(audit);
       })

@@ -1,7 +1,12 @@
-// A store whose nth call (the first by default) of one method, once it has returned, waits until
-// the test releases it: a decision caught between its read and its write, while another process
-// decides meanwhile.
-export function pauseAfterCall<T extends object>(inner: T, method: keyof T & string, nth = 1): { target: T; reached: Promise<void>; release: () => void } {
+// A store whose nth call (the first by default) of one method waits until the test releases it,
+// after the call returned (a read) or before it runs (a write): a decision caught between its
+// read and its write, while another process decides meanwhile.
+export function pauseAtCall<T extends object>(
+  inner: T,
+  method: keyof T & string,
+  o: { nth?: number; before?: boolean } = {},
+): { target: T; reached: Promise<void>; release: () => void } {
+  const nth = o.nth ?? 1;
   let release!: () => void;
   const gate = new Promise<void>((r) => (release = r));
   let reach!: () => void;
@@ -13,8 +18,13 @@ export function pauseAfterCall<T extends object>(inner: T, method: keyof T & str
       if (typeof v !== "function") return v;
       if (prop !== method) return v.bind(t);
       return async (...args: unknown[]) => {
+        const hold = ++calls === nth;
+        if (hold && o.before) {
+          reach();
+          await gate;
+        }
         const out = await (v as (...a: unknown[]) => Promise<unknown>).apply(t, args);
-        if (++calls === nth) {
+        if (hold && !o.before) {
           reach();
           await gate;
         }

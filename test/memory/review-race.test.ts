@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import { MemoryService } from "../../core/memory/service.js";
 import { runCli } from "../helpers/cli.js";
 import { openTestMemory } from "../helpers/memory.js";
-import { pauseAfterCall } from "../helpers/paused-call.js";
+import { pauseAtCall } from "../helpers/paused-call.js";
 import { tempDir } from "../helpers/tmp.js";
 
 const viewer = { owner: "alice", project: null };
@@ -35,7 +35,7 @@ describe("review decisions racing across processes (SQLite)", () => {
     const w = world(["Alice's locker code is 1881"]);
     try {
       const [id] = await pendingIds(w.ctx);
-      const paused = pauseAfterCall(w.ctx.store, "lineage");
+      const paused = pauseAtCall(w.ctx.store, "lineage");
       const confirming = new MemoryService(paused.target, w.ctx.clock, w.ctx.config).confirm(viewer, [id!], origin);
       await paused.reached;
       const rejected = runCli(["memory", "review", "--reject", id!], w.env);
@@ -55,7 +55,7 @@ describe("review decisions racing across processes (SQLite)", () => {
     const w = world(["Alice's locker code is 1881"]);
     try {
       const [id] = await pendingIds(w.ctx);
-      const paused = pauseAfterCall(w.ctx.store, "lineage");
+      const paused = pauseAtCall(w.ctx.store, "lineage");
       const rejecting = new MemoryService(paused.target, w.ctx.clock, w.ctx.config).reject(viewer, [id!], origin);
       await paused.reached;
       const confirmed = runCli(["memory", "review", "--confirm", id!], w.env);
@@ -76,7 +76,7 @@ describe("review decisions racing across processes (SQLite)", () => {
     try {
       const [a, b] = await pendingIds(w.ctx);
       // paused after the second id's read: the first is decided here, the second elsewhere meanwhile
-      const paused = pauseAfterCall(w.ctx.store, "lineage", 2);
+      const paused = pauseAtCall(w.ctx.store, "lineage", { nth: 2 });
       const confirming = new MemoryService(paused.target, w.ctx.clock, w.ctx.config).confirm(viewer, [a!, b!], origin);
       await paused.reached;
       expect(runCli(["memory", "review", "--reject", b!], w.env).status).toBe(0);
@@ -96,7 +96,7 @@ describe("review decisions racing across processes (SQLite)", () => {
     const w = world(["Alice drinks oat milk in her coffee"]);
     try {
       const [id] = await pendingIds(w.ctx);
-      const paused = pauseAfterCall(w.ctx.store, "get");
+      const paused = pauseAtCall(w.ctx.store, "get");
       const stating = new MemoryService(paused.target, w.ctx.clock, w.ctx.config).remember(
         { user: "alice", project: null, session: "s1", thread: "s1", ancestors: [] },
         { content: "Alice drinks oat milk in her coffee", scope: "user", userStated: true },

@@ -7,7 +7,7 @@ import { fixedClock } from "../../core/clock.js";
 import { defaultConfig } from "../../core/config.js";
 import { MemoryService } from "../../core/memory/service.js";
 import { StatusChangedError, type AuditEntry, type MemoryStore } from "../../stores/traits.js";
-import { pauseAfterCall } from "../helpers/paused-call.js";
+import { pauseAtCall } from "../helpers/paused-call.js";
 import { createTestDatabase, describePg } from "../helpers/postgres.js";
 import { mem } from "../stores/memory-conformance.js";
 
@@ -44,7 +44,7 @@ describePg("review decisions racing across servers (PostgreSQL)", (base) => {
 
   it("a confirm on one server after a reject on another fails naming the memory; it stays forgotten", async () => {
     const id = await pending("Alice's locker code is 1881");
-    const paused = pauseAfterCall(storeOf(a), "lineage");
+    const paused = pauseAtCall(storeOf(a), "lineage");
     const confirming = serviceOver(paused.target).confirm(viewer, [id], origin);
     await paused.reached;
     await b.service.reject(viewer, [id], origin);
@@ -55,7 +55,7 @@ describePg("review decisions racing across servers (PostgreSQL)", (base) => {
 
   it("a reject on one server after a confirm on another fails naming the memory; the confirmed memory stays", async () => {
     const id = await pending("Alice parks on level 3");
-    const paused = pauseAfterCall(storeOf(a), "lineage");
+    const paused = pauseAtCall(storeOf(a), "lineage");
     const rejecting = serviceOver(paused.target).reject(viewer, [id], origin);
     await paused.reached;
     await b.service.confirm(viewer, [id], origin);

@@ -331,6 +331,30 @@ export function skillsConformance(name: string, factory: CatalogFactory, opts: {
       expect(log[0]!.seq).toBeGreaterThan(log[1]!.seq);
     });
 
+    it("a publish and a reject of one candidate from two servers at once: exactly one decides, the other changes nothing", async () => {
+      const [a, b] = await c.freshPair(2);
+      await a!.skills.insertVersion(newVersion("deploy-check", "check", "h1"), { skillId: "s1", versionId: "v1" }, audit("propose", "deploy-check"));
+      await publish(a!, "s1", null, "v1");
+      for (let round = 2; round < 6; round++) {
+        const from = (await a!.skills.skillById("s1"))!.publishedVersionId;
+        const id = `v${round}`;
+        await a!.skills.insertVersion(newVersion("deploy-check", "check", `h${round}`), { skillId: "s1", versionId: id }, audit("propose", "deploy-check"));
+        const [published, rejected] = await Promise.allSettled([
+          a!.skills.movePointer(
+            "s1",
+            { expectedFrom: from, to: id, toStatus: "probationary", fromStatus: "retired", kind: "publish", expectTo: "candidate" },
+            audit("publish", "deploy-check", 2000 + round),
+          ),
+          b!.skills.setStatus(id, "rejected", audit("reject", "deploy-check", 2000 + round), { expect: "candidate" }),
+        ]);
+        expect([published.status, rejected.status].sort(), `round ${round}`).toEqual(["fulfilled", "rejected"]);
+        const lost = (published.status === "rejected" ? published : rejected) as PromiseRejectedResult;
+        expect(lost.reason).toMatchObject({ code: "constraint", id, expected: "candidate" });
+        const pointer = (await b!.skills.skillById("s1"))!.publishedVersionId;
+        expect([pointer, (await b!.skills.version(id))!.status]).toEqual(published.status === "fulfilled" ? [id, "probationary"] : [from, "rejected"]);
+      }
+    });
+
     it("concurrent trials on one version from two servers are all counted", async () => {
       const [a, b] = await c.freshPair(2);
       await a!.skills.insertVersion(newVersion("deploy-check", "check", "h1"), { skillId: "s1", versionId: "v1" }, audit("propose", "deploy-check"));
