@@ -180,6 +180,7 @@ export interface MemoryStore {
   findDuplicate(visibilityKey: string, contentHash: string, now: number): Promise<MemoryRecord | null>;
   /** the record written by this tool call in this thread (idempotent replays) */
   findByToolCall(threadId: string, toolCallId: string): Promise<MemoryRecord | null>;
+  /** fails with StoreError("not_found") when the record is missing or forgotten */
   addSource(id: string, source: MemorySource, audit: AuditEntry): Promise<void>;
   search(q: SearchQuery): Promise<SearchHit[]>;
   list(q: ListQuery): Promise<ListPage>;

@@ -258,9 +258,15 @@ export class MemoryService {
 
     // The same fact said again is supporting evidence, not a second memory.
     const asDuplicate = async (dupId: string): Promise<RememberResult> => {
-      await this.store.addSource(dupId, source, this.audit(origin, "duplicate", dupId));
+      const forgotten = () => new CoreError("conflict", `memory ${dupId} was forgotten while this one was being stored; try again`);
+      try {
+        await this.store.addSource(dupId, source, this.audit(origin, "duplicate", dupId));
+      } catch (e) {
+        if (e instanceof StoreError && e.code === "not_found") throw forgotten();
+        throw e;
+      }
       let rec = await this.store.get(dupId);
-      if (!rec) throw new CoreError("conflict", `memory ${dupId} was forgotten while this one was being stored; try again`);
+      if (!rec || rec.status === "deleted") throw forgotten();
       // A candidate waiting for a person's review (auto-extracted, imported pending) that the
       // person now states themselves (`memory add`) is theirs: current, as their fresh write of
       // it would have been. Before, "already remembered" left it out of every search and prefix.

@@ -743,6 +743,8 @@ export class PgMemoryStore implements MemoryStore {
     await this.db.tx(async (c) => {
       const row = (await c.query<MemoryRow>(`SELECT * FROM memories WHERE id = $1 FOR UPDATE`, [id])).rows[0];
       if (!row) throw new StoreError("not_found", `memory ${id} not found`);
+      // forgotten since the caller found it: no provenance is written onto the tombstone
+      if (row.status === "deleted") throw new StoreError("not_found", `memory ${id} was forgotten`);
       await this.insertSourceRow(c, row.rowid, row.user_id, source);
       await c.query(`UPDATE memories SET updated_at = $1 WHERE rowid = $2`, [source.at, row.rowid]);
       // A source in another conversation gives it neighbours there too.

@@ -408,6 +408,8 @@ export class SqliteMemoryStore implements MemoryStore {
     const change = this.db.transaction(() => {
       const row = this.st.byId!.get(id) as MemoryRow | undefined;
       if (!row) throw new StoreError("not_found", `memory ${id} not found`);
+      // forgotten since the caller found it: no provenance is written onto the tombstone
+      if (row.status === "deleted") throw new StoreError("not_found", `memory ${id} was forgotten`);
       this.insertSourceRow(row.rowid, source);
       this.st.touch!.run(source.at, row.rowid);
       // A source in another conversation gives it neighbours there too.

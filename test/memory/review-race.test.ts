@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { MemoryService } from "../../core/memory/service.js";
 import { runCli } from "../helpers/cli.js";
+import { holding } from "../helpers/holding.js";
 import { openTestMemory } from "../helpers/memory.js";
 import { pauseAtCall } from "../helpers/paused-call.js";
 import { tempDir } from "../helpers/tmp.js";
@@ -112,3 +113,33 @@ describe("review decisions racing across processes (SQLite)", () => {
     }
   });
 });
+
+describe("a memory said again while another process forgets it (SQLite)", () => {
+  it("is not answered 'already remembered' as the forgotten one, and leaves no provenance on its tombstone", async () => {
+    const home = tempDir();
+    const env = { INFINITY_MEMORY_HOME: home, INFINITY_MEMORY_USER: "alice" };
+    const added = runCli(["memory", "add", "Alice's bike lock code is 7302"], env);
+    expect(added.status, added.stderr).toBe(0);
+    const id = /mem_\w+/.exec(added.stdout)![0];
+    const ctx = openTestMemory(home);
+    try {
+      // paused once it found the current memory with the same text
+      const paused = pauseAtCall(ctx.store, "findDuplicate");
+      const saying = new MemoryService(paused.target, ctx.clock, ctx.config).remember(
+        { user: "alice", project: null, session: "thr-needle-9", thread: "thr-needle-9", ancestors: [] },
+        { content: "Alice's bike lock code is 7302", scope: "user", userStated: true },
+        { actor: "user", threadId: "thr-needle-9", toolCallId: null, messageIds: ["msg-needle-9"] },
+      );
+      await paused.reached;
+      const forgot = runCli(["memory", "forget", id], env);
+      expect(forgot.status, forgot.stderr).toBe(0);
+      paused.release();
+      await expect(saying).rejects.toMatchObject({ code: "conflict", message: `memory ${id} was forgotten while this one was being stored; try again` });
+      expect(await ctx.store.get(id)).toMatchObject({ status: "deleted", content: "", sources: [] });
+      expect(holding(ctx.db, "needle-9")).toEqual([]);
+    } finally {
+      ctx.close();
+    }
+  });
+});
+

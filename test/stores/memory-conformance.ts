@@ -648,6 +648,17 @@ export function memoryConformance(name: string, make: () => Promise<MemoryUnderT
       expect((await s.audit(r.id, 10)).map((a) => a.action)).toEqual(["confirm", "create"]);
     });
 
+    it("addSource refuses a forgotten record, writing no provenance onto its tombstone", async () => {
+      const s = await fresh();
+      const r = mem("Standup moved to 10:15");
+      await s.insert(r, audit(r.id));
+      await s.forget([r.id], audit(r.id, "forget"));
+      const src = { threadId: "th-late", messageIds: ["late-1"], toolCallId: "tc-late", actor: "user" as const, at: T0 + 500 };
+      await expect(s.addSource(r.id, src, audit(r.id, "duplicate"))).rejects.toMatchObject({ code: "not_found", message: `memory ${r.id} was forgotten` });
+      expect(await s.get(r.id)).toMatchObject({ status: "deleted", sources: [] });
+      expect((await s.audit(r.id, 10)).map((a) => a.action)).toEqual(["forget", "create"]);
+    });
+
     it("addSource adds provenance and touches the record", async () => {
       const s = await fresh();
       const r = mem("Standup is at 9:30");
