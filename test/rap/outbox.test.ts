@@ -1,6 +1,6 @@
 // Durable callback delivery: retries, refusals, expiry, redelivery after a restart and leases
 // that keep two processes sharing one database file from sending a callback twice.
-import { createServer } from "node:http";
+import { createServer, type RequestListener } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -30,6 +30,21 @@ const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
+
+/**
+ * A callback receiver on loopback that reads each request and answers only as `onRequest` does
+ * (never, by default), closed when the test ends: before anything set up earlier in the test, such
+ * as a harness whose stop would otherwise wait out the hung attempt.
+ */
+async function hungReceiver(onRequest: RequestListener = (req) => req.resume()): Promise<string> {
+  const hung = createServer(onRequest);
+  await new Promise<void>((resolve) => hung.listen(0, "127.0.0.1", resolve));
+  cleanups.push(() => {
+    hung.closeAllConnections();
+    hung.close();
+  });
+  return `http://127.0.0.1:${(hung.address() as AddressInfo).port}`;
+}
 
 async function harness(opts: Parameters<typeof startHarness>[0]): Promise<Harness> {
   const h = await startHarness(opts);
@@ -113,18 +128,12 @@ describe("retry policy", () => {
   it("a receiver that takes the whole attempt timeout holds up only its own callbacks, not another thread's result", async () => {
     // reads the request and never answers, as the kernel does for a daemon suspended with Ctrl-Z
     let hungRequests = 0;
-    const hung = createServer((req) => {
+    const h = await harness({ server: { outbox: { ...FAST_OUTBOX, attemptTimeoutMs: 4000 } } });
+    // set up after the harness, so it is closed before the harness stops
+    const hungUrl = await hungReceiver((req) => {
       hungRequests++;
       req.resume();
     });
-    await new Promise<void>((resolve) => hung.listen(0, "127.0.0.1", resolve));
-    const h = await harness({ server: { outbox: { ...FAST_OUTBOX, attemptTimeoutMs: 4000 } } });
-    // closed before the harness stops, so its stop does not wait out the hung attempt
-    cleanups.push(() => {
-      hung.closeAllConnections();
-      hung.close();
-    });
-    const hungUrl = `http://127.0.0.1:${(hung.address() as AddressInfo).port}`;
     await post(h.server.url, "/invoke", invocation(hungUrl, { id: "to-hung", group_id: "thread-of-a-hung-daemon" }));
     await waitFor(() => hungRequests > 0, "the hung receiver to get its callback");
     const sent = Date.now();
@@ -137,18 +146,12 @@ describe("retry policy", () => {
     // accepts the connection, reads the request and holds the answer until released
     const held: (() => void)[] = [];
     let answer = false;
-    const hung = createServer((req, res) => {
+    const hungUrl = await hungReceiver((req, res) => {
       req.resume();
       const reply = () => res.end("OK");
       if (answer) reply();
       else held.push(reply);
     });
-    await new Promise<void>((resolve) => hung.listen(0, "127.0.0.1", resolve));
-    cleanups.push(() => {
-      hung.closeAllConnections();
-      hung.close();
-    });
-    const hungUrl = `http://127.0.0.1:${(hung.address() as AddressInfo).port}`;
     const { db } = tempDb();
     const store = new SqliteRapOutbox(db);
     for (let i = 0; i < 24; i++) {
@@ -211,13 +214,7 @@ describe("retry policy", () => {
   });
 
   it("does not poll the outbox every few ms for rows that wait on a receiver at its limit", async () => {
-    const hung = createServer((req) => req.resume());
-    await new Promise<void>((resolve) => hung.listen(0, "127.0.0.1", resolve));
-    cleanups.push(() => {
-      hung.closeAllConnections();
-      hung.close();
-    });
-    const hungUrl = `http://127.0.0.1:${(hung.address() as AddressInfo).port}`;
+    const hungUrl = await hungReceiver();
     const { db } = tempDb();
     const store = new ClaimCountingOutbox(db);
     for (let i = 0; i < 12; i++) {

@@ -6,6 +6,7 @@ import { describe, expect, it } from "vitest";
 import { makeSessionSearch, openSources } from "../../cli/sessions.js";
 import { openTestMemory } from "../helpers/memory.js";
 import { pauseFirstLoad } from "../helpers/paused-reader.js";
+import { copiedHome } from "../helpers/session-home.js";
 import { tempDir } from "../helpers/tmp.js";
 
 const HOME = resolve("test/fixtures/infinity-home");
@@ -14,12 +15,7 @@ const ALICE_SESSION = "5b0e9d4c-2f6a-4c1e-9a7b-3d8f1e2c4a60";
 
 describe("deleted conversations", () => {
   it("a thread whose files were deleted is taken out of the index; the others stay", async () => {
-    const dir = tempDir();
-    const home = join(dir, "home");
-    cpSync(HOME, home, { recursive: true });
-    const m = openTestMemory(dir);
-    const src = openSources([`infinity-home:${home}`], m.db, m.dbPath);
-    const s = makeSessionSearch(m.db, src.sources, m.clock, "local");
+    const { home, m, src, s } = copiedHome();
     expect((await s.search("local", { query: "staging logs deploy", limit: 5, window: 0 }))[0]?.hit.rootThreadId).toBe(LOCAL_SESSION);
 
     // the person deletes that session from the daemon's home

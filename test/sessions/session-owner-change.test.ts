@@ -1,25 +1,17 @@
 // A session's owner is the `user_id` of its root metadata, and an input carrying metadata replaces
 // it (reference §3.1 set_metadata, §3.2 InputMessage.metadata). The session index follows: the
 // messages indexed under the former owner, child threads included, move to the new one.
-import { cpSync, readFileSync, writeFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { makeSessionSearch, openSources } from "../../cli/sessions.js";
-import { openTestMemory } from "../helpers/memory.js";
-import { tempDir } from "../helpers/tmp.js";
+import { copiedHome } from "../helpers/session-home.js";
 
-const HOME = resolve("test/fixtures/infinity-home");
 const ALICE_SESSION = "5b0e9d4c-2f6a-4c1e-9a7b-3d8f1e2c4a60";
 const CHILD = "8e3f2a71-6c4d-4b9e-a015-7f2d9c3b1e84";
 
 describe("a session whose owner changes", () => {
   it("is searchable by the new owner only, its child threads too, within one running server", async () => {
-    const dir = tempDir();
-    const home = join(dir, "home");
-    cpSync(HOME, home, { recursive: true });
-    const m = openTestMemory(dir);
-    const src = openSources([`infinity-home:${home}`], m.db, m.dbPath);
-    const s = makeSessionSearch(m.db, src.sources, m.clock, "local");
+    const { home, m, src, s } = copiedHome();
     const root = async (user: string, query: string) => (await s.search(user, { query, limit: 5, window: 0 })).map((h) => h.hit.threadId);
     expect(await root("alice", "wind speed mph imperial")).toContain(ALICE_SESSION);
     expect(await root("alice", "unit conversion helpers")).toContain(CHILD);
