@@ -21,31 +21,42 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-describe("gRPC BuildPrefix recent texts", () => {
-  it("hands the builder the heads of huge recent texts and still skips what the history already says", async () => {
-    const m = openTestMemory(tempDir());
-    cleanups.push(() => m.close());
-    await m.service.remember(req(), { content: "The staging cluster is deployed with helm from the ops repo", kind: "project" }, modelOrigin());
-    await m.service.remember(req(), { content: "Staging helm releases are pinned to chart version 4.2", kind: "fact" }, modelOrigin());
-    const tokens = await loadTokenCounter("o200k_base");
-    const real = new MemoryPrefixBuilder({ service: m.service, toggles: m.toggles, edgesOf: (id) => m.store.edgesOf(id), tokens, config: m.config });
-    const seen: PrefixRequest[] = [];
-    const builder: PrefixBuilder = { build: (r) => (seen.push(r), real.build(r)) };
-    const server = await startContextHookServer({ builder, traces: new SqliteTraceStore(m.db), address: "127.0.0.1:0" });
-    cleanups.push(() => server.close({ graceMs: 500 }));
-    const client = new HookClient(server.address, credentials.createInsecure());
-    cleanups.push(() => client.close());
-
-    // a 3.5 MB pasted log that begins by quoting one of the memories
-    const log = `Staging helm releases are pinned to chart version 4.2\n${"helm upgrade staging: waiting for rollout of pod 12345 abcdef\n".repeat(60_000)}`;
-    const body = create(BuildPrefixRequestSchema, { threadId: "root-1", userId: "alice", project: "/work/proj-a", task: "deploy staging with helm", recent: [log, "ok, go ahead"] });
-    const res = await new Promise<BuildPrefixResponse>((resolve, reject) =>
+/**
+ * The gRPC server over the real prefix builder on `m`, recording each request the builder is
+ * handed; `buildPrefix` calls it over loopback as the daemon does.
+ */
+async function recordingServer(m: ReturnType<typeof openTestMemory>) {
+  const tokens = await loadTokenCounter("o200k_base");
+  const real = new MemoryPrefixBuilder({ service: m.service, toggles: m.toggles, edgesOf: (id) => m.store.edgesOf(id), tokens, config: m.config });
+  const seen: PrefixRequest[] = [];
+  const builder: PrefixBuilder = { build: (r) => (seen.push(r), real.build(r)) };
+  const server = await startContextHookServer({ builder, traces: new SqliteTraceStore(m.db), address: "127.0.0.1:0" });
+  cleanups.push(() => server.close({ graceMs: 500 }));
+  const client = new HookClient(server.address, credentials.createInsecure());
+  cleanups.push(() => client.close());
+  const buildPrefix = (body: unknown) =>
+    new Promise<BuildPrefixResponse>((resolve, reject) =>
       (client as unknown as { buildPrefix: (r: unknown, o: object, cb: (e: ServiceError | null, v: BuildPrefixResponse) => void) => void }).buildPrefix(
         body,
         { deadline: Date.now() + 20_000 },
         (e, v) => (e ? reject(e) : resolve(v)),
       ),
     );
+  return { seen, buildPrefix };
+}
+
+describe("gRPC BuildPrefix recent texts", () => {
+  it("hands the builder the heads of huge recent texts and still skips what the history already says", async () => {
+    const m = openTestMemory(tempDir());
+    cleanups.push(() => m.close());
+    await m.service.remember(req(), { content: "The staging cluster is deployed with helm from the ops repo", kind: "project" }, modelOrigin());
+    await m.service.remember(req(), { content: "Staging helm releases are pinned to chart version 4.2", kind: "fact" }, modelOrigin());
+    const { seen, buildPrefix } = await recordingServer(m);
+
+    // a 3.5 MB pasted log that begins by quoting one of the memories
+    const log = `Staging helm releases are pinned to chart version 4.2\n${"helm upgrade staging: waiting for rollout of pod 12345 abcdef\n".repeat(60_000)}`;
+    const body = create(BuildPrefixRequestSchema, { threadId: "root-1", userId: "alice", project: "/work/proj-a", task: "deploy staging with helm", recent: [log, "ok, go ahead"] });
+    const res = await buildPrefix(body);
 
     expect(seen).toHaveLength(1);
     const recent = seen[0]!.recent!;
@@ -61,25 +72,12 @@ describe("gRPC BuildPrefix recent texts", () => {
     const m = openTestMemory(tempDir());
     cleanups.push(() => m.close());
     await m.service.remember(req(), { content: "The staging cluster is deployed with helm from the ops repo", kind: "project" }, modelOrigin());
-    const tokens = await loadTokenCounter("o200k_base");
-    const real = new MemoryPrefixBuilder({ service: m.service, toggles: m.toggles, edgesOf: (id) => m.store.edgesOf(id), tokens, config: m.config });
-    const seen: PrefixRequest[] = [];
-    const builder: PrefixBuilder = { build: (r) => (seen.push(r), real.build(r)) };
-    const server = await startContextHookServer({ builder, traces: new SqliteTraceStore(m.db), address: "127.0.0.1:0" });
-    cleanups.push(() => server.close({ graceMs: 500 }));
-    const client = new HookClient(server.address, credentials.createInsecure());
-    cleanups.push(() => client.close());
+    const { seen, buildPrefix } = await recordingServer(m);
 
     // the daemon's latest user message: a question, then a 3.7 MB log pasted under it
     const task = `\n  deploy staging with helm 🚀\n${"helm upgrade staging: waiting for rollout of pod 12345 abcdef\n".repeat(60_000)}`;
     const body = create(BuildPrefixRequestSchema, { threadId: "root-1", userId: "alice", project: "/work/proj-a", task });
-    const res = await new Promise<BuildPrefixResponse>((resolve, reject) =>
-      (client as unknown as { buildPrefix: (r: unknown, o: object, cb: (e: ServiceError | null, v: BuildPrefixResponse) => void) => void }).buildPrefix(
-        body,
-        { deadline: Date.now() + 20_000 },
-        (e, v) => (e ? reject(e) : resolve(v)),
-      ),
-    );
+    const res = await buildPrefix(body);
 
     expect(seen).toHaveLength(1);
     // the head the provider proxy keeps of a user message is 4,000 characters, with a window of turns
