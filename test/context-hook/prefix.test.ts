@@ -36,6 +36,16 @@ describe("MemoryPrefixBuilder", () => {
     m.close();
   });
 
+  it("counts a model's special token as the plain text it is, in both vocabularies", async () => {
+    for (const name of ["o200k_base", "cl100k_base"] as const) {
+      const t = await loadTokenCounter(name);
+      const plain = t.count("a <|endoftext|> b <|im_start|>");
+      expect(plain).toBeGreaterThan(t.count("a  b "));
+      // as text, not as the single special token a model would read
+      expect(t.count("<|endoftext|>")).toBeGreaterThan(1);
+    }
+  });
+
   it("never exceeds the budget, with long, CJK and emoji-heavy content", async () => {
     const m = openTestMemory(tempDir());
     for (let i = 0; i < 30; i++) {
