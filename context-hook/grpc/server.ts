@@ -27,6 +27,7 @@ import { contextHookService, decodeErrorOf, type ContextHookHandlers } from "./s
 import { clip, headOf, wellFormed } from "../../core/text.js";
 import { DEFAULT_TASK_OPTIONS } from "../provider-proxy/task.js";
 import { isLoopbackHost } from "../../core/loopback.js";
+import { externalIdProblem } from "../../core/ids.js";
 import { projectDir } from "../../stores/infinity-files/project-dir.js";
 
 /** Where `infinity-memory serve --grpc` listens unless told otherwise (the RAP server is on 7411). */
@@ -131,15 +132,22 @@ async function clearStaleSocket(path: string): Promise<void> {
 
 // --- BuildPrefix -------------------------------------------------------------------------------
 
-/** An identifier (thread, user, project, call id): a NUL in one is malformed, and PostgreSQL text cannot store it. */
+/** A path (the project): a NUL in one is malformed, and PostgreSQL text cannot store it. */
 function noNul(value: string, field: string): string {
   if (value.includes("\u0000")) throw new InvalidArgument(`${field} holds a NUL character (U+0000)`);
   return value;
 }
 
+/** An identifier (thread, user, call id): no NUL, and short enough to key a PostgreSQL index. */
+function idOf(value: string, field: string): string {
+  const problem = externalIdProblem(noNul(value, field));
+  if (problem) throw new InvalidArgument(`${field} ${problem}`);
+  return value;
+}
+
 function required(value: string, field: string): string {
   if (value.trim().length === 0) throw new InvalidArgument(`${field} is required`);
-  return noNul(value, field);
+  return idOf(value, field);
 }
 
 function toPrefixRequest(req: BuildPrefixRequest): PrefixRequest {
@@ -150,11 +158,11 @@ function toPrefixRequest(req: BuildPrefixRequest): PrefixRequest {
   // one at every step) kept the builder, and every other call on this server, busy for seconds.
   const task = clip(req.task.trimStart(), MAX_TASK_CHARS).replaceAll("\u0000", " ");
   if (task.trim().length === 0) throw new InvalidArgument("task is required");
-  noNul(req.rootThreadId, "root_thread_id");
+  idOf(req.rootThreadId, "root_thread_id");
   noNul(req.project ?? "", "project");
   req.ancestors.forEach((a, i) => {
     if (a.trim().length === 0) throw new InvalidArgument(`ancestors[${i}] is empty`);
-    noNul(a, `ancestors[${i}]`);
+    idOf(a, `ancestors[${i}]`);
     if (a === thread) throw new InvalidArgument(`ancestors[${i}] is thread_id itself; ancestors exclude the current thread`);
   });
   const first = req.ancestors[0];
@@ -246,7 +254,7 @@ function toTraceEvent(req: RecordTurnRequest, at: number): GrpcTraceEvent {
     }
   });
   req.toolResults.forEach((r, i) => required(r.id, `tool_results[${i}].id`));
-  const rootThreadId = noNul(req.rootThreadId, "root_thread_id") || threadId;
+  const rootThreadId = idOf(req.rootThreadId, "root_thread_id") || threadId;
   const usage = req.usage
     ? {
         inputTokens: req.usage.inputTokens,

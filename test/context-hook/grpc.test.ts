@@ -311,6 +311,9 @@ describe("gRPC ContextHook", () => {
     ["user_id holds a NUL", { userId: "alice\u0000" }],
     ["ancestors[0] holds a NUL", { ancestors: ["t-\u0000root"], rootThreadId: "" }],
     ["project holds a NUL", { project: "/repo\u0000" }],
+    // past what a PostgreSQL index key holds (SQLite took it; the PostgreSQL write failed)
+    ["user_id is 600 bytes long; an identifier may be at most 512 bytes", { userId: "é".repeat(300) }],
+    ["ancestors[0] is 513 bytes long", { ancestors: ["r".repeat(513)], rootThreadId: "" }],
   ] satisfies [string, PrefixInit][])("answers INVALID_ARGUMENT naming %s", async (field, over) => {
     const { client, builder } = await setup();
     const err = await callError(client, "buildPrefix", prefixRequest(over));
@@ -327,6 +330,7 @@ describe("gRPC ContextHook", () => {
     ["thread_id holds a NUL", { threadId: "t\u0000" }],
     ["root_thread_id holds a NUL", { rootThreadId: "r\u0000" }],
     ["tool_calls[0].id holds a NUL", { toolCalls: [{ id: "c\u00001", name: "bash", argsJson: "" }] }],
+    ["thread_id is 513 bytes long", { threadId: "t".repeat(513) }],
   ] satisfies [string, TurnInit][])("RecordTurn answers INVALID_ARGUMENT naming %s", async (field, over) => {
     const { client, traces } = await setup();
     const err = await callError(client, "recordTurn", turn(over));

@@ -134,6 +134,9 @@ describe("invocation", () => {
     ["a UTF-8 BOM", (u: string) => `\ufeff${JSON.stringify(invocation(u))}`, /invalid JSON/],
     ["a NUL in group_id", (u: string) => invocation(u, { group_id: "thread\u0000a" }), /"group_id": must not contain a NUL character \(U\+0000\)/],
     ["a NUL in a thread ancestor", (u: string) => invocation(u, { thread_ancestors: ["root", "p\u0000"] }), /"thread_ancestors\[1\]": must not contain a NUL character/],
+    // longer than a PostgreSQL index key holds: SQLite took it, the PostgreSQL journal write failed
+    ["a call id of 513 bytes", (u: string) => invocation(u, { id: "c".repeat(513) }), /"id": is 513 bytes long; an identifier may be at most 512 bytes/],
+    ["a user id of 600 bytes (UTF-8)", (u: string) => invocation(u, { user_id: "é".repeat(300) }), /"user_id": is 600 bytes long/],
   ])("rejects %s with 400 and names the problem", async (_name, make, message) => {
     const body = typeof make === "function" ? make(h.listener.url) : make;
     const res = await post(h.server.url, "/invoke", body);

@@ -5,6 +5,7 @@
 // values are rejected, `null` is rejected for every non-Option field except JSON `Value` fields,
 // an `Option` may be missing or null, a `#[serde(default)]` field may be missing.
 import { z } from "zod";
+import { externalIdProblem } from "../../core/ids.js";
 
 /** serde `usize`: a non-negative integer */
 const usize = z.int().nonnegative();
@@ -13,10 +14,17 @@ const usize = z.int().nonnegative();
 const requiredValue = z.unknown();
 
 /**
- * An identifier or URL the runtime sends. Infinity's are UUIDs, thread ids and URLs; one holding a
- * NUL is malformed (and PostgreSQL text cannot journal it), so it is refused with a 400.
+ * An identifier the runtime sends. Infinity's are UUIDs and thread ids; one holding a NUL is
+ * malformed (PostgreSQL text cannot journal it) and one past MAX_EXTERNAL_ID_BYTES cannot key a
+ * PostgreSQL index, so either is refused with a 400.
  */
-const ident = z.string().refine((s) => !s.includes("\u0000"), "must not contain a NUL character (U+0000)");
+const ident = z.string().superRefine((s, ctx) => {
+  const problem = externalIdProblem(s);
+  if (problem) ctx.addIssue({ code: "custom", message: problem });
+});
+
+/** A URL the runtime sends: stored, never a key, so only a NUL makes it malformed. */
+const url = z.string().refine((s) => !s.includes("\u0000"), "must not contain a NUL character (U+0000)");
 
 // ---- runtime → tool ----
 
@@ -27,7 +35,7 @@ export const RapInvocation = z.object({
   id: ident,
   /** `Option<String>` without default: serde still reads a missing field as `None` */
   call_id: ident.nullable().default(null),
-  callback_url: ident,
+  callback_url: url,
   group_id: ident,
   user_id: ident.nullish(),
   /** `[root, …, parent]`; `null` (or missing) for a root thread */
@@ -49,7 +57,7 @@ export type CloseThreadRequest = z.output<typeof CloseThreadRequest>;
 export const MigrateRequest = z.object({
   session_id: ident,
   /** `""` when the daemon has no destination mapped for this server */
-  destination_url: ident,
+  destination_url: url,
 });
 export type MigrateRequest = z.output<typeof MigrateRequest>;
 
