@@ -66,7 +66,8 @@ export type BuildPrefixRequest = Message<"infinity.memory.v1.BuildPrefixRequest"
 
   /**
    * The latest user message plus a short window of recent turns: what the recall is about.
-   * Required (not blank).
+   * Required (not blank). Leading whitespace is dropped and only the first 8,000 characters are
+   * read (a pasted log would keep the builder busy for seconds); put the user's words first.
    *
    * @generated from field: string task = 6;
    */
@@ -74,6 +75,7 @@ export type BuildPrefixRequest = Message<"infinity.memory.v1.BuildPrefixRequest"
 
   /**
    * Texts already in the recent history; items found there are not repeated in the prefix.
+   * Each text is read up to its first 4,000 characters, as the provider proxy reads the history.
    *
    * @generated from field: repeated string recent = 7;
    */
