@@ -439,4 +439,25 @@ END $$;
     ),
     up: (c) => rebuildSkillSearch(c),
   },
+  // Counters and measures that grow with use were 32-bit: a skill version's views, uses and
+  // trials, a delivery's or a queued thread's attempts, a step's latency in milliseconds (past
+  // 24.8 days between a call and its result), and the message positions of episodes, which come
+  // from a client's history length (gRPC RecordTurn's uint32). Past 2^31 - 1 the write failed
+  // ("integer out of range") where SQLite stores 64 bits. Left 32-bit: 0/1 flags, a chosen
+  // option's index, and numbers bounded by the rows they number (versions, step indexes, a
+  // pointer's order). DSQL cannot change a column's type.
+  step(108, "64-bit counters, attempts, latencies and episode positions", (p) =>
+    p === "postgres"
+      ? `
+ALTER TABLE rap_outbox ALTER COLUMN attempts TYPE bigint;
+ALTER TABLE learning_queue ALTER COLUMN attempts TYPE bigint;
+ALTER TABLE skill_versions ALTER COLUMN trials TYPE bigint, ALTER COLUMN passes TYPE bigint, ALTER COLUMN views TYPE bigint,
+  ALTER COLUMN uses TYPE bigint, ALTER COLUMN successes TYPE bigint, ALTER COLUMN failures TYPE bigint;
+ALTER TABLE learning_episodes ALTER COLUMN start_ord TYPE bigint, ALTER COLUMN end_ord TYPE bigint;
+ALTER TABLE learning_steps ALTER COLUMN ord TYPE bigint, ALTER COLUMN latency_ms TYPE bigint;
+ALTER TABLE learning_episode_messages ALTER COLUMN ord TYPE bigint;
+ALTER TABLE learning_policies ALTER COLUMN support TYPE bigint;
+`
+      : `-- none under the DSQL profile (ALTER COLUMN … TYPE is not supported; these stay integer there)`,
+  ),
 ];

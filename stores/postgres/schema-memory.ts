@@ -478,6 +478,25 @@ async function sqliteWordRows(c: Q): Promise<void> {
   }
 }
 
+/**
+ * Numbers that grow with use or come from the runtime as a Rust usize were 32-bit: a compaction
+ * point, a spawn point or a subscription's place past 2^31 - 1 failed the write ("integer out of
+ * range") where SQLite stores 64 bits, and `migrate --from sqlite` could not copy such a row.
+ * These tables hold a row per thread or per day, so the rewrite is short. Left 32-bit on purpose:
+ * 0/1 flags, and positions bounded by rows of the big tables (memories.version,
+ * memory_source_messages.ord, session_messages.ord, conv_messages.ord), whose rewrite would hold
+ * them locked for no reachable value. DSQL cannot change a column's type (no ALTER COLUMN … TYPE).
+ */
+const wideCounters = (p: P) =>
+  p === "postgres"
+    ? `ALTER TABLE llm_budget ALTER COLUMN calls TYPE bigint;
+ALTER TABLE session_threads ALTER COLUMN indexed_count TYPE bigint, ALTER COLUMN spawn_order TYPE bigint;
+ALTER TABLE conv_threads ALTER COLUMN spawn_message_order TYPE bigint;
+ALTER TABLE conv_compactions ALTER COLUMN seq TYPE bigint, ALTER COLUMN up_to_order TYPE bigint;
+ALTER TABLE state_subscriptions ALTER COLUMN seq TYPE bigint;
+ALTER TABLE state_user_choices ALTER COLUMN seq TYPE bigint;`
+    : `-- none under the DSQL profile (ALTER COLUMN … TYPE is not supported; these stay integer there)`;
+
 function step(version: number, name: string, ddl: (p: P) => string): PgMigration {
   return { version, name, sql: ddl("postgres"), dsql: ddl("dsql") };
 }
@@ -501,6 +520,7 @@ export const MEMORY_MIGRATIONS: PgMigration[] = [
     up: sqliteWordRows,
   },
   step(13, "session threads know their parent", threadParents),
+  step(14, "64-bit counters, compaction and spawn points, subscription and choice places", wideCounters),
 ];
 
 /** Tables whose rows belong to one user (column user_id): the row-level security set. */
