@@ -7,7 +7,7 @@ import type { SkillFile } from "../../core/skills/skill-md.js";
 import { WITHHELD_HASH_PREFIX, type NewSkillVersion, type Skill, type SkillGrant, type SkillSearchHit, type SkillStatus, type SkillToggle, type SkillVersion } from "../../core/skills/version.js";
 import { StatusChangedError, StoreError, type PointerGrant, type SkillAuditEntry, type SkillSearchQuery, type SkillStore } from "../traits.js";
 import { inTx, num, numOrNull, parseJson, POSTGRES_FLAVOR, type PgFlavor, type Queryable } from "./rows.js";
-import { holdsWord, sqliteWords, splitPunct } from "./words.js";
+import { foldLatin, holdsWord, sqliteWords, splitPunct } from "./words.js";
 
 interface SkillRow {
   rowid: string | number;
@@ -433,9 +433,10 @@ export class PgSkillStore implements SkillStore {
       params,
     );
     const scored = r.rows.map((x) => {
-      const name = x.s_name.replace(/-/g, " ").toLowerCase();
-      const desc = x.description.toLowerCase();
-      const score = terms.reduce((n, t) => n + (name.includes(t.toLowerCase()) ? 3 : 0) + (desc.includes(t.toLowerCase()) ? 1 : 0), 0);
+      // folded as holdsWord folds, so a row found by "cafe" in "Café" scores for it
+      const name = foldLatin(x.s_name.replace(/-/g, " ").toLowerCase());
+      const desc = foldLatin(x.description.toLowerCase());
+      const score = terms.map((t) => foldLatin(t.toLowerCase())).reduce((n, t) => n + (name.includes(t) ? 3 : 0) + (desc.includes(t) ? 1 : 0), 0);
       return { x, score };
     });
     scored.sort((a, b) => b.score - a.score || (a.x.s_name < b.x.s_name ? -1 : 1));

@@ -41,5 +41,5 @@ describePg("postgres, dsql profile", (url) => {
       },
       drop: d.drop,
     };
-  }, { commitOrderedTraceIds: false, foldsDiacritics: false });
+  }, { commitOrderedTraceIds: false });
 });

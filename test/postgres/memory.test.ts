@@ -36,7 +36,7 @@ for (const profile of ["postgres", "dsql"] as const) {
         await db.pool.query(`ALTER TABLE audit_log ENABLE TRIGGER USER`).catch(() => {});
         return { store: new PgMemoryStore(db), close: async () => {} };
       },
-      profile === "dsql" ? { stemming: false, partialWords: true, context: false, foldsDiacritics: false } : {},
+      profile === "dsql" ? { stemming: false, partialWords: true, context: false } : {},
     );
 
     if (profile === "dsql") {

@@ -8,16 +8,13 @@ import { skillsConformance } from "./skills-conformance.js";
 import { tracesConformance } from "./traces-conformance.js";
 import { userChoicesConformance } from "./user-choices-conformance.js";
 
-/**
- * `commitOrderedTraceIds: false`: the engine's trace ids may commit out of order (DSQL profile);
- * `foldsDiacritics: false`: skill search matches a Latin letter's diacritics as written (DSQL's scan)
- */
-export function catalogConformance(name: string, factory: CatalogFactory, opts: { commitOrderedTraceIds?: boolean; foldsDiacritics?: boolean } = {}): void {
+/** `commitOrderedTraceIds: false`: the engine's trace ids may commit out of order (DSQL profile) */
+export function catalogConformance(name: string, factory: CatalogFactory, opts: { commitOrderedTraceIds?: boolean } = {}): void {
   rapJournalConformance(name, factory);
   rapOutboxConformance(name, factory);
   userChoicesConformance(name, factory);
   tracesConformance(name, factory, { commitOrderedIds: opts.commitOrderedTraceIds ?? true });
   learningConformance(name, factory);
-  skillsConformance(name, factory, { foldsDiacritics: opts.foldsDiacritics ?? true });
+  skillsConformance(name, factory);
   evolutionConformance(name, factory);
 }
