@@ -72,6 +72,20 @@ export interface GateResult {
 
 const ACTOR = "learning";
 
+/**
+ * What changed in a merge request's pair since the curator measured it ("deploy-b is now v3 (the
+ * request measured v2)"), or null when both published versions are the ones it measured. One filed
+ * without the versions (by an older build) counts as changed: what it measured is not known.
+ */
+function mergeMoved(r: SkillRequest, kept: SkillVersion, dropped: SkillVersion | null): string | null {
+  const { keepVersionId, dropVersionId, keepSeq, dropSeq } = r.detail;
+  if (typeof keepVersionId !== "string" || typeof dropVersionId !== "string") return "it does not record which versions it measured (filed by an older build)";
+  if (kept.id !== keepVersionId) return `${r.skillName} is now v${kept.seq} (the request measured v${String(keepSeq ?? "?")})`;
+  if (!dropped) return `${r.otherSkill} has no published version now`;
+  if (dropped.id !== dropVersionId) return `${r.otherSkill} is now v${dropped.seq} (the request measured v${String(dropSeq ?? "?")})`;
+  return null;
+}
+
 const EvalAnswer = z.object({ calls: z.array(z.string().min(1).max(80)).max(30) });
 
 const EVAL_SYSTEM =
@@ -382,11 +396,18 @@ export class EvolutionService {
       await skills.retire(r.skillName, actor, String(r.detail.reason ?? "curator"), r.versionId ?? undefined);
     } else if (r.kind === "merge" && r.otherSkill) {
       // merging into a skill that is no longer live would leave neither in use
-      const kept = (await skills.list()).find((x) => x.skill.name === r.skillName)?.published;
+      const listed = await skills.list();
+      const kept = listed.find((x) => x.skill.name === r.skillName)?.published;
       if (!kept || (kept.status !== "probationary" && kept.status !== "active")) {
         throw new CoreError("conflict", `request ${id} merges ${r.otherSkill} into ${r.skillName}, which is no longer live (${kept ? kept.status : "nothing published"}); decline it`);
       }
-      await skills.retire(r.otherSkill, actor, `merged into ${r.skillName}`);
+      // The overlap was measured on two versions; one published since is a text nobody reviewed
+      // for this merge. The curator's next pass measures the pair again and files a new request.
+      const dropped = listed.find((x) => x.skill.name === r.otherSkill)?.published ?? null;
+      const moved = mergeMoved(r, kept, dropped);
+      if (moved) throw new CoreError("conflict", `request ${id} merges ${r.otherSkill} into ${r.skillName}, but ${moved}; nobody reviewed that version for this merge, so nothing was retired: run the curator (infinity-memory skills curate) to ask again about the versions published now, or decline it`);
+      // that version only: one published between the check above and the write is not retired
+      await skills.retire(r.otherSkill, actor, `merged into ${r.skillName}`, typeof r.detail.dropVersionId === "string" ? r.detail.dropVersionId : undefined);
     }
     // (a publish has already closed it, through settleFiledRequests)
     if (await store.decide(id, "approved", actor, clock.now())) {
@@ -438,7 +459,7 @@ export class EvolutionService {
     const pending = await store.requests({ status: "pending", limit: 1000 });
     const has = (kind: string, name: string, other: string | null) => pending.some((q) => q.kind === kind && q.skillName === name && q.otherSkill === other);
     // a pair already up for merging, either way round (η may have swapped which one is kept)
-    const pairPending = (a: string, b: string) => has("merge", a, b) || has("merge", b, a);
+    const pendingMerge = (a: string, b: string) => pending.find((q) => q.kind === "merge" && ((q.skillName === a && q.otherSkill === b) || (q.skillName === b && q.otherSkill === a)));
     // A person's "no" is an answer, not to be asked again on the next pass: a declined retirement
     // counts as use (staleness restarts from the decline), a declined merge stands until one of
     // the two publishes a new version.
@@ -462,10 +483,18 @@ export class EvolutionService {
         const overlap = inter / Math.max(1, a.w.size + b.w.size - inter);
         if (overlap < this.cfg.curator.duplicateOverlap) continue;
         // keep the more reliable one; the other is proposed for retirement into it
-        const [keep, drop] = a.r.published!.eta >= b.r.published!.eta ? [a.r, b.r] : [b.r, a.r];
-        if (pairPending(keep.skill.name, drop.skill.name)) continue;
-        if (declinedAt("merge", keep.skill.name, drop.skill.name) >= Math.max(keep.published!.publishedAt ?? 0, drop.published!.publishedAt ?? 0)) continue;
-        out.push(await this.request("merge", keep.skill.name, drop.skill.name, { overlap, keepEta: keep.published!.eta, dropEta: drop.published!.eta }));
+        let [keep, drop] = a.r.published!.eta >= b.r.published!.eta ? [a.r, b.r] : [b.r, a.r];
+        const open = pendingMerge(keep.skill.name, drop.skill.name);
+        if (open) {
+          // still about the versions published now: the person has it
+          const byName = new Map([a.r, b.r].map((x) => [x.skill.name, x]));
+          if (!mergeMoved(open, byName.get(open.skillName)!.published!, byName.get(open.otherSkill!)!.published!)) continue;
+          // measured on a version replaced since: measured again, the same way round, superseding it
+          [keep, drop] = [byName.get(open.skillName)!, byName.get(open.otherSkill!)!];
+        } else if (declinedAt("merge", keep.skill.name, drop.skill.name) >= Math.max(keep.published!.publishedAt ?? 0, drop.published!.publishedAt ?? 0)) continue;
+        const k = keep.published!;
+        const d = drop.published!;
+        out.push(await this.request("merge", keep.skill.name, drop.skill.name, { overlap, keepEta: k.eta, dropEta: d.eta, keepVersionId: k.id, keepSeq: k.seq, dropVersionId: d.id, dropSeq: d.seq }));
       }
     }
     return out;

@@ -135,6 +135,42 @@ describe("the curator's merges", () => {
   });
 });
 
+describe("a merge is about the versions the curator measured", () => {
+  it("a duplicate updated before the approval is not merged (conflict, exit 1); the next pass asks about the new version, and that is merged", async () => {
+    const dir = tempDir("evo-merge-moved-");
+    const w = openChoreWorld(dir);
+    const body = "1. Build the image.\n2. Push it.\n3. Roll out the web service on staging.\n";
+    const publish = async (name: string, text: string) => {
+      const p = await w.skills.propose(parseSkillMd(renderSkillMd({ frontmatter: { name, description: "Deploy the web service to staging" }, body: text })), { actor: "cli:alice", author: "human", ref: null });
+      await w.skills.publish(await w.skills.preparePublish(name, p.version.id), "cli:alice");
+    };
+    await publish("deploy-a", body);
+    await publish("deploy-b", body);
+    const [first] = await w.evolution.curate();
+    expect(first).toMatchObject({ kind: "merge", skillName: "deploy-a", otherSkill: "deploy-b", detail: { keepSeq: 1, dropSeq: 1 } });
+    // deploy-b changes while the request waits for a person
+    await publish("deploy-b", `${body}4. Check the health endpoint.\n`);
+    w.close();
+
+    const refused = cli(dir, "accept", first!.id);
+    expect(refused.status).toBe(1);
+    expect(refused.stderr).toMatch(/merges deploy-b into deploy-a, but deploy-b is now v2 \(the request measured v1\); nobody reviewed that version for this merge, so nothing was retired/);
+    const show = () => cli(dir, "show", "deploy-b").stdout;
+    expect(show()).toMatch(/v2 probationary ← published/);
+
+    // the curator measures the pair again: one request, about v2, in place of the first
+    expect(cli(dir, "curate").status).toBe(0);
+    const all = JSON.parse(cli(dir, "requests", "--all", "--json").stdout) as { request: { id: string; kind: string; status: string; detail: Record<string, unknown> } }[];
+    const merges = all.map((x) => x.request).filter((r) => r.kind === "merge");
+    expect(merges.map((r) => [r.id === first!.id ? "first" : "new", r.status, r.detail.dropSeq])).toEqual(expect.arrayContaining([["first", "superseded", 1], ["new", "pending", 2]]));
+    expect(merges).toHaveLength(2);
+    const again = merges.find((r) => r.status === "pending")!;
+    const ok = cli(dir, "accept", again.id);
+    expect(ok.status, ok.stderr).toBe(0);
+    expect(show()).toMatch(/v2 retired ← published/);
+  });
+});
+
 describe("the curator's retirements", () => {
   it("a retire request is about the version found stale: a newer one published since is not retired by it", async () => {
     const w = openChoreWorld(tempDir("evo-retire-"));

@@ -134,13 +134,16 @@ function movePrompt(verb: string, m: PendingMove): string {
   return `${verb} skill ${m.skill.name} v${m.to.seq} (now: ${from})? ${m.to.description}${tools}`;
 }
 
+/** " v3" for a version number a request recorded, "" when it has none */
+const seqOf = (seq: unknown) => (typeof seq === "number" ? ` v${seq}` : "");
+
 function requestPrompt(r: SkillRequest, report: StoredEvalReport | null): string {
   const what =
     r.kind === "publish"
       ? `Publish the learned skill ${r.skillName} v${String(r.detail.seq ?? "?")}${r.detail.newSkill === true ? " (new)" : ""}?`
       : r.kind === "retire"
         ? `Retire the skill ${r.skillName} (${String(r.detail.reason ?? "stale")})? It is kept and can be rolled back.`
-        : `Merge ${r.otherSkill ?? "?"} into ${r.skillName} (near-duplicates; ${r.otherSkill ?? "?"} is retired, not deleted)?`;
+        : `Merge ${r.otherSkill ?? "?"}${seqOf(r.detail.dropSeq)} into ${r.skillName}${seqOf(r.detail.keepSeq)} (near-duplicates; ${r.otherSkill ?? "?"} is retired, not deleted)?`;
   const tools = Array.isArray(r.detail.newTools) && r.detail.newTools.length > 0 ? ` It would be granted: ${(r.detail.newTools as string[]).join(", ")}.` : "";
   if (!report) return `${what}${tools}`;
   const e = report.report;
