@@ -36,7 +36,7 @@ export const DEFAULT_GRPC_ADDRESS = "127.0.0.1:7412";
 export const MAX_BUDGET_TOKENS = 100_000;
 /** trace_events bodies hold excerpts (migration 5): result and final texts are cut to this. */
 export const EXCERPT_CHARS = 2000;
-const ARGS_EXCERPT_CHARS = 500;
+export const ARGS_EXCERPT_CHARS = 500;
 /** BuildPrefix's task is cut to this: the proxy's user-message head, with room for a window of turns. */
 export const MAX_TASK_CHARS = 2 * DEFAULT_TASK_OPTIONS.userChars;
 const DEFAULT_GRACE_MS = 2000;

@@ -2311,6 +2311,8 @@ export type ListCandidatesRequest = Message<"infinity.memory.v1.ListCandidatesRe
   status?: string | undefined;
 
   /**
+   * 1..500, default 100
+   *
    * @generated from field: optional int32 limit = 2;
    */
   limit?: number | undefined;

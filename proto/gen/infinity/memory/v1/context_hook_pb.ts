@@ -281,7 +281,8 @@ export type RecordTurnRequest = Message<"infinity.memory.v1.RecordTurnRequest"> 
   toolResults: ToolResult[];
 
   /**
-   * The model's final text of the turn; empty when the turn ended in tool calls.
+   * The model's final text of the turn; empty when the turn ended in tool calls. The server
+   * keeps its first 2,000 characters.
    *
    * @generated from field: string final_text = 6;
    */
@@ -324,7 +325,7 @@ export type ToolCall = Message<"infinity.memory.v1.ToolCall"> & {
 
   /**
    * The arguments as a JSON text; empty means no arguments. The server keeps a digest and an
-   * excerpt, not the whole text.
+   * excerpt (the first 500 characters), not the whole text.
    *
    * @generated from field: string args_json = 3;
    */
@@ -352,7 +353,7 @@ export type ToolResult = Message<"infinity.memory.v1.ToolResult"> & {
   id: string;
 
   /**
-   * The start of the result text; the server shortens it further if it is long.
+   * The start of the result text; the server keeps its first 2,000 characters.
    *
    * @generated from field: string excerpt = 2;
    */
