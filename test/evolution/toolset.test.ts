@@ -4,6 +4,7 @@
 import pino from "pino";
 import { describe, expect, it } from "vitest";
 import { openChoreWorld, rng, task } from "../../bench/evolution/chore.js";
+import { parseSkillMd, renderSkillMd } from "../../core/skills/skill-md.js";
 import { startRapServer } from "../../toolsets/rap/server.js";
 import { skillsToolset } from "../../toolsets/skills/tools.js";
 import { startCallbackSink } from "../helpers/callback-sink.js";
@@ -31,6 +32,34 @@ describe("skill_review", () => {
       expect(res.text).toBe(`publish ${made.skillName}: approved`);
       expect((await w.skills.version(await w.skills.skill(made.skillName))).status).toBe("probationary");
       expect(await call(rs, "skill_search", { query: task(2).text })).toMatch(new RegExp(made.skillName));
+    } finally {
+      await server.close({ graceMs: 1000 });
+      await sink.close();
+      w.close();
+    }
+  });
+
+  it("a merge names the versions the curator measured; one replaced before the Approve is refused with an Error naming the new version", async () => {
+    const w = openChoreWorld(tempDir("evo-rap-merge-"));
+    const body = "1. Build the image.\n2. Push it.\n3. Roll out the web service on staging.\n";
+    const publish = async (name: string, text: string) => {
+      const p = await w.skills.propose(parseSkillMd(renderSkillMd({ frontmatter: { name, description: "Deploy the web service to staging" }, body: text })), { actor: "cli:alice", author: "human", ref: null });
+      await w.skills.publish(await w.skills.preparePublish(name, p.version.id), "cli:alice");
+    };
+    await publish("deploy-a", body);
+    await publish("deploy-b", body);
+    expect((await w.evolution.curate()).map((r) => r.kind)).toEqual(["merge"]);
+    await publish("deploy-b", `${body}4. Check the health endpoint.\n`);
+    const sink = await startCallbackSink();
+    const toolset = skillsToolset({ service: w.skills, toggles: w.ctx.toggles, localUser: "alice", projectOf: () => "/work/app", evolution: w.evolution });
+    const server = await startRapServer({ toolset, db: w.ctx.db, host: "127.0.0.1", port: 0, logger: pino({ level: "silent" }) });
+    const base = `http://127.0.0.1:${server.port}`;
+    const rs = { sink, base, endpoint: `${base}/invoke` } as unknown as SkillsServer;
+    try {
+      const res = await callAnswering(rs, "skill_review", {}, [0]);
+      expect(res.prompts[0]).toMatch(/^Merge deploy-b v1 into deploy-a v1 \(near-duplicates/);
+      expect(res.text).toMatch(/^Error: .*deploy-b is now v2 \(the request measured v1\).*nothing was retired/);
+      expect((await w.skills.version(await w.skills.skill("deploy-b"))).status).toBe("probationary");
     } finally {
       await server.close({ graceMs: 1000 });
       await sink.close();
