@@ -9,6 +9,7 @@ import { newId } from "../ids.js";
 import { headOf } from "../text.js";
 import type { Llm } from "../llm/types.js";
 import type { RequestScope } from "../memory/scope.js";
+import { loadTolerant } from "../../stores/infinity/history.js";
 import type { ConversationReader, LearningStore, MemoryStore, StoredTraceEvent, TraceFeed, TraceStore } from "../../stores/traits.js";
 import { CandidateWriter, correctionCandidate, extractCandidates, isSuppressed, type Candidate } from "./candidates.js";
 import { segmentEpisodes } from "./episodes.js";
@@ -42,6 +43,8 @@ export interface ThreadResult {
   changed: number;
   candidates: number;
   failed: number;
+  /** kinds of the messages read this time that this version does not know (a newer daemon's): left out */
+  unknownKinds: string[];
 }
 
 export interface EpisodeView {
@@ -145,12 +148,18 @@ export class LearningService {
     return n;
   }
 
-  private async turns(item: QueueItem, fromOrd: number): Promise<Turn[]> {
+  private async turns(item: QueueItem, fromOrd: number, unknownKinds: Set<string>): Promise<Turn[]> {
     if (item.source === "conversation") {
       if (!this.deps.conversation) throw new CoreError("unavailable", "no conversation store is configured");
-      const msgs = await this.deps.conversation.loadMessagesWithIds(item.threadId, fromOrd);
+      // A message of a kind a newer daemon wrote failed the strict read, and with it every retry
+      // until the thread was dropped: it is left out and the known ones learned from, in place.
+      const msgs = await loadTolerant(this.deps.conversation, item.threadId, fromOrd);
+      const known = msgs.flatMap((e, i) => {
+        if (e[0] === null) unknownKinds.add(e[2]);
+        return e[0] === null ? [] : [[e[0], e[1], fromOrd + i] as const];
+      });
       const forgotten = (await this.deps.forgottenMessages?.(item.threadId)) ?? new Set<string>();
-      return withoutForgotten(turnsOfConversation(msgs, fromOrd), forgotten);
+      return withoutForgotten(turnsOfConversation(known), forgotten);
     }
     if (!this.deps.traces) throw new CoreError("unavailable", "no trace store is configured");
     const events: StoredTraceEvent[] = [];
@@ -171,9 +180,10 @@ export class LearningService {
   async processThread(item: QueueItem): Promise<ThreadResult> {
     const { store, clock } = this.deps;
     const from = (await store.resumeOrd(item.source, item.threadId)) ?? 0;
-    const turns = await this.turns(item, from);
+    const unknownKinds = new Set<string>();
+    const turns = await this.turns(item, from, unknownKinds);
     const drafts = segmentEpisodes(turns, { source: item.source, threadId: item.threadId, rootThreadId: item.rootThreadId }, this.cfg);
-    const result: ThreadResult = { episodes: drafts.length, steps: 0, changed: 0, candidates: 0, failed: 0 };
+    const result: ThreadResult = { episodes: drafts.length, steps: 0, changed: 0, candidates: 0, failed: 0, unknownKinds: [...unknownKinds] };
     const feedback = await store.unresolvedFeedback(item.threadId);
     let previous: StoredEpisode | null = from > 0 ? ((await store.episodesOfThread(item.source, item.threadId)).filter((e) => e.startOrd < from).at(-1) ?? null) : null;
     for (const d of drafts) {

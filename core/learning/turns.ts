@@ -64,10 +64,9 @@ export function turnsOfMessage(m: InfinityMessage, ord: number, messageId: strin
   }
 }
 
-export function turnsOfConversation(messages: readonly (readonly [InfinityMessage, string])[], firstOrd: number): Turn[] {
-  const out: Turn[] = [];
-  messages.forEach(([m, id], i) => out.push(...turnsOfMessage(m, firstOrd + i, id)));
-  return out;
+/** `[message, id, its position in the thread]`: positions may skip messages left out (unknown kinds) */
+export function turnsOfConversation(messages: readonly (readonly [InfinityMessage, string, number])[]): Turn[] {
+  return messages.flatMap(([m, id, ord]) => turnsOfMessage(m, ord, id));
 }
 
 /**

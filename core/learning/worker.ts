@@ -31,6 +31,8 @@ export class LearningWorker {
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<PassResult> | null = null;
   private stopped = false;
+  /** threads whose unknown message kinds were logged: each pass over a growing thread reads them again */
+  private readonly toldUnknown = new Set<string>();
 
   constructor(
     private readonly service: LearningService,
@@ -75,6 +77,14 @@ export class LearningWorker {
         await store.complete(item.source, item.threadId, claimedAt);
         out.processed++;
         out.steps += r.steps;
+        const key = `${item.source}\u0000${item.threadId}`;
+        if (r.unknownKinds.length > 0 && !this.toldUnknown.has(key)) {
+          this.toldUnknown.add(key);
+          this.log?.warn(
+            { thread: item.threadId, kinds: r.unknownKinds },
+            "learning: conversation messages of kinds this version does not know (written by a newer daemon) were left out; the rest of the thread is learned from",
+          );
+        }
         await this.hooks.afterThread?.(item, r);
       } catch (e) {
         out.failed++;

@@ -3,9 +3,11 @@
 // many of its own messages are indexed) plus the id of the last one; a thread that shrank or whose
 // last indexed id changed is indexed again from the start. Running it twice changes nothing.
 import type { Clock } from "../clock.js";
-import type { ConversationReader, InfinityMessage, ToleratedEntry } from "../../stores/traits.js";
+import type { ConversationReader, InfinityMessage } from "../../stores/traits.js";
 import type { IndexedMessage, SessionIndexStore } from "../../stores/traits.js";
 import { isInfinityStoreError } from "../../stores/infinity/errors.js";
+// a newer daemon may write message kinds we do not know: read around them where the source can
+import { loadTolerant } from "../../stores/infinity/history.js";
 import { messageText } from "../../stores/infinity/messages.js";
 import { headOf } from "../text.js";
 
@@ -47,11 +49,6 @@ export interface IndexReport {
    * those messages are left out, the rest indexed at their own positions
    */
   unknownKinds: { threadId: string; kinds: string[]; messages: number }[];
-}
-
-/** A newer daemon may write message kinds we do not know: read around them where the source can. */
-function readTolerant(reader: ConversationReader, threadId: string, from: number, upTo: number): Promise<ToleratedEntry[]> {
-  return reader.loadMessagesTolerant ? reader.loadMessagesTolerant(threadId, from, upTo) : reader.loadMessagesWithIds(threadId, from, upTo);
 }
 
 function roleOf(m: InfinityMessage): string {
@@ -174,7 +171,7 @@ export class SessionIndexer {
     // messages indexed under the former owner stayed searchable by them and hidden from the new one.
     const ownerChanged = state !== null && state.user !== user;
     if (state && state.indexedCount > 0) {
-      const last = ownerChanged ? [] : await readTolerant(src.reader, threadId, state.indexedCount - 1, state.indexedCount);
+      const last = ownerChanged ? [] : await loadTolerant(src.reader, threadId, state.indexedCount - 1, state.indexedCount);
       if (ownerChanged || count < state.indexedCount || last[0]?.[1] !== state.fingerprint) {
         await this.index.resetThread(sourceId, threadId);
         report.reset++;
@@ -186,7 +183,7 @@ export class SessionIndexer {
     // a child's parent and spawn point: a forget of what the child remembered finds the user's turn there
     const info = threadId === root ? null : await src.reader.threadInfo(threadId);
     const parent = info?.parent_thread_id && info.spawn_message_order !== null ? { threadId: info.parent_thread_id, spawnOrder: info.spawn_message_order } : null;
-    const msgs = await readTolerant(src.reader, threadId, from, count);
+    const msgs = await loadTolerant(src.reader, threadId, from, count);
     // an unknown message keeps its position (ord): the next known one is still at its store index
     const items = msgs.flatMap(([m, id], i) => (m ? [indexable(m, from + i, id)] : []));
     const unknown = msgs.flatMap((e) => (e[0] === null ? [e[2]] : []));

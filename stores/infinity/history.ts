@@ -3,13 +3,22 @@
 // once so stores only provide the primitive reads.
 import { InfinityStoreError } from "./errors.js";
 import type { InfinityMessage } from "./messages.js";
-import type { ConversationStore, HistoryWithAncestors } from "./traits.js";
+import type { ConversationReader, ConversationStore, HistoryWithAncestors, ToleratedEntry } from "./traits.js";
 
 export const COMPACTION_SUMMARY_HEADER = "[Compacted conversation summary]\n";
 
 /** the assistant message that stands in for everything a summary covers */
 export function compactionSummaryMessage(summary: string): InfinityMessage {
   return { kind: "assistant", content: { text: COMPACTION_SUMMARY_HEADER + summary } };
+}
+
+/**
+ * A thread's messages, read around kinds this version does not know (a newer daemon's) where the
+ * reader can: those come as `[null, id, kind]` in their place. A reader without a tolerant read
+ * has no such messages to skip (or fails as strictly as the daemon would).
+ */
+export function loadTolerant(reader: ConversationReader, threadId: string, from?: number | null, upTo?: number | null): Promise<ToleratedEntry[]> {
+  return reader.loadMessagesTolerant ? reader.loadMessagesTolerant(threadId, from, upTo) : reader.loadMessagesWithIds(threadId, from, upTo);
 }
 
 /**
