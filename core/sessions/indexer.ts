@@ -110,11 +110,23 @@ export class SessionIndexer {
         return null;
       }
     };
+    /** root thread → its owner now, read once per run */
+    const owners = new Map<string, Promise<string>>();
+    const ownerOf = async (threadId: string) => {
+      const root = await src.reader.getRootThreadId(threadId);
+      let owner = owners.get(root);
+      if (!owner) owners.set(root, (owner = src.userOf(root).then((u) => u ?? this.localUser)));
+      return owner;
+    };
     for (const threadId of threads) {
       done++;
       await tolerate(threadId, async () => {
-        // taken before the read: a write during it moves the version, and the next run reads again
-        const version = (await src.historyVersion?.(threadId)) ?? null;
+        // taken before the read: a write during it moves the version, and the next run reads again.
+        // The session's owner is part of it: an input replacing the root metadata's user_id adds no
+        // message, so the history's version alone kept the thread under its former owner until the
+        // next message or a restart.
+        const history = (await src.historyVersion?.(threadId)) ?? null;
+        const version = history === null ? null : `${history}\u0000${await ownerOf(threadId)}`;
         const key = `${sourceId}\u0000${threadId}`;
         if (version !== null && this.indexedVersions.get(key) === version) {
           unread.push(threadId);

@@ -35,4 +35,25 @@ describe("a session whose owner changes", () => {
     src.close();
     m.close();
   });
+
+  it("moves to the new owner on the next indexing run though no message came with the new metadata", async () => {
+    const { home, m, src, s } = copiedHome();
+    const root = async (user: string, query: string) => (await s.search(user, { query, limit: 5, window: 0 })).map((h) => h.hit.threadId);
+    expect(await root("alice", "wind speed mph imperial")).toContain(ALICE_SESSION);
+    expect(await root("alice", "unit conversion helpers")).toContain(CHILD);
+
+    // the session's metadata is replaced (reference §3.1 set_metadata); its history is untouched
+    const stateFile = join(home, "state", `${ALICE_SESSION}.state.json`);
+    const state = JSON.parse(readFileSync(stateFile, "utf8")) as { metadata: unknown };
+    state.metadata = { user_id: "carol" };
+    writeFileSync(stateFile, JSON.stringify(state, null, 2));
+    m.clock.advance(5000);
+
+    expect(await root("carol", "wind speed mph imperial")).toContain(ALICE_SESSION);
+    expect(await root("carol", "unit conversion helpers")).toContain(CHILD);
+    expect(await root("alice", "wind speed mph imperial")).toEqual([]);
+    expect(await root("alice", "unit conversion helpers")).toEqual([]);
+    src.close();
+    m.close();
+  });
 });
