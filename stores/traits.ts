@@ -431,6 +431,17 @@ export interface SessionThreadState {
   fingerprint: string | null;
   /** the user the thread's messages are indexed under (the session's owner when they were read) */
   user: string;
+  /** messages left out as kinds the reader did not know; null when none were */
+  skipped: SkippedMessages | null;
+}
+
+/**
+ * Where a thread's indexing first left out a message of a kind its reader did not know (a newer
+ * daemon's), and the reader's message format then: a reader of another format reads from there.
+ */
+export interface SkippedMessages {
+  from: number;
+  format: string;
 }
 
 export interface SessionHit {
@@ -469,7 +480,7 @@ export interface SessionIndexStore {
   /** append messages of one thread (skipping suppressed ones) and move its watermark */
   append(
     sourceId: number,
-    thread: { threadId: string; rootThreadId: string; user: string; cwd: string | null; parent?: ThreadParent | null },
+    thread: { threadId: string; rootThreadId: string; user: string; cwd: string | null; parent?: ThreadParent | null; skipped?: SkippedMessages | null },
     messages: IndexedMessage[],
     indexedCount: number,
     fingerprint: string | null,

@@ -2,6 +2,8 @@
 // index. Infinity histories are append-only per thread, so each thread keeps a watermark (how
 // many of its own messages are indexed) plus the id of the last one; a thread that shrank or whose
 // last indexed id changed is indexed again from the start. Running it twice changes nothing.
+// Messages left out as kinds the reader does not know are remembered (the first one's position and
+// the reader's message format), so a reader that knows more reads them after an upgrade.
 import type { Clock } from "../clock.js";
 import type { ConversationReader, InfinityMessage } from "../../stores/traits.js";
 import type { IndexedMessage, SessionIndexStore } from "../../stores/traits.js";
@@ -182,14 +184,23 @@ export class SessionIndexer {
     // The session's owner is its root metadata's user_id, which a later input may replace: the
     // messages indexed under the former owner stayed searchable by them and hidden from the new one.
     const ownerChanged = state !== null && state.user !== user;
+    let reset = false;
     if (state && state.indexedCount > 0) {
       const last = ownerChanged ? [] : await loadTolerant(src.reader, threadId, state.indexedCount - 1, state.indexedCount);
       if (ownerChanged || count < state.indexedCount || last[0]?.[1] !== state.fingerprint) {
         await this.index.resetThread(sourceId, threadId);
         report.reset++;
         from = 0;
+        reset = true;
       }
     }
+    // Messages an earlier run left out as kinds its reader did not know stayed out for good once
+    // the watermark had moved past them: a reader of another message format (an upgrade) reads
+    // from the first of them; one of the same format does not read them again.
+    const format = src.reader.messageFormat?.() ?? "";
+    const kept = reset ? null : (state?.skipped ?? null);
+    const reread = kept !== null && kept.format !== format;
+    if (reread) from = Math.min(from, kept.from);
     if (from >= count && state && !ownerChanged) return false;
     const cwd = await src.cwdOf(root);
     // a child's parent and spawn point: a forget of what the child remembered finds the user's turn there
@@ -200,9 +211,12 @@ export class SessionIndexer {
     const items = msgs.flatMap(([m, id], i) => (m ? [indexable(m, from + i, id)] : []));
     const unknown = msgs.flatMap((e) => (e[0] === null ? [e[2]] : []));
     if (unknown.length > 0) report.unknownKinds.push({ threadId, kinds: [...new Set(unknown)], messages: unknown.length });
+    const firstUnknown = msgs.findIndex((e) => e[0] === null);
+    // an earlier skip (before this read's start) stays the first; a re-read replaces it
+    const skipped = kept !== null && !reread ? kept : firstUnknown >= 0 ? { from: from + firstUnknown, format } : null;
     report.messagesAdded += await this.index.append(
       sourceId,
-      { threadId, rootThreadId: root, user, cwd, parent },
+      { threadId, rootThreadId: root, user, cwd, parent, skipped },
       items,
       count,
       msgs.at(-1)?.[1] ?? state?.fingerprint ?? null,

@@ -15,7 +15,7 @@ import type {
 import { JsonFileCache, isNotFound } from "./json-file.js";
 import { InfinityHomeLayout } from "./layout.js";
 import { readOnly } from "./read-only.js";
-import { parseThreadFile, parseThreadMeta, threadInfoOf, type ThreadFile, type ThreadMeta } from "./thread-file.js";
+import { messageFormat, parseThreadFile, parseThreadMeta, threadInfoOf, type ThreadFile, type ThreadMeta } from "./thread-file.js";
 
 function parseViews(raw: unknown): Record<string, unknown> {
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) throw new Error("views file is not an object");
@@ -203,6 +203,10 @@ export class InfinityFilesConversationStore implements ConversationStore, Conver
     const [start, end] = historySlice(list.length, startFrom, upTo);
     const kinds = new Map(file?.unknown.map((u) => [u.index, u.kind]));
     return structuredClone(list.slice(start, end)).map(([m, id], i): ToleratedEntry => (m ? [m, id] : [null, id, kinds.get(start + i) ?? "unknown"]));
+  }
+
+  messageFormat(): string {
+    return messageFormat();
   }
 
   async threadInfo(threadId: string): Promise<ThreadInfo | null> {

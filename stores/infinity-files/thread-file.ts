@@ -1,6 +1,7 @@
 // The daemon's per-thread files (`crates/infinity-daemon/src/memory_store.rs`): the current
 // `ThreadSnapshot`, the older snapshot of bare rig `Message`s with a `display_as` sidecar, and the
 // flat `ThreadMeta`. Older files are converted the way the daemon converts them on load.
+import { createHash } from "node:crypto";
 import { z } from "zod";
 import { InfinityStoreError } from "../infinity/errors.js";
 import {
@@ -126,6 +127,21 @@ function withUnknownKinds(raw: unknown, embeddedMeta: ThreadMeta | null): Thread
     messages.push([parsed.data, id]);
   }
   return unknown.length === 0 ? null : { format: "current", messages, unknown, compactionSummaries: loose.data.compaction_summaries, embeddedMeta };
+}
+
+let format: string | null = null;
+
+/**
+ * The message forms this version reads, as a short hash of their schema: a version that learns a
+ * kind or a form (and only such a version) gets another value, so what an older one left out as
+ * unknown is read again after the upgrade.
+ */
+export function messageFormat(): string {
+  format ??= createHash("sha256")
+    .update(JSON.stringify(z.toJSONSchema(InfinityMessage, { unrepresentable: "any", io: "input" })))
+    .digest("hex")
+    .slice(0, 16);
+  return format;
 }
 
 export function parseThreadMeta(raw: unknown): ThreadMeta {

@@ -123,6 +123,12 @@ export interface ConversationReader {
    * `[null, id, kind]` in its place instead of failing the whole read.
    */
   loadMessagesTolerant?(threadId: string, startFrom?: number | null, upTo?: number | null): Promise<ToleratedEntry[]>;
+  /**
+   * With loadMessagesTolerant: names the message forms this version reads (it changes when a
+   * version learns a kind or a form), so what an older version left out is read again after an
+   * upgrade, and only then.
+   */
+  messageFormat?(): string;
 }
 
 /** a history entry as a tolerant read gives it: the message, or null and the kind it did not know */

@@ -367,6 +367,13 @@ UPDATE session_messages SET tsv = setweight(to_tsvector('english',
   || ts_filter(tsv, '{b}');`
     : `-- none under the DSQL profile (no tsvector)`;
 
+// Messages of a kind the reader did not know, left out: where the first one was and the reader's
+// message format then, so a reader of another format reads them (as SQLite's step 23).
+const threadSkips = (): string => `
+ALTER TABLE session_threads ADD COLUMN IF NOT EXISTS skipped_from integer;
+ALTER TABLE session_threads ADD COLUMN IF NOT EXISTS skipped_format text;
+`;
+
 /**
  * Word rows and session messages written before the stores lower-cased their text, in a database
  * whose locale does not fold letters outside ASCII (the C locale: 'Übungsraum' was indexed as
@@ -521,6 +528,7 @@ export const MEMORY_MIGRATIONS: PgMigration[] = [
   },
   step(13, "session threads know their parent", threadParents),
   step(14, "64-bit counters, compaction and spawn points, subscription and choice places", wideCounters),
+  step(15, "session threads remember the messages they left out", threadSkips),
 ];
 
 /** Tables whose rows belong to one user (column user_id): the row-level security set. */

@@ -7,7 +7,7 @@ import { visibilityKey } from "../../core/memory/scope.js";
 import { cjkBigrams } from "../../core/retrieval/analyze.js";
 import { headOf } from "../../core/text.js";
 import { eitherCase, holdsWord, sqliteWords } from "./words.js";
-import type { IndexedMessage, LexicalQuery, MessageRef, SessionHit, SessionIndexStore, SessionThreadState, ThreadParent } from "../traits.js";
+import type { IndexedMessage, LexicalQuery, MessageRef, SessionHit, SessionIndexStore, SessionThreadState, SkippedMessages, ThreadParent } from "../traits.js";
 import type { PgDb, Q } from "./pool.js";
 
 interface Row {
@@ -86,17 +86,19 @@ export class PgSessionIndex implements SessionIndexStore {
 
   async threadState(sourceId: number, threadId: string): Promise<SessionThreadState | null> {
     const r = (
-      await this.db.query<{ indexed_count: number; fingerprint: string | null; user_id: string }>(
-        `SELECT indexed_count, fingerprint, user_id FROM session_threads WHERE source_id = $1 AND thread_id = $2`,
+      await this.db.query<{ indexed_count: number; fingerprint: string | null; user_id: string; skipped_from: number | null; skipped_format: string | null }>(
+        `SELECT indexed_count, fingerprint, user_id, skipped_from, skipped_format FROM session_threads WHERE source_id = $1 AND thread_id = $2`,
         [sourceId, threadId],
       )
     )[0];
-    return r ? { indexedCount: r.indexed_count, fingerprint: r.fingerprint, user: r.user_id } : null;
+    if (!r) return null;
+    const skipped = r.skipped_from === null ? null : { from: r.skipped_from, format: r.skipped_format ?? "" };
+    return { indexedCount: r.indexed_count, fingerprint: r.fingerprint, user: r.user_id, skipped };
   }
 
   async append(
     sourceId: number,
-    thread: { threadId: string; rootThreadId: string; user: string; cwd: string | null; parent?: ThreadParent | null },
+    thread: { threadId: string; rootThreadId: string; user: string; cwd: string | null; parent?: ThreadParent | null; skipped?: SkippedMessages | null },
     messages: IndexedMessage[],
     indexedCount: number,
     fingerprint: string | null,
@@ -135,12 +137,27 @@ export class PgSessionIndex implements SessionIndexStore {
         added += r.rowCount ?? 0;
       }
       await c.query(
-        `INSERT INTO session_threads (source_id, thread_id, root_thread_id, user_id, cwd, indexed_count, fingerprint, updated_at, parent_thread_id, spawn_order)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+        `INSERT INTO session_threads (source_id, thread_id, root_thread_id, user_id, cwd, indexed_count, fingerprint, updated_at, parent_thread_id, spawn_order,
+           skipped_from, skipped_format)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
          ON CONFLICT (source_id, thread_id) DO UPDATE SET root_thread_id = excluded.root_thread_id, user_id = excluded.user_id,
            cwd = excluded.cwd, indexed_count = excluded.indexed_count, fingerprint = excluded.fingerprint, updated_at = excluded.updated_at,
-           parent_thread_id = excluded.parent_thread_id, spawn_order = excluded.spawn_order`,
-        [sourceId, thread.threadId, thread.rootThreadId, thread.user, thread.cwd, indexedCount, fingerprint, at, thread.parent?.threadId ?? null, thread.parent?.spawnOrder ?? null],
+           parent_thread_id = excluded.parent_thread_id, spawn_order = excluded.spawn_order,
+           skipped_from = excluded.skipped_from, skipped_format = excluded.skipped_format`,
+        [
+          sourceId,
+          thread.threadId,
+          thread.rootThreadId,
+          thread.user,
+          thread.cwd,
+          indexedCount,
+          fingerprint,
+          at,
+          thread.parent?.threadId ?? null,
+          thread.parent?.spawnOrder ?? null,
+          thread.skipped?.from ?? null,
+          thread.skipped?.format ?? null,
+        ],
       );
       return added;
     }, thread.user);

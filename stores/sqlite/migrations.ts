@@ -851,4 +851,15 @@ ALTER TABLE session_threads ADD COLUMN parent_thread_id TEXT;
 ALTER TABLE session_threads ADD COLUMN spawn_order INTEGER;
 `,
   },
+  {
+    version: 23,
+    name: "session threads remember the messages they left out",
+    sql: `
+-- Messages of a kind the reader did not know (a newer daemon's) were left out and the thread's
+-- watermark moved past them: after an upgrade that reads them they were never indexed. The first
+-- one left out and the reader's message format then; a reader of another format reads from there.
+ALTER TABLE session_threads ADD COLUMN skipped_from INTEGER;
+ALTER TABLE session_threads ADD COLUMN skipped_format TEXT;
+`,
+  },
 ];

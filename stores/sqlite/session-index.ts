@@ -11,6 +11,7 @@ import type {
   SessionHit,
   SessionIndexStore,
   SessionThreadState,
+  SkippedMessages,
   ThreadParent,
 } from "../traits.js";
 import type { Db } from "./database.js";
@@ -76,12 +77,13 @@ export class SqliteSessionIndex implements SessionIndexStore {
       source: p(`INSERT INTO session_sources (kind, location) VALUES (?, ?) ON CONFLICT (kind, location) DO UPDATE SET kind = kind RETURNING id`),
       renameSource: p(`UPDATE session_sources SET location = @location WHERE kind = @kind AND location = @former
         AND NOT EXISTS (SELECT 1 FROM session_sources WHERE kind = @kind AND location = @location)`),
-      state: p(`SELECT indexed_count, fingerprint, user_id FROM session_threads WHERE source_id = ? AND thread_id = ?`),
-      upsertThread: p(`INSERT INTO session_threads (source_id, thread_id, root_thread_id, user_id, cwd, indexed_count, fingerprint, updated_at, parent_thread_id, spawn_order)
-        VALUES (@source, @thread, @root, @user, @cwd, @count, @fp, @at, @parent, @spawn)
+      state: p(`SELECT indexed_count, fingerprint, user_id, skipped_from, skipped_format FROM session_threads WHERE source_id = ? AND thread_id = ?`),
+      upsertThread: p(`INSERT INTO session_threads (source_id, thread_id, root_thread_id, user_id, cwd, indexed_count, fingerprint, updated_at, parent_thread_id, spawn_order, skipped_from, skipped_format)
+        VALUES (@source, @thread, @root, @user, @cwd, @count, @fp, @at, @parent, @spawn, @skippedFrom, @skippedFormat)
         ON CONFLICT (source_id, thread_id) DO UPDATE SET root_thread_id = excluded.root_thread_id, user_id = excluded.user_id,
           cwd = excluded.cwd, indexed_count = excluded.indexed_count, fingerprint = excluded.fingerprint, updated_at = excluded.updated_at,
-          parent_thread_id = excluded.parent_thread_id, spawn_order = excluded.spawn_order`),
+          parent_thread_id = excluded.parent_thread_id, spawn_order = excluded.spawn_order,
+          skipped_from = excluded.skipped_from, skipped_format = excluded.skipped_format`),
       parentOf: p(`SELECT parent_thread_id, spawn_order FROM session_threads WHERE source_id = ? AND thread_id = ?`),
       suppressed: p(`SELECT 1 FROM session_suppressed WHERE source_id = ? AND thread_id = ? AND message_id = ?`),
       insert: p(`INSERT OR IGNORE INTO session_messages (source_id, thread_id, root_thread_id, ord, message_id, role, text, vis_key, at)
@@ -122,13 +124,17 @@ export class SqliteSessionIndex implements SessionIndexStore {
   }
 
   async threadState(sourceId: number, threadId: string): Promise<SessionThreadState | null> {
-    const r = this.st.state!.get(sourceId, threadId) as { indexed_count: number; fingerprint: string | null; user_id: string } | undefined;
-    return r ? { indexedCount: r.indexed_count, fingerprint: r.fingerprint, user: r.user_id } : null;
+    const r = this.st.state!.get(sourceId, threadId) as
+      | { indexed_count: number; fingerprint: string | null; user_id: string; skipped_from: number | null; skipped_format: string | null }
+      | undefined;
+    if (!r) return null;
+    const skipped = r.skipped_from === null ? null : { from: r.skipped_from, format: r.skipped_format ?? "" };
+    return { indexedCount: r.indexed_count, fingerprint: r.fingerprint, user: r.user_id, skipped };
   }
 
   async append(
     sourceId: number,
-    thread: { threadId: string; rootThreadId: string; user: string; cwd: string | null; parent?: ThreadParent | null },
+    thread: { threadId: string; rootThreadId: string; user: string; cwd: string | null; parent?: ThreadParent | null; skipped?: SkippedMessages | null },
     messages: IndexedMessage[],
     indexedCount: number,
     fingerprint: string | null,
@@ -167,6 +173,8 @@ export class SqliteSessionIndex implements SessionIndexStore {
         at,
         parent: thread.parent?.threadId ?? null,
         spawn: thread.parent?.spawnOrder ?? null,
+        skippedFrom: thread.skipped?.from ?? null,
+        skippedFormat: thread.skipped?.format ?? null,
       });
     }).immediate();
     return added;

@@ -187,8 +187,10 @@ describePg("postgres migrations on a cluster", (base) => {
     const t = await createTestDatabase(base(), "migsess");
     try {
       const old = await openPg(t.url, { max: 1, migrations: MEMORY_MIGRATIONS, targetVersion: 8 });
-      // the columns step 13 adds (IF NOT EXISTS there), so this build's append can write the rows
-      await old.pool.query(`ALTER TABLE session_threads ADD COLUMN parent_thread_id text, ADD COLUMN spawn_order integer`);
+      // the columns steps 13 and 15 add (IF NOT EXISTS there), so this build's append can write the rows
+      await old.pool.query(
+        `ALTER TABLE session_threads ADD COLUMN parent_thread_id text, ADD COLUMN spawn_order integer, ADD COLUMN skipped_from integer, ADD COLUMN skipped_format text`,
+      );
       const sessions = new PgSessionIndex(old);
       const src = await sessions.sourceId("infinity-files", "/home/a/.infinity");
       const texts = ["my email is alice.smith@corp.example.com", "the vpn host is vpn.acme-corp.io", "数据库备份在周五"];

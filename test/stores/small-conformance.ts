@@ -77,7 +77,12 @@ export function smallStoreConformance(name: string, make: () => Promise<SmallSto
         100,
       );
       expect(added).toBe(3);
-      expect(await sessions.threadState(src, "t1")).toEqual({ indexedCount: 4, fingerprint: "fp1", user: "alice" });
+      expect(await sessions.threadState(src, "t1")).toEqual({ indexedCount: 4, fingerprint: "fp1", user: "alice", skipped: null });
+      // messages left out as kinds the reader did not know: where, and by which message format
+      await sessions.append(src, { ...t1, skipped: { from: 1, format: "f1" } }, [], 4, "fp1", 100);
+      expect((await sessions.threadState(src, "t1"))?.skipped).toEqual({ from: 1, format: "f1" });
+      await sessions.append(src, { ...t1, skipped: null }, [], 4, "fp1", 100);
+      expect((await sessions.threadState(src, "t1"))?.skipped).toBeNull();
       // appending the same messages again adds nothing
       expect(await sessions.append(src, t1, [{ ord: 2, messageId: "m2", role: "assistant", text: "Saved. The harbour trip is on Friday." }], 4, "fp1", 101)).toBe(0);
       await sessions.append(src, { threadId: "b1", rootThreadId: "b1", user: "bob", cwd: null }, [{ ord: 0, messageId: "x", role: "user", text: "Bob's harbour notes" }], 1, null, 100);
@@ -369,7 +374,7 @@ export function smallStoreConformance(name: string, make: () => Promise<SmallSto
         100,
       );
       expect(added).toBe(2);
-      expect(await sessions.threadState(src, "big")).toEqual({ indexedCount: 2, fingerprint: "b1", user: "alice" });
+      expect(await sessions.threadState(src, "big")).toEqual({ indexedCount: 2, fingerprint: "b1", user: "alice", skipped: null });
       expect((await sessions.search({ user: "alice", query: analyzeQuery("deploy log"), limit: 10 })).map((h) => h.messageId).sort()).toEqual(["b0", "b1"]);
       expect(await sessions.purgeContaining("alice", [secret])).toBe(1);
       expect((await sessions.window(src, "big", 0, 1)).map((h) => h.messageId)).toEqual(["b1"]);
