@@ -9,6 +9,7 @@ import { newId } from "../ids.js";
 import { headOf } from "../text.js";
 import type { Llm } from "../llm/types.js";
 import type { RequestScope } from "../memory/scope.js";
+import { isInfinityStoreError } from "../../stores/infinity/errors.js";
 import { loadTolerant } from "../../stores/infinity/history.js";
 import type { ConversationReader, LearningStore, MemoryStore, StoredTraceEvent, TraceFeed, TraceStore } from "../../stores/traits.js";
 import { CandidateWriter, correctionCandidate, extractCandidates, isSuppressed, type Candidate } from "./candidates.js";
@@ -45,6 +46,17 @@ export interface ThreadResult {
   failed: number;
   /** kinds of the messages read this time that this version does not know (a newer daemon's): left out */
   unknownKinds: string[];
+}
+
+/** a thread file damaged, or caught mid-rewrite: read again later (as the session indexer does) */
+function unreadableError(e: unknown): boolean {
+  return isInfinityStoreError(e) && (e.code === "corrupt" || e.code === "io" || e.code === "invalid_id");
+}
+
+export interface DiscoverResult {
+  enqueued: number;
+  /** conversation threads that could not be read this pass (tried again at the next) */
+  unreadable: { threadId: string; reason: string }[];
 }
 
 export interface EpisodeView {
@@ -119,18 +131,27 @@ export class LearningService {
     return this.deps.conversation ? "conversation" : "provider_proxy";
   }
 
-  /** Put threads with new experience on the queue; returns how many were enqueued. */
-  async discover(): Promise<number> {
+  /** Put threads with new experience on the queue; says how many were enqueued and which could not be read. */
+  async discover(): Promise<DiscoverResult> {
     const { store, conversation, traces, clock } = this.deps;
     let n = 0;
+    const unreadable: DiscoverResult["unreadable"] = [];
     if (conversation) {
       for (const thread of await conversation.listThreads()) {
-        const count = await conversation.messageCount(thread);
-        if (count <= (await store.cursor("conversation", thread))) continue;
-        // Enqueue before moving the cursor: a crash in between re-enqueues, never skips.
-        await store.enqueue("conversation", thread, await conversation.getRootThreadId(thread), clock.now());
-        await store.setCursor("conversation", thread, count);
-        n++;
+        try {
+          const count = await conversation.messageCount(thread);
+          if (count <= (await store.cursor("conversation", thread))) continue;
+          // Enqueue before moving the cursor: a crash in between re-enqueues, never skips.
+          await store.enqueue("conversation", thread, await conversation.getRootThreadId(thread), clock.now());
+          await store.setCursor("conversation", thread, count);
+          n++;
+        } catch (e) {
+          // One damaged thread file (or one the daemon is rewriting in place) failed the whole
+          // discovery, on every pass while it stayed so: no other thread was learned from. It
+          // waits for a later pass; the others go on.
+          if (!unreadableError(e)) throw e;
+          unreadable.push({ threadId: thread, reason: (e as Error).message });
+        }
       }
     }
     if (traces) {
@@ -138,14 +159,15 @@ export class LearningService {
       const { lastId, threads } = await traces.feed.threadsAfter(after, this.cfg.worker.traceBatch);
       for (const t of threads) {
         if (t.source !== "provider_proxy" && t.source !== "grpc") continue;
-        // The conversation holds the same task with user texts and arguments: read it there.
-        if (conversation && (await conversation.messageCount(t.threadId)) > 0) continue;
+        // The conversation holds the same task with user texts and arguments: read it there (one
+        // that cannot be read now is there too, and is read once it can be).
+        if (conversation && (await conversation.messageCount(t.threadId).catch((e: unknown) => (unreadableError(e) ? 1 : Promise.reject(e)))) > 0) continue;
         await store.enqueue(t.source, t.threadId, t.rootThreadId ?? t.threadId, clock.now());
         n++;
       }
       if (lastId > after) await store.setCursor("trace", "events", lastId);
     }
-    return n;
+    return { enqueued: n, unreadable };
   }
 
   private async turns(item: QueueItem, fromOrd: number, unknownKinds: Set<string>): Promise<Turn[]> {

@@ -33,6 +33,8 @@ export class LearningWorker {
   private stopped = false;
   /** threads whose unknown message kinds were logged: each pass over a growing thread reads them again */
   private readonly toldUnknown = new Set<string>();
+  /** unreadable threads already logged: each pass tries them again */
+  private readonly toldUnreadable = new Set<string>();
 
   constructor(
     private readonly service: LearningService,
@@ -54,7 +56,11 @@ export class LearningWorker {
     const store = this.service.store;
     const out: PassResult = { discovered: 0, processed: 0, failed: 0, steps: 0 };
     try {
-      out.discovered = await this.service.discover();
+      const found = await this.service.discover();
+      out.discovered = found.enqueued;
+      const fresh = found.unreadable.filter((t) => !this.toldUnreadable.has(t.threadId));
+      for (const t of fresh) this.toldUnreadable.add(t.threadId);
+      if (fresh.length > 0) this.log?.warn({ threads: fresh }, "learning: conversation threads that could not be read were left for a later pass; the others are learned from");
     } catch (e) {
       this.log?.warn({ err: e }, "learning: discovery failed");
       await store.event("discover_failed", null, null, { error: (e as Error).message.slice(0, 500) }, this.clock.now()).catch(() => undefined);
