@@ -85,6 +85,11 @@ export class SessionIndexer {
    * than the file cache holds, a search after an idle moment re-read the user's whole history.
    */
   private readonly indexedVersions = new Map<string, string>();
+  /**
+   * `source id, thread id` → its root: a thread's place in its tree never changes, and a thread
+   * without a meta file (an older daemon's) names its root inside its history, read whole.
+   */
+  private readonly rootsOf = new Map<string, string>();
 
   constructor(
     private readonly index: SessionIndexStore,
@@ -115,7 +120,9 @@ export class SessionIndexer {
     /** root thread → its owner now, read once per run */
     const owners = new Map<string, Promise<string>>();
     const ownerOf = async (threadId: string) => {
-      const root = await src.reader.getRootThreadId(threadId);
+      const key = `${sourceId}\u0000${threadId}`;
+      let root = this.rootsOf.get(key);
+      if (root === undefined) this.rootsOf.set(key, (root = await src.reader.getRootThreadId(threadId)));
       let owner = owners.get(root);
       if (!owner) owners.set(root, (owner = src.userOf(root).then((u) => u ?? this.localUser)));
       return owner;
@@ -152,6 +159,7 @@ export class SessionIndexer {
       if (listed.has(threadId)) continue;
       await this.index.resetThread(sourceId, threadId);
       this.indexedVersions.delete(`${sourceId}\u0000${threadId}`);
+      this.rootsOf.delete(`${sourceId}\u0000${threadId}`);
       report.removed++;
     }
     return report;

@@ -59,4 +59,32 @@ describe("session index refresh", () => {
     src.close();
     m.close();
   });
+
+  it("does not read an unchanged thread without a meta file (an older daemon's) to learn its session's owner", async () => {
+    const dir = tempDir();
+    const home = join(dir, "home");
+    cpSync(HOME, home, { recursive: true });
+    // no .meta.json: the thread's place in its tree is inside its history file
+    const ids = Array.from({ length: 300 }, (_, t) => `00000000-0000-4000-8000-${t.toString(16).padStart(12, "0")}`);
+    for (const [t, id] of ids.entries()) {
+      const said = [{ kind: "user", content: { type: "text", text: `question ${t} about the build` } }, `u-${t}`];
+      writeFileSync(join(home, "threads", `${id}.json`), JSON.stringify({ messages: [said], compaction_summaries: [] }, null, 2));
+    }
+    const file = join(home, "threads", `${ids[0]}.json`);
+    const stamp = new Date("2026-11-01T12:00:00Z");
+    utimesSync(file, stamp, stamp);
+    const m = openTestMemory(dir);
+    const src = openSources([`infinity-home:${home}`], m.db, m.dbPath);
+    const s = makeSessionSearch(m.db, src.sources, m.clock, "local");
+    expect((await s.refresh(true))[0]!.skipped).toEqual([]);
+
+    // same size and mtime, other content: read again, it would fail to parse and be skipped
+    writeFileSync(file, "x".repeat(Buffer.byteLength(readFileSync(file, "utf8"))));
+    utimesSync(file, stamp, stamp);
+    const again = (await s.refresh(true))[0]!;
+    expect(again.skipped).toEqual([]);
+    expect(again.threadsChanged).toBe(0);
+    src.close();
+    m.close();
+  });
 });
