@@ -35,6 +35,7 @@ const BOUNDED = new Set([
   "rap_user_choices.selected",
   "schema_migrations.version",
   "session_messages.ord",
+  "session_threads.skipped_from",
   "skill_eval_reports.passed",
   "skill_toggles.enabled",
   "skill_trials.passed",
