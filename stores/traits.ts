@@ -157,6 +157,16 @@ export interface BatchInsertItem {
 /** per item of `insertMany`, in input order: the new record's id, or the id it duplicates */
 export type BatchInsertOutcome = { status: "created"; id: string } | { status: "duplicate"; id: string };
 
+/** One change of MemoryStore.setStatuses; the fields are setStatus's. */
+export interface StatusChange {
+  id: string;
+  status: MemoryStatus;
+  trust: Trust | null;
+  audit: AuditEntry;
+  supersede?: string;
+  expect?: MemoryStatus;
+}
+
 export interface MemoryStore {
   /** insert a record with its provenance, index entries, audit row and edges, atomically */
   insert(rec: NewMemory, audit: AuditEntry, edges?: Edge[]): Promise<MemoryRecord>;
@@ -200,6 +210,11 @@ export interface MemoryStore {
     audit: AuditEntry,
     opts?: { supersede?: string; expect?: MemoryStatus },
   ): Promise<MemoryRecord>;
+  /**
+   * setStatus for several records, all or nothing: one transaction, so when any change fails (its
+   * `expect` no longer holds, its `supersede` is no longer current) none is made.
+   */
+  setStatuses(changes: StatusChange[]): Promise<MemoryRecord[]>;
   /**
    * tombstone + purge content from every index, source, tag and edge payload; returns ids purged.
    * With `expect` (id → status the caller saw), it fails with StatusChangedError, purging nothing,

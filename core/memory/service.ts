@@ -600,19 +600,23 @@ export class MemoryService {
       lineages.add(rec.lineageId);
       plan.push({ id, supersede: this.correctedBy(rec, await this.store.lineage(rec.lineageId))?.id });
     }
-    const out: MemoryRecord[] = [];
-    for (const { id, supersede } of plan) {
-      // only while still pending: a reject or confirm by another process since the read above wins
-      const opts = supersede ? { supersede, expect: "pending" as const } : { expect: "pending" as const };
-      try {
-        out.push(await this.store.setStatus(id, "active", "user_confirmed", this.audit(origin, "confirm", id, supersede ? { supersedes: supersede } : {}), opts));
-      } catch (e) {
-        if (!(e instanceof StatusChangedError)) throw e;
-        const done = out.length > 0 ? `; ${out.map((r) => r.id).join(", ")} ${out.length === 1 ? "was" : "were"} confirmed before it` : "";
-        throw decidedMeanwhile(e, `nothing more was confirmed${done}`);
-      }
+    // all or nothing, each only while still pending: a reject or confirm by another process since
+    // the read above wins, and then none of these is confirmed
+    try {
+      return await this.store.setStatuses(
+        plan.map(({ id, supersede }) => ({
+          id,
+          status: "active" as const,
+          trust: "user_confirmed" as const,
+          audit: this.audit(origin, "confirm", id, supersede ? { supersedes: supersede } : {}),
+          expect: "pending" as const,
+          ...(supersede ? { supersede } : {}),
+        })),
+      );
+    } catch (e) {
+      if (!(e instanceof StatusChangedError)) throw e;
+      throw decidedMeanwhile(e, `nothing was confirmed${plan.length > 1 ? ` (none of the ${plan.length} given)` : ""}`);
     }
-    return out;
   }
 
   /**

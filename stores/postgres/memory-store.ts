@@ -30,6 +30,7 @@ import {
   type MemoryStore,
   type SearchHit,
   type SearchQuery,
+  type StatusChange,
   type StoredAuditEntry,
   type Visibility,
 } from "../traits.js";
@@ -760,44 +761,59 @@ export class PgMemoryStore implements MemoryStore {
     audit: AuditEntry,
     opts: { supersede?: string; expect?: MemoryStatus } = {},
   ): Promise<MemoryRecord> {
-    if (status === "deleted") throw new StoreError("constraint", "use forget() to delete a memory");
+    const [rec] = await this.setStatuses([{ id, status, trust, audit, ...opts }]);
+    return rec!;
+  }
+
+  async setStatuses(changes: StatusChange[]): Promise<MemoryRecord[]> {
+    if (changes.some((c) => c.status === "deleted")) throw new StoreError("constraint", "use forget() to delete a memory");
     const done: { deltas?: Map<string, IndexDelta>; keys: string[]; tokens?: OwnTokens } = { keys: [] };
+    // one transaction: a change that fails (another server decided first) rolls back the ones before it
     const out = await this.db.tx(async (c) => {
-      const row = (await c.query<MemoryRow>(`SELECT * FROM memories WHERE id = $1 FOR UPDATE`, [id])).rows[0];
-      if (!row) throw new StoreError("not_found", `memory ${id} not found`);
-      // read under the row lock: another server's decision committed since the caller's read shows here
-      if (opts.expect !== undefined && row.status !== opts.expect) throw new StatusChangedError(id, opts.expect, row.status);
-      done.keys = [row.vis_key];
-      const around = (await this.neighbours(c, row.rowid)).map((n) => n.rowid);
+      done.keys = [];
       const deltas = new Map<string, IndexDelta>();
-      if (opts.supersede !== undefined) {
-        const old = (await c.query<MemoryRow>(`SELECT * FROM memories WHERE id = $1 FOR UPDATE`, [opts.supersede])).rows[0];
-        if (!old || (old.status !== "active" && old.status !== "pending")) {
-          throw new StoreError("constraint", `memory ${opts.supersede} is not current (status ${old?.status ?? "missing"})`);
-        }
-        around.push(...(await this.neighbours(c, old.rowid)).map((n) => n.rowid));
-        await c.query(`UPDATE memories SET status = 'superseded', updated_at = $1 WHERE rowid = $2`, [audit.at, old.rowid]);
-        deltas.set(old.vis_key, { remove: [Number(old.rowid)], add: [] });
-        done.keys.push(old.vis_key);
-      }
-      await c.query(`UPDATE memories SET status = $1, trust = COALESCE($2, trust), updated_at = $3 WHERE rowid = $4`, [status, trust, audit.at, row.rowid]);
-      const after = await this.writeWordRow(c, row.rowid);
-      await this.refresh(c, new Set([...around, ...after]));
-      await this.writeAudit(c, audit);
-      const rec = await this.mustGet(c, id);
-      // the memory joins its scope's index again as it now stands, or leaves it
-      const rowid = Number(row.rowid);
-      const thread = (await c.query<{ t: string | null }>(`SELECT (array_agg(thread_id ORDER BY id))[1] AS t FROM memory_sources WHERE memory_rowid = $1 AND thread_id IS NOT NULL`, [rowid])).rows[0]?.t ?? null;
-      const mine = deltas.get(row.vis_key) ?? deltas.set(row.vis_key, { remove: [], add: [] }).get(row.vis_key)!;
-      if (joinsIndex(rec)) mine.add.push({ rowid, thread, content: rec.content });
-      else mine.remove.push(rowid);
+      const recs: MemoryRecord[] = [];
+      for (const change of changes) recs.push(await this.statusIn(c, change, deltas, done.keys));
       done.deltas = deltas;
       done.tokens = await this.ownTokens(c);
-      return rec;
+      return recs;
     });
     if (done.deltas && done.tokens !== undefined) this.followIndexes(done.deltas, done.tokens);
     else this.semantic?.changed(done.keys);
     return out;
+  }
+
+  /** Inside a transaction: one status change (setStatuses); `deltas` and `keys` collect what the indexes must follow. */
+  private async statusIn(c: Q, { id, status, trust, audit, supersede, expect }: StatusChange, deltas: Map<string, IndexDelta>, keys: string[]): Promise<MemoryRecord> {
+    const row = (await c.query<MemoryRow>(`SELECT * FROM memories WHERE id = $1 FOR UPDATE`, [id])).rows[0];
+    if (!row) throw new StoreError("not_found", `memory ${id} not found`);
+    // read under the row lock: another server's decision committed since the caller's read shows here
+    if (expect !== undefined && row.status !== expect) throw new StatusChangedError(id, expect, row.status);
+    keys.push(row.vis_key);
+    const around = (await this.neighbours(c, row.rowid)).map((n) => n.rowid);
+    if (supersede !== undefined) {
+      const old = (await c.query<MemoryRow>(`SELECT * FROM memories WHERE id = $1 FOR UPDATE`, [supersede])).rows[0];
+      if (!old || (old.status !== "active" && old.status !== "pending")) {
+        throw new StoreError("constraint", `memory ${supersede} is not current (status ${old?.status ?? "missing"})`);
+      }
+      around.push(...(await this.neighbours(c, old.rowid)).map((n) => n.rowid));
+      await c.query(`UPDATE memories SET status = 'superseded', updated_at = $1 WHERE rowid = $2`, [audit.at, old.rowid]);
+      const theirs = deltas.get(old.vis_key) ?? deltas.set(old.vis_key, { remove: [], add: [] }).get(old.vis_key)!;
+      theirs.remove.push(Number(old.rowid));
+      keys.push(old.vis_key);
+    }
+    await c.query(`UPDATE memories SET status = $1, trust = COALESCE($2, trust), updated_at = $3 WHERE rowid = $4`, [status, trust, audit.at, row.rowid]);
+    const after = await this.writeWordRow(c, row.rowid);
+    await this.refresh(c, new Set([...around, ...after]));
+    await this.writeAudit(c, audit);
+    const rec = await this.mustGet(c, id);
+    // the memory joins its scope's index again as it now stands, or leaves it
+    const rowid = Number(row.rowid);
+    const thread = (await c.query<{ t: string | null }>(`SELECT (array_agg(thread_id ORDER BY id))[1] AS t FROM memory_sources WHERE memory_rowid = $1 AND thread_id IS NOT NULL`, [rowid])).rows[0]?.t ?? null;
+    const mine = deltas.get(row.vis_key) ?? deltas.set(row.vis_key, { remove: [], add: [] }).get(row.vis_key)!;
+    if (joinsIndex(rec)) mine.add.push({ rowid, thread, content: rec.content });
+    else mine.remove.push(rowid);
+    return rec;
   }
 
   async forget(ids: string[], audit: AuditEntry, opts: { expect?: ReadonlyMap<string, MemoryStatus> } = {}): Promise<string[]> {

@@ -17,6 +17,7 @@ import {
   type MemoryStore,
   type SearchHit,
   type SearchQuery,
+  type StatusChange,
   type StoredAuditEntry,
   type Visibility,
 } from "../traits.js";
@@ -429,32 +430,41 @@ export class SqliteMemoryStore implements MemoryStore {
     audit: AuditEntry,
     opts: { supersede?: string; expect?: MemoryStatus } = {},
   ): Promise<MemoryRecord> {
-    if (status === "deleted") throw new StoreError("constraint", "use forget() to delete a memory");
-    const changes = this.db.transaction(() => {
-      const row = this.st.byId!.get(id) as MemoryRow | undefined;
-      if (!row) throw new StoreError("not_found", `memory ${id} not found`);
-      // read under the write lock: another process's decision made since the caller's read shows here
-      if (opts.expect !== undefined && row.status !== opts.expect) throw new StatusChangedError(id, opts.expect, row.status);
-      const old = opts.supersede === undefined ? undefined : (this.st.byId!.get(opts.supersede) as MemoryRow | undefined);
-      if (opts.supersede !== undefined && (!old || (old.status !== "active" && old.status !== "pending"))) {
-        throw new StoreError("constraint", `memory ${opts.supersede} is not current (status ${old?.status ?? "missing"})`);
-      }
-      const around = neighbours(this.db, row.rowid);
-      if (old) {
-        around.push(...neighbours(this.db, old.rowid));
-        this.st.setStatus!.run("superseded", null, audit.at, old.id);
-      }
-      this.st.setStatus!.run(status, trust, audit.at, id);
-      refreshNeighbours(this.db, [...around, ...neighbours(this.db, row.rowid)]);
-      this.writeAudit(audit);
-      return !old
-        ? [this.indexChange(row.vis_key, [row.rowid])]
-        : old.vis_key === row.vis_key
-          ? [this.indexChange(row.vis_key, [old.rowid, row.rowid])]
-          : [this.indexChange(old.vis_key, [old.rowid]), this.indexChange(row.vis_key, [row.rowid])];
-    }).immediate();
-    this.indexChanged(changes);
-    return this.mustGet(id);
+    const [rec] = await this.setStatuses([{ id, status, trust, audit, ...opts }]);
+    return rec!;
+  }
+
+  async setStatuses(changes: StatusChange[]): Promise<MemoryRecord[]> {
+    if (changes.some((c) => c.status === "deleted")) throw new StoreError("constraint", "use forget() to delete a memory");
+    // one write transaction: a change that fails (another process decided first) rolls back the ones before it
+    const indexChanges = this.db.transaction(() => changes.flatMap((c) => this.statusRow(c))).immediate();
+    this.indexChanged(indexChanges);
+    return changes.map((c) => this.mustGet(c.id));
+  }
+
+  /** Inside a write transaction: one status change (setStatuses). */
+  private statusRow({ id, status, trust, audit, supersede, expect }: StatusChange): IndexChange[] {
+    const row = this.st.byId!.get(id) as MemoryRow | undefined;
+    if (!row) throw new StoreError("not_found", `memory ${id} not found`);
+    // read under the write lock: another process's decision made since the caller's read shows here
+    if (expect !== undefined && row.status !== expect) throw new StatusChangedError(id, expect, row.status);
+    const old = supersede === undefined ? undefined : (this.st.byId!.get(supersede) as MemoryRow | undefined);
+    if (supersede !== undefined && (!old || (old.status !== "active" && old.status !== "pending"))) {
+      throw new StoreError("constraint", `memory ${supersede} is not current (status ${old?.status ?? "missing"})`);
+    }
+    const around = neighbours(this.db, row.rowid);
+    if (old) {
+      around.push(...neighbours(this.db, old.rowid));
+      this.st.setStatus!.run("superseded", null, audit.at, old.id);
+    }
+    this.st.setStatus!.run(status, trust, audit.at, id);
+    refreshNeighbours(this.db, [...around, ...neighbours(this.db, row.rowid)]);
+    this.writeAudit(audit);
+    return !old
+      ? [this.indexChange(row.vis_key, [row.rowid])]
+      : old.vis_key === row.vis_key
+        ? [this.indexChange(row.vis_key, [old.rowid, row.rowid])]
+        : [this.indexChange(old.vis_key, [old.rowid]), this.indexChange(row.vis_key, [row.rowid])];
   }
 
   async forget(ids: string[], audit: AuditEntry, opts: { expect?: ReadonlyMap<string, MemoryStatus> } = {}): Promise<string[]> {

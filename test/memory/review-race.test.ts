@@ -44,7 +44,7 @@ describe("review decisions racing across processes (SQLite)", () => {
       paused.release();
       await expect(confirming).rejects.toMatchObject({
         code: "conflict",
-        message: `memory ${id} is forgotten now, no longer pending: another review decided it first; nothing more was confirmed.`,
+        message: `memory ${id} is forgotten now, no longer pending: another review decided it first; nothing was confirmed.`,
       });
       expect(await w.ctx.store.get(id!)).toMatchObject({ status: "deleted", content: "" });
     } finally {
@@ -72,11 +72,11 @@ describe("review decisions racing across processes (SQLite)", () => {
     }
   });
 
-  it("a confirm of several says which were confirmed before the one decided elsewhere", async () => {
+  it("a confirm of several whose last was decided elsewhere meanwhile confirms none of them", async () => {
     const w = world(["Alice's locker code is 1881", "Alice parks on level 3"]);
     try {
       const [a, b] = await pendingIds(w.ctx);
-      // paused after the second id's read: the first is decided here, the second elsewhere meanwhile
+      // paused after the second id's read: the second is decided elsewhere meanwhile
       const paused = pauseAtCall(w.ctx.store, "lineage", { nth: 2 });
       const confirming = new MemoryService(paused.target, w.ctx.clock, w.ctx.config).confirm(viewer, [a!, b!], origin);
       await paused.reached;
@@ -84,10 +84,14 @@ describe("review decisions racing across processes (SQLite)", () => {
       paused.release();
       await expect(confirming).rejects.toMatchObject({
         code: "conflict",
-        message: `memory ${b} is forgotten now, no longer pending: another review decided it first; nothing more was confirmed; ${a} was confirmed before it.`,
+        message: `memory ${b} is forgotten now, no longer pending: another review decided it first; nothing was confirmed (none of the 2 given).`,
       });
-      expect((await w.ctx.store.get(a!))?.status).toBe("active");
+      // the first is still waiting for review, as before the confirm (before, it was confirmed alone)
+      expect(await w.ctx.store.get(a!)).toMatchObject({ status: "pending", trust: "imported" });
+      expect((await w.ctx.store.audit(a!, 10)).map((e) => e.action)).not.toContain("confirm");
       expect((await w.ctx.store.get(b!))?.status).toBe("deleted");
+      // and the person can confirm it now
+      expect((await w.ctx.service.confirm(viewer, [a!], origin)).map((r) => r.status)).toEqual(["active"]);
     } finally {
       w.close();
     }

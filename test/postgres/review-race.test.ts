@@ -64,6 +64,22 @@ describePg("review decisions racing across servers (PostgreSQL)", (base) => {
     expect(await storeOf(a).get(id)).toMatchObject({ status: "active", trust: "user_confirmed", content: "Alice parks on level 3" });
   });
 
+  it("a confirm of several on one server whose last another server rejected meanwhile confirms none of them", async () => {
+    const first = await pending("Alice's bike is the blue one");
+    const second = await pending("Alice's gym locker is 12");
+    const paused = pauseAtCall(storeOf(a), "lineage", { nth: 2 });
+    const confirming = serviceOver(paused.target).confirm(viewer, [first, second], origin);
+    await paused.reached;
+    await b.service.reject(viewer, [second], origin);
+    paused.release();
+    await expect(confirming).rejects.toMatchObject({
+      code: "conflict",
+      message: `memory ${second} is forgotten now, no longer pending: another review decided it first; nothing was confirmed (none of the 2 given).`,
+    });
+    expect(await storeOf(a).get(first)).toMatchObject({ status: "pending", content: "Alice's bike is the blue one" });
+    expect((await storeOf(a).audit(first, 10)).map((e) => e.action)).toEqual(["create"]);
+  });
+
   it("the store's conditional writes from two pools at the same moment: exactly one decides", async () => {
     for (let round = 0; round < 5; round++) {
       const id = await pending(`Alice's desk number is ${round + 40}`);

@@ -643,6 +643,50 @@ export function memoryConformance(name: string, make: () => Promise<MemoryUnderT
       expect((await s.audit(r.id, 10)).map((a) => a.action)).toEqual(["confirm", "create"]);
     });
 
+    it("setStatuses is all or nothing: a change whose expected status or corrected version no longer holds makes none of them", async () => {
+      const s = await fresh();
+      const a = mem("Pending fact about kingfishers", { status: "pending" });
+      const b = mem("Pending fact about wagtails", { status: "pending" });
+      const v1 = mem("The studio is in Leeds");
+      const v2 = mem("The studio is in York", { lineageId: v1.id, version: 2, supersedes: v1.id, status: "pending" });
+      for (const r of [a, b, v1, v2]) await s.insert(r, audit(r.id));
+      const confirm = (id: string, over: { supersede?: string } = {}) => ({
+        id,
+        status: "active" as const,
+        trust: "user_confirmed" as const,
+        audit: audit(id, "confirm"),
+        expect: "pending" as const,
+        ...over,
+      });
+      // b was decided elsewhere: a (and the correction) stay pending, v1 stays current
+      await s.forget([b.id], audit(b.id, "forget"));
+      await expect(s.setStatuses([confirm(a.id), confirm(v2.id, { supersede: v1.id }), confirm(b.id)])).rejects.toMatchObject({
+        name: "StatusChangedError",
+        id: b.id,
+        actual: "deleted",
+      });
+      expect((await s.get(a.id))?.status).toBe("pending");
+      expect((await s.get(v2.id))?.status).toBe("pending");
+      expect((await s.get(v1.id))?.status).toBe("active");
+      expect((await s.audit(a.id, 10)).map((e) => e.action)).toEqual(["create"]);
+      const vis = keysOf(scopeOf("alice"));
+      expect((await s.search(q("studio", vis, { statuses: ["active" as const] }))).map((h) => h.record.id)).toEqual([v1.id]);
+      // a corrected version no longer current rolls the others back too
+      const v3 = mem("The studio is in Hull", { lineageId: v1.id, version: 3, supersedes: v1.id, status: "pending" });
+      await s.insert(v3, audit(v3.id));
+      await expect(s.setStatuses([confirm(a.id), confirm(v2.id, { supersede: v1.id }), confirm(v3.id, { supersede: v1.id })])).rejects.toMatchObject({ code: "constraint" });
+      expect((await s.get(a.id))?.status).toBe("pending");
+      expect((await s.get(v1.id))?.status).toBe("active");
+      // and when every change holds, all are made, in the order given
+      const got = await s.setStatuses([confirm(v2.id, { supersede: v1.id }), confirm(a.id)]);
+      expect(got.map((r) => [r.id, r.status, r.trust])).toEqual([
+        [v2.id, "active", "user_confirmed"],
+        [a.id, "active", "user_confirmed"],
+      ]);
+      expect((await s.get(v1.id))?.status).toBe("superseded");
+      expect((await s.search(q("studio", vis, { statuses: ["active" as const] }))).map((h) => h.record.id)).toEqual([v2.id]);
+    });
+
     it("addSource refuses a forgotten record, writing no provenance onto its tombstone", async () => {
       const s = await fresh();
       const r = mem("Standup moved to 10:15");
