@@ -24,6 +24,15 @@ export function statusPredicate(statuses: readonly string[]): string {
   return statuses.length === 1 ? `m.status = '${statuses[0]}'` : `m.status IN (${statuses.map((x) => `'${x}'`).join(",")})`;
 }
 
+/**
+ * A forgotten row whose text is gone. A row deleted with its text still there was claimed by a
+ * forget that has not purged it yet (MemoryStore.claimForget): the cascade, or its retry, still
+ * needs that text.
+ */
+export function purgedRow(row: { status: string; content: string }): boolean {
+  return row.status === "deleted" && row.content === "";
+}
+
 export interface MemoryRow {
   rowid: number;
   id: string;

@@ -216,7 +216,20 @@ export interface MemoryStore {
    */
   setStatuses(changes: StatusChange[]): Promise<MemoryRecord[]>;
   /**
-   * tombstone + purge content from every index, source, tag and edge payload; returns ids purged.
+   * The first step of a forget: these records become deleted at once (from here confirm, update,
+   * supersede, addSource, search, list and prefixes treat them as forgotten) but keep their text
+   * and sources, so the forget's cascade, and a forget run again after a process died in it, can
+   * still find the copies to purge; forget() then purges them. Records a forget claimed before and
+   * never purged are returned again; missing and purged ones are skipped. With `expect` (id →
+   * status the caller saw) it fails with StatusChangedError, claiming nothing, when any of those
+   * records has another status at the time of the write. Returns the claimed records, with text.
+   */
+  claimForget(ids: string[], at: number, opts?: { expect?: ReadonlyMap<string, MemoryStatus> }): Promise<MemoryRecord[]>;
+  /** Records claimed by a forget that never purged them (its process stopped), oldest claim first: for a sweep to finish. */
+  unfinishedForgets(limit: number): Promise<MemoryRecord[]>;
+  /**
+   * tombstone + purge content from every index, source, tag and edge payload (records a
+   * claimForget left deleted with their text included); returns ids purged.
    * With `expect` (id → status the caller saw), it fails with StatusChangedError, purging nothing,
    * when any of those records has another status at the time of the write.
    */

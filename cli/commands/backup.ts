@@ -205,7 +205,8 @@ async function forgetAgain(file: string, ids: string[]): Promise<number> {
     const byOwner = new Map<string, string[]>();
     for (const id of ids) {
       const rec = await ctx.backend.memory.get(id);
-      if (!rec || rec.status === "deleted") continue;
+      // (deleted with its text still there: a forget claimed it and stopped; this one finishes it)
+      if (!rec || (rec.status === "deleted" && rec.content === "")) continue;
       byOwner.set(rec.scope.user, [...(byOwner.get(rec.scope.user) ?? []), id]);
     }
     let n = 0;

@@ -336,6 +336,14 @@ async function serve(o: ServeOptions): Promise<void> {
     ctx.service.expireDue("system").catch((e: unknown) => logger.warn({ err: e }, "expiry sweep failed"));
   }, EXPIRY_SWEEP_MS);
   sweep.unref();
+  // A forget or reject whose process stopped between its claim and its purge (the records are
+  // forgotten for everyone, their texts kept for the cascade) is finished now, cascade and all.
+  identity.asSystem(() => ctx.service.finishForgets()).then(
+    (ids) => {
+      if (ids.length > 0) logger.info({ ids }, "finished forgets that a stopped process left part way");
+    },
+    (e: unknown) => logger.warn({ err: e }, "finishing unfinished forgets failed"),
+  );
 
   installShutdown(async () => {
     clearInterval(sweep);

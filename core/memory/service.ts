@@ -487,19 +487,33 @@ export class MemoryService {
     const rec = await this.getVisible(viewer, id);
     // A correction may have moved the memory to a narrower scope (remember with supersedes and a
     // scope): that version is the other thread's or project's, not this viewer's to read.
-    const versions = (await this.store.lineage(rec.lineageId)).filter((v) => this.canSee(viewer, v));
+    const versions = (await this.store.lineage(rec.lineageId)).filter((v) => this.canSee(viewer, v)).map(shownForgotten);
     const audit = (await Promise.all(versions.map((v) => this.store.audit(v.id, 50)))).flat().sort((a, b) => a.seq - b.seq);
     return { versions, audit };
   }
 
   /** Forget memories and every version of them; returns the ids purged. */
   async forget(viewer: Viewer, ids: string[], origin: Origin, reason?: string): Promise<string[]> {
-    const targets = new Map<string, MemoryRecord>();
-    for (const id of ids) {
-      const rec = await this.getVisible(viewer, id);
-      for (const v of await this.store.lineage(rec.lineageId)) if (v.status !== "deleted") targets.set(v.id, v);
-    }
-    return this.purge(targets, ids, origin, reason);
+    const lineages = new Set<string>();
+    for (const id of ids) lineages.add((await this.getVisible(viewer, id)).lineageId);
+    return this.purge(
+      async () => {
+        // A version written between the read of a lineage and the claim (an update by another
+        // process) is claimed in the next round; once every current version is claimed, no new
+        // one can be made from them.
+        const claimed = new Map<string, MemoryRecord>();
+        for (let round = 0; round < 5; round++) {
+          const open: string[] = [];
+          for (const l of lineages) for (const v of await this.store.lineage(l)) if (!claimed.has(v.id) && !purged(v)) open.push(v.id);
+          if (open.length === 0) break;
+          for (const r of await this.store.claimForget(open, this.clock.now())) claimed.set(r.id, r);
+        }
+        return [...claimed.values()];
+      },
+      ids,
+      origin,
+      reason,
+    );
   }
 
   /**
@@ -508,40 +522,55 @@ export class MemoryService {
    * take the current one, which the person was never shown).
    */
   async forgetVersions(viewer: Viewer, ids: string[], origin: Origin, reason?: string): Promise<string[]> {
-    const targets = new Map<string, MemoryRecord>();
+    const targets: string[] = [];
     for (const id of ids) {
       const rec = await this.getVisible(viewer, id);
-      if (rec.status !== "deleted") targets.set(rec.id, rec);
+      if (!purged(rec)) targets.push(rec.id);
     }
-    return this.purge(targets, ids, origin, reason);
+    return this.purge(() => this.store.claimForget(targets, this.clock.now()), ids, origin, reason);
   }
 
-  /** Cascade through the derived indexes, then purge exactly these versions. */
-  private async purge(
-    targets: Map<string, MemoryRecord>,
-    requested: string[],
-    origin: Origin,
-    reason?: string,
-    expect?: ReadonlyMap<string, MemoryStatus>,
-  ): Promise<string[]> {
-    if (targets.size === 0) return [];
+  /**
+   * Forgets that a process claimed and never finished (it stopped in the cascade; the RAP journal
+   * re-runs the call only when it was a tool call): cascaded and purged now. Run at start-up.
+   */
+  async finishForgets(): Promise<string[]> {
+    const left = await this.store.unfinishedForgets(this.config.forget.maxByQuery);
+    if (left.length === 0) return [];
+    const ids = left.map((r) => r.id);
+    return this.purge(() => this.store.claimForget(ids, this.clock.now()), ids, { actor: "user", threadId: null, toolCallId: null }, "finishing a forget that stopped part way", "system");
+  }
+
+  /**
+   * Claim the records (deleted for everyone from here, their texts kept), cascade through the
+   * derived indexes, then purge them. The claim comes first so that a decision another process
+   * made meanwhile (a confirm, an update) wins before anything is purged: cascaded first, a reject
+   * that then lost left a confirmed memory whose copies were gone. The texts stay until the purge
+   * so that a forget run again after a process died in the cascade (the journal re-runs an
+   * unfinished call) still finds them to cascade.
+   */
+  private async purge(claim: () => Promise<MemoryRecord[]>, requested: string[], origin: Origin, reason?: string, actor?: string): Promise<string[]> {
+    const targets = await claim();
+    if (targets.length === 0) return [];
     // The cascade: copies of the forgotten text in derived indexes go too.
     // Needles: the forgotten texts and the ids, which results quoting the memory carry.
-    // First, while the store still holds the texts: done after the store's forget, a process that
-    // died between the two (or a cascade that failed) left the copies for good, since the forget
-    // run again (the journal re-runs an unfinished call) found the memory forgotten and no text
-    // to look for.
     // And the messages a record was made from (a learning candidate's user turn), as the user turn
     // before a remember call is: forgetting the memory forgets what it came from.
     const byUser = new Map<string, { contents: string[]; madeFrom: MessageRef[] }>();
-    for (const r of targets.values()) {
+    for (const r of targets) {
       const u = byUser.get(r.scope.user) ?? { contents: [], madeFrom: [] };
       u.contents.push(r.content, r.id);
       for (const s of r.sources) if (s.threadId) for (const messageId of s.messageIds) u.madeFrom.push({ threadId: s.threadId, messageId });
       byUser.set(r.scope.user, u);
     }
     for (const hook of this.forgetHooks) for (const [user, u] of byUser) await hook.beforeForget(user, u.contents, u.madeFrom);
-    return this.store.forget([...targets.keys()], this.audit(origin, "forget", requested[0]!, { requested, ...(reason ? { reason } : {}) }), expect ? { expect } : {});
+    const audit = this.audit(origin, "forget", requested[0]!, { requested, ...(reason ? { reason } : {}) });
+    await this.store.forget(
+      targets.map((r) => r.id),
+      actor ? { ...audit, actor } : audit,
+    );
+    // all of them are purged now, by this forget or by another process finishing the same claim
+    return targets.map((r) => r.id);
   }
 
   /** Candidates for a forget by query: current and past versions, flagged ones included. */
@@ -564,7 +593,7 @@ export class MemoryService {
   async list(viewer: Viewer, input: ListInput): Promise<ListPage> {
     // as in search: an unswept expired memory is expired before a list that asks for expired ones
     if (input.statuses?.includes("expired")) await this.expireDue("system");
-    return this.store.list({
+    const page = await this.store.list({
       visibility: this.visibility(viewer, input.scopes),
       kinds: input.kinds,
       levels: input.scopes,
@@ -576,6 +605,7 @@ export class MemoryService {
       cursor: input.cursor,
       order: input.order ?? "newest",
     });
+    return { ...page, items: page.items.map(shownForgotten) };
   }
 
   async pending(viewer: Viewer, limit: number): Promise<ListPage> {
@@ -648,8 +678,13 @@ export class MemoryService {
     const targets = new Map<string, MemoryRecord>();
     for (const id of ids) {
       const rec = await this.getVisible(viewer, id);
-      if (rec.status !== "pending") throw new CoreError("conflict", `memory ${id} is ${rec.status}, not pending; use memory_forget to remove it.`);
       const lineage = await this.store.lineage(rec.lineageId);
+      if (claimedForForget(rec)) {
+        // a reject (or forget) that claimed it and stopped before its purge: finished by this one
+        for (const v of lineage) if (claimedForForget(v)) targets.set(v.id, v);
+        continue;
+      }
+      if (rec.status !== "pending") throw new CoreError("conflict", `memory ${id} is ${rec.status}, not pending; use memory_forget to remove it.`);
       const byId = new Map(lineage.map((v) => [v.id, v]));
       // the active version and the versions it grew from are what a person stands behind
       const kept = new Set<string>();
@@ -658,21 +693,18 @@ export class MemoryService {
       }
       if (kept.size === 0) {
         // nothing in it was ever confirmed current: the whole lineage goes
-        for (const v of lineage) if (v.status !== "deleted") targets.set(v.id, v);
+        for (const v of lineage) if (!purged(v)) targets.set(v.id, v);
         continue;
       }
       for (let p: MemoryRecord | undefined = rec; p && !kept.has(p.id); p = p.supersedes ? byId.get(p.supersedes) : undefined) {
-        if (p.status !== "deleted") targets.set(p.id, p);
+        if (!purged(p)) targets.set(p.id, p);
       }
     }
-    // only while each version is as read above: a confirm by another process since then wins
-    const expect = new Map<string, MemoryStatus>();
-    for (const id of [...ids, ...targets.keys()]) {
-      const t = targets.get(id);
-      if (t && !expect.has(id)) expect.set(id, t.status);
-    }
+    // only while each version is as read above: a confirm by another process since then wins,
+    // and then nothing is claimed, so nothing is cascaded either
+    const expect = new Map<string, MemoryStatus>([...targets.values()].map((t) => [t.id, t.status]));
     try {
-      return await this.purge(targets, ids, origin, "rejected in review", expect);
+      return await this.purge(() => this.store.claimForget([...targets.keys()], this.clock.now(), { expect }), ids, origin, "rejected in review");
     } catch (e) {
       if (!(e instanceof StatusChangedError)) throw e;
       throw decidedMeanwhile(e, "nothing was rejected");
@@ -687,6 +719,21 @@ export class MemoryService {
     return this.store.expireDue(this.clock.now(), actor);
   }
 
+}
+
+/** A forgotten version whose text is gone (a claimed one still has it: its forget has not finished). */
+function purged(r: MemoryRecord): boolean {
+  return r.status === "deleted" && r.content === "";
+}
+
+/** A forgotten version as shown to a reader: without the text a forget still in progress keeps for its cascade. */
+function shownForgotten(r: MemoryRecord): MemoryRecord {
+  return r.status === "deleted" && r.content !== "" ? { ...r, content: "", tags: [], sources: [] } : r;
+}
+
+/** Claimed by a forget or reject that has not purged it yet (MemoryStore.claimForget). */
+function claimedForForget(r: MemoryRecord): boolean {
+  return r.status === "deleted" && r.content !== "";
 }
 
 /** A review decision that lost to another decider (another process, server or the CLI) between its read and its write. */

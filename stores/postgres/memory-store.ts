@@ -39,7 +39,7 @@ import { EmbedderGuard, isUsable } from "../../core/embedding/guard.js";
 import { asPgSystem, type PgDb, type Q } from "./pool.js";
 import { PgSemanticIndexes } from "./semantic-index.js";
 import { holdsWord, sqliteWords } from "./words.js";
-import { cappedTotal, DATED_AT, LIST_KEY_BRANCHES, decodeCursor, encodeCursor, exportAllVia, pushTo, totalCapOf, recordOf, sourcesByMemory, statusPredicate, type MemoryRow } from "../memory-rows.js";
+import { cappedTotal, purgedRow, DATED_AT, LIST_KEY_BRANCHES, decodeCursor, encodeCursor, exportAllVia, pushTo, totalCapOf, recordOf, sourcesByMemory, statusPredicate, type MemoryRow } from "../memory-rows.js";
 
 
 /** memories on each side of a memory, in each of its conversations, that join its context */
@@ -816,6 +816,50 @@ export class PgMemoryStore implements MemoryStore {
     return rec;
   }
 
+  async claimForget(ids: string[], at: number, opts: { expect?: ReadonlyMap<string, MemoryStatus> } = {}): Promise<MemoryRecord[]> {
+    const left: { vis_key: string; rowid: number }[] = [];
+    const done: { tokens?: OwnTokens } = {};
+    const out = await this.db.tx(async (c) => {
+      left.length = 0;
+      // locked and checked before any claim; the rows stay locked to the commit
+      for (const [id, want] of opts.expect ?? []) {
+        const now = (await c.query<{ status: MemoryStatus }>(`SELECT status FROM memories WHERE id = $1 FOR UPDATE`, [id])).rows[0]?.status ?? null;
+        if (now !== want) throw new StatusChangedError(id, want, now);
+      }
+      const claimed: MemoryRow[] = [];
+      const around = new Set<number>();
+      for (const id of ids) {
+        const row = (await c.query<MemoryRow>(`SELECT * FROM memories WHERE id = $1 FOR UPDATE`, [id])).rows[0];
+        if (!row || purgedRow(row)) continue;
+        if (row.status !== "deleted") {
+          for (const n of await this.neighbours(c, row.rowid)) around.add(n.rowid);
+          // deleted for everyone from now; the text stays for the forget's cascade until forget() purges it
+          await c.query(`UPDATE memories SET status = 'deleted', updated_at = $1 WHERE rowid = $2`, [at, row.rowid]);
+          row.status = "deleted";
+          left.push(row);
+        }
+        claimed.push(row);
+      }
+      // its word row goes (a deleted memory has none); its neighbours' context loses its text
+      await this.refresh(c, [...left.map((r) => Number(r.rowid)), ...around]);
+      if (left.length > 0) done.tokens = await this.ownTokens(c);
+      return this.hydrateAll(c, claimed);
+    });
+    const leaving = PgMemoryStore.leaving(left);
+    if (done.tokens !== undefined) this.followIndexes(leaving, done.tokens);
+    else this.semantic?.changed(leaving.keys());
+    return out;
+  }
+
+  /** a sweep across every user's records: runs as system maintenance under RLS */
+  async unfinishedForgets(limit: number): Promise<MemoryRecord[]> {
+    return asPgSystem(() =>
+      this.db.read(async (c) =>
+        this.hydrateAll(c, (await c.query<MemoryRow>(`SELECT * FROM memories WHERE status = 'deleted' AND content <> '' ORDER BY updated_at, rowid LIMIT $1`, [limit])).rows),
+      ),
+    );
+  }
+
   async forget(ids: string[], audit: AuditEntry, opts: { expect?: ReadonlyMap<string, MemoryStatus> } = {}): Promise<string[]> {
     const left: { vis_key: string; rowid: number }[] = [];
     const done: { tokens?: OwnTokens } = {};
@@ -830,7 +874,8 @@ export class PgMemoryStore implements MemoryStore {
       const around = new Set<number>();
       for (const id of ids) {
         const row = (await c.query<MemoryRow>(`SELECT * FROM memories WHERE id = $1 FOR UPDATE`, [id])).rows[0];
-        if (!row || row.status === "deleted") continue;
+        // (one a claimForget left deleted with its text is purged now)
+        if (!row || purgedRow(row)) continue;
         // Neighbours carry this memory's text in their context: collected before the sources go.
         for (const n of await this.neighbours(c, row.rowid)) around.add(n.rowid);
         if (this.fts) {

@@ -22,7 +22,7 @@ import {
   type Visibility,
 } from "../traits.js";
 import type { Db } from "./database.js";
-import { cappedTotal, DATED_AT, LIST_KEY_BRANCHES, decodeCursor, encodeCursor, exportAllVia, pushTo, totalCapOf, recordOf, sourcesByMemory, statusPredicate, type MemoryRow, type SourceRow } from "../memory-rows.js";
+import { cappedTotal, purgedRow, DATED_AT, LIST_KEY_BRANCHES, decodeCursor, encodeCursor, exportAllVia, pushTo, totalCapOf, recordOf, sourcesByMemory, statusPredicate, type MemoryRow, type SourceRow } from "../memory-rows.js";
 import { DfPrefill } from "./df-prefill.js";
 import { FtsPlanner, POSTINGS_BUDGET, type WordPlan } from "./fts-planner.js";
 import { NeighbourSpread } from "./neighbour-spread.js";
@@ -201,6 +201,9 @@ export class SqliteMemoryStore implements MemoryStore {
       lineage: p(`SELECT * FROM memories WHERE lineage_id = ? ORDER BY version`),
       purge: p(`UPDATE memories SET content = '', content_hash = NULL, flags = '', status = 'deleted', updated_at = ?
         WHERE rowid = ?`),
+      // a forget's claim: deleted for everyone from now, the text kept for its cascade (claimForget)
+      claim: p(`UPDATE memories SET status = 'deleted', updated_at = ? WHERE rowid = ?`),
+      unfinished: p(`SELECT * FROM memories WHERE status = 'deleted' AND content <> '' ORDER BY updated_at, rowid LIMIT ?`),
       deleteTags: p(`DELETE FROM memory_tags WHERE memory_rowid = ?`),
       deleteSources: p(`DELETE FROM memory_sources WHERE memory_rowid = ?`),
       dueExpiry: p(`SELECT rowid, id, vis_key FROM memories WHERE expires_at IS NOT NULL AND expires_at <= ?
@@ -467,6 +470,38 @@ export class SqliteMemoryStore implements MemoryStore {
         : [this.indexChange(old.vis_key, [old.rowid]), this.indexChange(row.vis_key, [row.rowid])];
   }
 
+  async claimForget(ids: string[], at: number, opts: { expect?: ReadonlyMap<string, MemoryStatus> } = {}): Promise<MemoryRecord[]> {
+    const claimed: string[] = [];
+    const changes = this.db.transaction(() => {
+      // every condition before any claim (a decision made elsewhere since the caller's read wins)
+      for (const [id, want] of opts.expect ?? []) {
+        const now = (this.st.byId!.get(id) as MemoryRow | undefined)?.status ?? null;
+        if (now !== want) throw new StatusChangedError(id, want, now);
+      }
+      const left = new Map<string, number[]>();
+      const around = new Set<number>();
+      for (const id of ids) {
+        const row = this.st.byId!.get(id) as MemoryRow | undefined;
+        if (!row || purgedRow(row)) continue;
+        claimed.push(id);
+        if (row.status === "deleted") continue; // claimed by a forget that did not finish
+        for (const n of neighbours(this.db, row.rowid)) around.add(n);
+        this.st.claim!.run(at, row.rowid);
+        // its word row goes now (a deleted memory has none); its neighbours' context loses its text
+        writeWordRow(this.db, row.rowid);
+        pushTo(left, row.vis_key, row.rowid);
+      }
+      refreshNeighbours(this.db, around);
+      return this.indexChanges(left);
+    }).immediate();
+    this.indexChanged(changes);
+    return claimed.map((id) => this.mustGet(id));
+  }
+
+  async unfinishedForgets(limit: number): Promise<MemoryRecord[]> {
+    return this.hydrateAll(this.st.unfinished!.all(limit) as MemoryRow[]);
+  }
+
   async forget(ids: string[], audit: AuditEntry, opts: { expect?: ReadonlyMap<string, MemoryStatus> } = {}): Promise<string[]> {
     const purged: string[] = [];
     const around = new Set<number>();
@@ -479,7 +514,8 @@ export class SqliteMemoryStore implements MemoryStore {
       const left = new Map<string, number[]>();
       for (const id of ids) {
         const row = this.st.byId!.get(id) as MemoryRow | undefined;
-        if (!row || row.status === "deleted") continue;
+        // (one a claimForget left deleted with its text is purged now)
+        if (!row || purgedRow(row)) continue;
         // Neighbours carry this memory's text in their context: collected before the sources go.
         for (const n of neighbours(this.db, row.rowid)) around.add(n);
         this.st.deleteFts!.run(row.rowid);

@@ -3,11 +3,12 @@
 // is told, and the memory keeps what the first decided (before, both "succeeded": a confirm after
 // a reject brought back an empty tombstone as active; a reject after a confirm forgot what the
 // person had just confirmed).
-import { writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { MemoryService } from "../../core/memory/service.js";
-import { runCli } from "../helpers/cli.js";
+import { analyzeQuery } from "../../core/retrieval/analyze.js";
+import { CLI, runCli, spawnCommandServer } from "../helpers/cli.js";
 import { holding } from "../helpers/holding.js";
 import { openTestMemory } from "../helpers/memory.js";
 import { pauseAtCall } from "../helpers/paused-call.js";
@@ -25,6 +26,23 @@ function world(contents: string[]) {
   expect(imported.status, imported.stderr).toBe(0);
   const ctx = openTestMemory(home);
   return { env, ctx, close: () => ctx.close() };
+}
+
+/** A conversation message in the session index that says `text` (what a forget's cascade purges). */
+async function said(ctx: ReturnType<typeof openTestMemory>, threadId: string, text: string): Promise<void> {
+  const src = await ctx.backend.sessionIndex.sourceId("sqlite", "review-race-conversations");
+  await ctx.backend.sessionIndex.append(src, { threadId, rootThreadId: threadId, user: "alice", cwd: null }, [{ ord: 0, messageId: `${threadId}-m0`, role: "user", text }], 1, null, ctx.clock.now());
+}
+
+async function sessionHits(ctx: ReturnType<typeof openTestMemory>, words: string): Promise<string[]> {
+  return (await ctx.backend.sessionIndex.search({ user: "alice", query: analyzeQuery(words), limit: 10 })).map((h) => h.text);
+}
+
+/** A service over `store` whose forgets cascade into the session index, as a server's do. */
+function cascading(ctx: ReturnType<typeof openTestMemory>, store: ReturnType<typeof openTestMemory>["store"]): MemoryService {
+  const service = new MemoryService(store, ctx.clock, ctx.config);
+  service.onForget({ beforeForget: async (user, contents, madeFrom) => void (await ctx.backend.sessionIndex.purgeContaining(user, contents, madeFrom)) });
+  return service;
 }
 
 async function pendingIds(ctx: ReturnType<typeof openTestMemory>): Promise<string[]> {
@@ -72,6 +90,97 @@ describe("review decisions racing across processes (SQLite)", () => {
     }
   });
 
+  it("a reject that loses to a confirm by another process cascades nothing: the confirmed memory's conversation stays searchable", async () => {
+    const w = world(["Alice's locker code is 1881"]);
+    try {
+      const [id] = await pendingIds(w.ctx);
+      await said(w.ctx, "thr-locker", "By the way, Alice's locker code is 1881");
+      const paused = pauseAtCall(w.ctx.store, "lineage");
+      const rejecting = cascading(w.ctx, paused.target).reject(viewer, [id!], origin);
+      await paused.reached;
+      expect(runCli(["memory", "review", "--confirm", id!], w.env).status).toBe(0);
+      paused.release();
+      await expect(rejecting).rejects.toMatchObject({ code: "conflict", message: expect.stringContaining(`memory ${id} is active now, no longer pending`) });
+      expect(await w.ctx.store.get(id!)).toMatchObject({ status: "active", content: "Alice's locker code is 1881" });
+      // before, the cascade ran ahead of the store's check: the message was purged from the index for good
+      expect(await sessionHits(w.ctx, "locker code")).toEqual(["By the way, Alice's locker code is 1881"]);
+    } finally {
+      w.close();
+    }
+  });
+
+  it("a reject whose cascade stopped part way leaves the memory forgotten for everyone, and running it again finishes it", async () => {
+    const w = world(["Alice's safe code is 5521"]);
+    try {
+      const [id] = await pendingIds(w.ctx);
+      await said(w.ctx, "thr-safe", "Alice's safe code is 5521, keep it quiet");
+      // the process dies in the cascade (here: the cascade fails)
+      const dying = new MemoryService(w.ctx.store, w.ctx.clock, w.ctx.config);
+      dying.onForget({ beforeForget: async () => Promise.reject(new Error("process stopped")) });
+      await expect(dying.reject(viewer, [id!], origin)).rejects.toThrow("process stopped");
+      // claimed: another process can no longer confirm it, and nothing shows it
+      const confirmed = runCli(["memory", "review", "--confirm", id!], w.env);
+      expect(confirmed.status).toBe(1);
+      expect(confirmed.stderr).toContain(`memory ${id} is deleted, not pending`);
+      expect((await w.ctx.service.pending(viewer, 10)).items).toEqual([]);
+      expect((await w.ctx.service.list(viewer, { statuses: ["deleted"] })).items.map((r) => [r.id, r.content])).toEqual([[id, ""]]);
+      // the text is kept for the retry, which finishes the cascade and the purge
+      expect(await w.ctx.service.reject(viewer, [id!], origin)).toEqual([id]);
+      expect(await w.ctx.store.get(id!)).toMatchObject({ status: "deleted", content: "", sources: [] });
+      expect(await sessionHits(w.ctx, "safe code")).toEqual([]);
+      await w.ctx.store.purged();
+      expect(holding(w.ctx.db, "5521")).toEqual([]);
+    } finally {
+      w.close();
+    }
+  });
+
+  it("a forget that stopped part way is finished by the start-up sweep, cascade and all", async () => {
+    const w = world(["Alice's alarm code is 7741"]);
+    try {
+      const [id] = await pendingIds(w.ctx);
+      await said(w.ctx, "thr-alarm", "Alice's alarm code is 7741");
+      const dying = new MemoryService(w.ctx.store, w.ctx.clock, w.ctx.config);
+      dying.onForget({ beforeForget: async () => Promise.reject(new Error("process stopped")) });
+      await expect(dying.forget(viewer, [id!], origin)).rejects.toThrow("process stopped");
+      expect(await w.ctx.service.finishForgets()).toEqual([id]);
+      expect(await w.ctx.store.get(id!)).toMatchObject({ status: "deleted", content: "" });
+      expect(await sessionHits(w.ctx, "alarm code")).toEqual([]);
+      await w.ctx.store.purged();
+      expect(holding(w.ctx.db, "7741")).toEqual([]);
+      expect((await w.ctx.store.audit(id!, 5))[0]).toMatchObject({ action: "forget", actor: "system", detail: { reason: "finishing a forget that stopped part way" } });
+      expect(await w.ctx.service.finishForgets()).toEqual([]);
+    } finally {
+      w.close();
+    }
+  });
+
+  it("a memory server started on the file finishes a reject that a stopped process left part way", async () => {
+    const w = world(["Alice's vault code is 3390"]);
+    const home = w.ctx.dbPath.replace(/\/memory\.db$/, "");
+    const cwd = join(home, "proj", ".infinity");
+    mkdirSync(cwd, { recursive: true });
+    let server: Awaited<ReturnType<typeof spawnCommandServer>> | null = null;
+    try {
+      const [id] = await pendingIds(w.ctx);
+      await said(w.ctx, "thr-vault", "Alice's vault code is 3390");
+      const dying = new MemoryService(w.ctx.store, w.ctx.clock, w.ctx.config);
+      dying.onForget({ beforeForget: async () => Promise.reject(new Error("process stopped")) });
+      await expect(dying.reject(viewer, [id!], origin)).rejects.toThrow("process stopped");
+      server = await spawnCommandServer(`exec ${process.execPath} ${CLI} serve --toolset memory --db ${w.ctx.dbPath}`, cwd, { INFINITY_MEMORY_USER: "alice" });
+      const deadline = Date.now() + 20_000;
+      while ((await w.ctx.store.get(id!))?.content !== "" && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      expect(await w.ctx.store.get(id!)).toMatchObject({ status: "deleted", content: "" });
+      expect(await sessionHits(w.ctx, "vault code")).toEqual([]);
+    } finally {
+      if (server) {
+        process.kill(-server.child.pid!, "SIGINT");
+        await server.exited;
+      }
+      w.close();
+    }
+  });
+
   it("a confirm of several whose last was decided elsewhere meanwhile confirms none of them", async () => {
     const w = world(["Alice's locker code is 1881", "Alice parks on level 3"]);
     try {
@@ -114,6 +223,37 @@ describe("review decisions racing across processes (SQLite)", () => {
       expect(await w.ctx.store.get(id!)).toMatchObject({ status: "deleted", content: "" });
     } finally {
       w.close();
+    }
+  });
+});
+
+describe("a forget racing a correction in another process (SQLite)", () => {
+  it("takes the version the other process wrote after the forget read the memory: nothing of it stays current", async () => {
+    const home = tempDir();
+    const env = { INFINITY_MEMORY_HOME: home, INFINITY_MEMORY_USER: "alice" };
+    const added = runCli(["memory", "add", "Alice's spare key is under the blue pot"], env);
+    expect(added.status, added.stderr).toBe(0);
+    const id = /mem_\w+/.exec(added.stdout)![0];
+    const ctx = openTestMemory(home);
+    try {
+      const paused = pauseAtCall(ctx.store, "lineage");
+      const forgetting = new MemoryService(paused.target, ctx.clock, ctx.config).forget(viewer, [id], origin);
+      await paused.reached;
+      const corrected = runCli(["memory", "correct", id, "Alice's spare key is under the red pot"], env);
+      expect(corrected.status, corrected.stderr).toBe(0);
+      paused.release();
+      const gone = await forgetting;
+      const versions = await ctx.store.lineage((await ctx.store.get(id))!.lineageId);
+      expect(versions).toHaveLength(2);
+      expect(gone.sort()).toEqual(versions.map((v) => v.id).sort());
+      expect(versions.map((v) => [v.status, v.content])).toEqual([
+        ["deleted", ""],
+        ["deleted", ""],
+      ]);
+      await ctx.store.purged();
+      expect(holding(ctx.db, "spare key")).toEqual([]);
+    } finally {
+      ctx.close();
     }
   });
 });

@@ -6,6 +6,7 @@ import { openAnyMemory, type AnyMemoryContext } from "../../cli/context.js";
 import { fixedClock } from "../../core/clock.js";
 import { defaultConfig } from "../../core/config.js";
 import { MemoryService } from "../../core/memory/service.js";
+import { analyzeQuery } from "../../core/retrieval/analyze.js";
 import { StatusChangedError, type AuditEntry, type MemoryStore } from "../../stores/traits.js";
 import { pauseAtCall } from "../helpers/paused-call.js";
 import { createTestDatabase, describePg } from "../helpers/postgres.js";
@@ -62,6 +63,42 @@ describePg("review decisions racing across servers (PostgreSQL)", (base) => {
     paused.release();
     await expect(rejecting).rejects.toMatchObject({ code: "conflict", message: expect.stringContaining(`memory ${id} is active now, no longer pending`) });
     expect(await storeOf(a).get(id)).toMatchObject({ status: "active", trust: "user_confirmed", content: "Alice parks on level 3" });
+  });
+
+  it("a reject on one server that loses to a confirm on another cascades nothing; a reject stopped in its cascade is finished by running it again", async () => {
+    const sessions = a.backend.sessionIndex;
+    const src = await sessions.sourceId("infinity-files", "/tmp/review-race-conversations");
+    const say = (threadId: string, text: string) =>
+      sessions.append(src, { threadId, rootThreadId: threadId, user: "alice", cwd: null }, [{ ord: 0, messageId: `${threadId}-m0`, role: "user", text }], 1, null, T0);
+    const hits = async (words: string) => (await sessions.search({ user: "alice", query: analyzeQuery(words), limit: 10 })).map((h) => h.text);
+    const cascading = (store: MemoryStore, fail = false) => {
+      const service = serviceOver(store);
+      service.onForget({
+        beforeForget: async (user, contents, madeFrom) => {
+          if (fail) throw new Error("process stopped");
+          await sessions.purgeContaining(user, contents, madeFrom);
+        },
+      });
+      return service;
+    };
+
+    const id = await pending("Alice's boat is moored at berth 14");
+    await say("thr-boat", "Alice's boat is moored at berth 14");
+    const paused = pauseAtCall(storeOf(a), "lineage");
+    const rejecting = cascading(paused.target).reject(viewer, [id], origin);
+    await paused.reached;
+    await b.service.confirm(viewer, [id], origin);
+    paused.release();
+    await expect(rejecting).rejects.toMatchObject({ code: "conflict", message: expect.stringContaining(`memory ${id} is active now, no longer pending`) });
+    expect(await hits("berth")).toEqual(["Alice's boat is moored at berth 14"]);
+
+    const other = await pending("Alice's canoe is blue");
+    await say("thr-canoe", "Alice's canoe is blue");
+    await expect(cascading(storeOf(a), true).reject(viewer, [other], origin)).rejects.toThrow("process stopped");
+    await expect(b.service.confirm(viewer, [other], origin)).rejects.toMatchObject({ code: "conflict" });
+    expect(await cascading(storeOf(b)).reject(viewer, [other], origin)).toEqual([other]);
+    expect(await storeOf(a).get(other)).toMatchObject({ status: "deleted", content: "" });
+    expect(await hits("canoe")).toEqual([]);
   });
 
   it("a confirm of several on one server whose last another server rejected meanwhile confirms none of them", async () => {

@@ -687,6 +687,37 @@ export function memoryConformance(name: string, make: () => Promise<MemoryUnderT
       expect((await s.search(q("studio", vis, { statuses: ["active" as const] }))).map((h) => h.record.id)).toEqual([v2.id]);
     });
 
+    it("claimForget makes records deleted for every reader and writer but keeps their text until forget purges them; a stale expect claims nothing", async () => {
+      const s = await fresh();
+      const a = mem("Pending fact about puffins", { status: "pending" });
+      const b = mem("Pending fact about gannets", { status: "pending" });
+      for (const r of [a, b]) await s.insert(r, audit(r.id));
+      const vis = keysOf(scopeOf("alice"));
+      await s.setStatus(b.id, "active", "user_confirmed", audit(b.id, "confirm"));
+      // b was confirmed meanwhile: nothing is claimed, a included
+      await expect(s.claimForget([a.id, b.id], T0 + 10, { expect: new Map([[a.id, "pending" as const], [b.id, "pending" as const]]) })).rejects.toMatchObject({
+        name: "StatusChangedError",
+        id: b.id,
+        actual: "active",
+      });
+      expect((await s.get(a.id))?.status).toBe("pending");
+      const claimed = await s.claimForget([a.id, "mem_nope"], T0 + 10, { expect: new Map([[a.id, "pending" as const]]) });
+      expect(claimed.map((r) => [r.id, r.status, r.content])).toEqual([[a.id, "deleted", "Pending fact about puffins"]]);
+      // forgotten for everyone from here: no search, no confirm, no new source
+      expect(await s.search(q("puffins", vis, { statuses: ["active", "pending"], includeFlagged: true }))).toEqual([]);
+      await expect(s.setStatus(a.id, "active", "user_confirmed", audit(a.id, "confirm"), { expect: "pending" })).rejects.toMatchObject({ actual: "deleted" });
+      await expect(s.addSource(a.id, { threadId: "t", messageIds: [], toolCallId: null, actor: "user", at: T0 + 11 }, audit(a.id, "duplicate"))).rejects.toMatchObject({ code: "not_found" });
+      // claimed again (a retry) it is returned again, with its text; a sweep finds it
+      expect((await s.claimForget([a.id], T0 + 12)).map((r) => r.content)).toEqual(["Pending fact about puffins"]);
+      expect((await s.unfinishedForgets(10)).map((r) => r.id)).toEqual([a.id]);
+      expect(await s.forget([a.id], audit(a.id, "forget"))).toEqual([a.id]);
+      expect(await s.get(a.id)).toMatchObject({ status: "deleted", content: "", tags: [], sources: [] });
+      // purged: nothing left to claim or sweep
+      expect(await s.claimForget([a.id], T0 + 13)).toEqual([]);
+      expect(await s.unfinishedForgets(10)).toEqual([]);
+      expect((await s.get(b.id))?.status).toBe("active");
+    });
+
     it("addSource refuses a forgotten record, writing no provenance onto its tombstone", async () => {
       const s = await fresh();
       const r = mem("Standup moved to 10:15");
