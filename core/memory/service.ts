@@ -128,8 +128,9 @@ function changesNothing(current: MemoryRecord, input: UpdateInput): boolean {
 /** Derived artifacts outside the memory store that must forget with it (e.g. the session index). */
 export interface ForgetHook {
   /**
-   * Runs before the store forgets the records (their texts are still there if this fails or the
-   * process dies, so running the forget again finishes both). `contents`: the texts and ids of one
+   * Runs once the store has claimed the records (deleted for everyone) and before it purges them
+   * (their texts are still there if this fails or the process dies, so running the forget again,
+   * or serve's start-up sweep, finishes both). `contents`: the texts and ids of one
    * user's records being forgotten, to find copies elsewhere; `madeFrom`: the conversation messages
    * their sources name (what a candidate was extracted from).
    */
