@@ -51,7 +51,7 @@ export function removeOnInterrupt(path: string): () => void {
 }
 
 /** Whether no process `pid` runs any more (EPERM: it runs, as another user). */
-function processGone(pid: number): boolean {
+export function processGone(pid: number): boolean {
   if (pid === process.pid) return false;
   try {
     process.kill(pid, 0);

@@ -12,6 +12,7 @@ import { ftsPurge } from "../../stores/sqlite/fts-purge.js";
 import { MIGRATIONS } from "../../stores/sqlite/migrations.js";
 import { databaseLocation, missingDatabase, openMemory } from "../context.js";
 import { removeOnInterrupt, removeStaleTemps, removeTemp, tempPath } from "../temp-files.js";
+import { servingProcesses } from "../serving-marks.js";
 
 export interface VerifyReport {
   file: string;
@@ -127,9 +128,19 @@ export function registerBackup(program: Command): void {
     .description("replace the database's content with a backup (stop the servers first); memories forgotten since the backup are forgotten again")
     .option("--db <path>", "database file")
     .option("--bring-back-forgotten", "keep memories the database had forgotten after the backup was made (to undo a mistaken forget)")
-    .action(async (file: string, o: { db?: string; bringBackForgotten?: boolean }) => {
+    .option("--force", "restore even though a server seems to be using the database (its process id was reused by another program)")
+    .action(async (file: string, o: { db?: string; bringBackForgotten?: boolean; force?: boolean }) => {
       const src = resolve(file);
       const target = sqliteFile(o.db);
+      // Swapped under a running server, the content changes beneath its caches, open calls and
+      // learning queue, and what it writes next lands in the restored file as if nothing happened.
+      const serving = o.force ? [] : servingProcesses(target);
+      if (serving.length > 0) {
+        const who = serving.map((p) => `pid ${p.pid}${p.what ? ` (${p.what}${p.since ? `, since ${p.since}` : ""})` : ""}`).join(", ");
+        throw new Error(
+          `cannot restore into ${target} while a server uses it: ${who}; stop ${serving.length === 1 ? "it" : "them"} first (Ctrl-C in its terminal, kill ${serving.map((p) => p.pid).join(" ")}, or end the Infinity session that started it), then restore again; --force restores anyway`,
+        );
+      }
       // SQLite's own words for these were "unable to open database file" and "Cannot save backup
       // because the directory does not exist", naming neither the path nor the fix
       const folder = dirname(target);

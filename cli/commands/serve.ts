@@ -30,6 +30,7 @@ import { port, userId } from "../options.js";
 import { isLoopbackHost } from "../../core/loopback.js";
 import { listenProblem } from "../listen-errors.js";
 import { removeStaleTemps } from "../temp-files.js";
+import { markServing } from "../serving-marks.js";
 import { setLogger as setGrpcLogger } from "@grpc/grpc-js";
 import { format } from "node:util";
 
@@ -183,6 +184,8 @@ async function serve(o: ServeOptions): Promise<void> {
   if ("dbPath" in ctx) {
     const stale = removeStaleTemps((ctx as MemoryContext).dbPath, "restoring");
     if (stale.length > 0) logger.info({ removed: stale }, "removed what an interrupted restore left beside the database");
+    // restore refuses to swap the file under a running server: it looks for this mark
+    markServing((ctx as MemoryContext).dbPath, `serve --toolset ${o.toolset}${embedded ? " (command server)" : ""}`);
   }
   const stores = ctx.backend;
   // With row-level security (postgres …?rls=1) every store call must run as a user or as system
