@@ -4,7 +4,7 @@
 // command (SIGINT, SIGTERM, SIGHUP) removes its own and exits with the conventional 128+n code,
 // and one killed outright (SIGKILL, a crash) leaves files that the next run for the same file
 // (and, for restore, `serve`) removes once the process that made them is gone.
-import { readdirSync, rmSync } from "node:fs";
+import { closeSync, linkSync, openSync, readdirSync, renameSync, rmSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 
 export type TempKind = "partial" | "restoring";
@@ -84,4 +84,32 @@ export function removeStaleTemps(target: string, kind: TempKind): string[] {
     }
   }
   return removed;
+}
+
+/** What link() says on a file system without hard links (FAT, exFAT, some network shares). */
+const NO_HARD_LINKS = new Set(["EPERM", "ENOTSUP", "EOPNOTSUPP", "EXDEV", "ENOSYS"]);
+
+/**
+ * Give the finished temporary file `from` the name `to`, never replacing a file that has that name
+ * (an error with code EEXIST then, `from` left in place). A hard link does it in one step; where
+ * the file system has none, the name is claimed with an exclusive create and the file renamed over
+ * that empty claim. `link` is the step a test makes fail.
+ */
+export function placeNoReplace(from: string, to: string, link: (from: string, to: string) => void = linkSync): void {
+  try {
+    link(from, to);
+    rmSync(from, { force: true });
+    return;
+  } catch (e) {
+    if (!NO_HARD_LINKS.has((e as NodeJS.ErrnoException).code ?? "")) throw e;
+  }
+  // "wx" fails with EEXIST when anything holds the name, so the rename only ever replaces our
+  // own empty claim (both steps are synchronous: no signal handler runs between them)
+  closeSync(openSync(to, "wx", 0o600));
+  try {
+    renameSync(from, to);
+  } catch (e) {
+    rmSync(to, { force: true });
+    throw e;
+  }
 }

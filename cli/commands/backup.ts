@@ -2,7 +2,7 @@
 // copies pages while servers keep writing; forgotten content is not in a later copy because a
 // forget overwrites it in place (secure_delete) and removes its index entries.
 import type { Command } from "commander";
-import { existsSync, linkSync, statSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import Database from "better-sqlite3";
 import { backendKindOf, maskLocation } from "../../stores/backend.js";
@@ -11,7 +11,7 @@ import { createPrivateFile } from "../../stores/private-files.js";
 import { ftsPurge } from "../../stores/sqlite/fts-purge.js";
 import { MIGRATIONS } from "../../stores/sqlite/migrations.js";
 import { databaseLocation, missingDatabase, openMemory } from "../context.js";
-import { removeOnInterrupt, removeStaleTemps, removeTemp, tempPath } from "../temp-files.js";
+import { placeNoReplace, removeOnInterrupt, removeStaleTemps, removeTemp, tempPath } from "../temp-files.js";
 import { servingProcesses } from "../serving-marks.js";
 
 export interface VerifyReport {
@@ -83,7 +83,7 @@ export function registerBackup(program: Command): void {
         try {
           // what a forget left in the full-text segments goes before the copy is taken
           if (!ftsPurge(db).finish()) throw new Error("the full-text indexes still hold forgotten rows and another process kept the database busy; try the backup again");
-          // every memory is in the copy: owner-only, as the database (the link below keeps the mode)
+          // every memory is in the copy: owner-only, as the database (placing it below keeps the mode)
           createPrivateFile(partial);
           await copyDatabase(db, partial);
         } finally {
@@ -100,7 +100,7 @@ export function registerBackup(program: Command): void {
         r = { ...verifyFile(partial), file: out };
         if (r.integrity !== "ok") throw new Error(`the copy of ${from} failed its integrity check (${r.integrity}); nothing was written to ${out}`);
         try {
-          linkSync(partial, out); // unlike a rename, never replaces a file that appeared meanwhile
+          placeNoReplace(partial, out); // unlike a rename, never replaces a file that appeared meanwhile
         } catch (e) {
           throw new Error((e as { code?: unknown }).code === "EEXIST" ? `${out} exists; choose a new file` : `cannot write ${out}: ${(e as Error).message}`);
         }
