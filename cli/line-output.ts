@@ -30,8 +30,8 @@ export async function writeLines(lines: AsyncIterable<string>, file?: string): P
     return n;
   }
   const target = resolve(file);
-  // what an export to the same file that was killed outright left: every memory, too
-  removeStaleTemps(target, "partial");
+  // what an export or backup into this folder that was killed outright left: every memory, too
+  removeStaleTemps(target);
   const tmp = tempPath(target, "partial");
   const release = removeOnInterrupt(tmp);
   try {

@@ -2,9 +2,9 @@
 // `.NAME.PID.partial` beside the output, restore's `.NAME.PID.restoring` beside the database. Each
 // holds every memory where no forget reaches it, so none may outlive its command: an interrupted
 // command (SIGINT, SIGTERM, SIGHUP) removes its own and exits with the conventional 128+n code,
-// and one killed outright (SIGKILL, a crash) leaves files that the next run for the same file
-// (and, for restore, `serve`) removes once the process that made them is gone.
-import { closeSync, linkSync, openSync, readdirSync, renameSync, rmSync } from "node:fs";
+// and one killed outright (SIGKILL, a crash) leaves files that the next of these commands writing
+// into the same folder (and, for restore, `serve`) removes once the process that made them is gone.
+import { closeSync, linkSync, openSync, readdirSync, readSync, renameSync, rmSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 
 export type TempKind = "partial" | "restoring";
@@ -61,21 +61,51 @@ export function processGone(pid: number): boolean {
   }
 }
 
-/** Remove the `kind` temporary files an earlier run for `target` left when it was killed; returns their names. */
-export function removeStaleTemps(target: string, kind: TempKind): string[] {
+/** Whether `path` holds what our commands copy: a SQLite file, `memory export` lines, or nothing yet. */
+function looksOurs(path: string): boolean {
+  let fd: number | null = null;
+  try {
+    fd = openSync(path, "r");
+    const head = Buffer.alloc(16);
+    const n = readSync(fd, head, 0, head.length, 0);
+    const text = head.subarray(0, n).toString("latin1");
+    return n === 0 || text === "SQLite format 3\u0000" || text.startsWith('{"id":"mem_');
+  } catch {
+    return false;
+  } finally {
+    if (fd !== null) closeSync(fd);
+  }
+}
+
+/**
+ * Remove the temporary files earlier runs left in `target`'s folder when they were killed, once
+ * their process is gone; returns their names. Those for `target` itself go whatever they hold;
+ * those for other names (a backup killed while writing b1.db, found by the backup to b2.db) go
+ * when they hold what our commands write, so another program's file that happens to share the
+ * pattern stays. SQLite's files beside a temporary go with it, or alone when it is gone.
+ */
+export function removeStaleTemps(target: string): string[] {
   const dir = dirname(target);
-  const prefix = `.${basename(target)}.`;
+  const own = basename(target);
   let names: string[];
   try {
     names = readdirSync(dir);
   } catch {
     return []; // no folder yet: nothing left in it
   }
+  const present = new Set(names);
   const removed: string[] = [];
+  const decided = new Map<string, boolean>();
   for (const name of names) {
-    if (!name.startsWith(prefix)) continue;
-    const m = /^([1-9]\d*)\.(partial|restoring)(-wal|-shm|-journal)?$/.exec(name.slice(prefix.length));
-    if (!m || m[2] !== kind || !processGone(Number(m[1]))) continue;
+    const m = /^\.(.+)\.([1-9]\d*)\.(partial|restoring)(-wal|-shm|-journal)?$/.exec(name);
+    if (!m || !processGone(Number(m[2]))) continue;
+    const main = name.slice(0, name.length - (m[4]?.length ?? 0));
+    let go = decided.get(main);
+    if (go === undefined) {
+      go = m[1] === own || !present.has(main) || looksOurs(join(dir, main));
+      decided.set(main, go);
+    }
+    if (!go) continue;
     try {
       rmSync(join(dir, name), { force: true });
       removed.push(name);

@@ -73,8 +73,8 @@ export function registerBackup(program: Command): void {
       if (!existsSync(from)) throw missingDatabase(from);
       // The copy is made under a temporary name and linked into place once it has passed its
       // check: an interrupted or failed backup never leaves a file under the name given.
-      // a copy left by a backup to the same file that was killed outright holds every memory too
-      removeStaleTemps(out, "partial");
+      // a copy left by a backup into this folder that was killed outright holds every memory too
+      removeStaleTemps(out);
       const partial = tempPath(out, "partial");
       const release = removeOnInterrupt(partial);
       let r: VerifyReport;
@@ -158,7 +158,7 @@ export function registerBackup(program: Command): void {
       // Forgotten again in a copy beside the database first, and that copy goes in whole: restored
       // straight into the live file, a restore that stopped before forgetting again (killed, a
       // config.json it could not read) left those memories back for good, their tombstones gone.
-      removeStaleTemps(target, "restoring");
+      removeStaleTemps(target);
       const staged = forgottenSince.length > 0 ? tempPath(target, "restoring") : null;
       const release = staged ? removeOnInterrupt(staged) : () => undefined;
       let again = 0;

@@ -182,7 +182,7 @@ async function serve(o: ServeOptions): Promise<void> {
   }
   // a restore killed outright left its staged copy of every memory beside the database
   if ("dbPath" in ctx) {
-    const stale = removeStaleTemps((ctx as MemoryContext).dbPath, "restoring");
+    const stale = removeStaleTemps((ctx as MemoryContext).dbPath);
     if (stale.length > 0) logger.info({ removed: stale }, "removed what an interrupted restore left beside the database");
     // restore refuses to swap the file under a running server: it looks for this mark
     markServing((ctx as MemoryContext).dbPath, `serve --toolset ${o.toolset}${embedded ? " (command server)" : ""}`);

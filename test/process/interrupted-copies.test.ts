@@ -2,7 +2,8 @@
 // (or the SIGTERM of a service manager) in the middle left it behind, hidden (`.NAME.PID.partial`,
 // `.NAME.PID.restoring`) and out of reach of any later forget. Now an interrupted command removes
 // its copy and exits 130/143, and a copy left by a run killed outright (SIGKILL) is removed by the
-// next run for the same file, and by `serve` for a restore's.
+// next of these commands writing into that folder (whatever file it writes: a copy for another
+// name used to stay for good), and by `serve` for a restore's.
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { copyFileSync, existsSync, readdirSync, statSync, watch, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -105,7 +106,7 @@ describe("an interrupted copy of every memory", () => {
     expect(runCli(["memory", "show", id, "--json", "--db", db], env).stdout).toContain(`"status": "deleted"`);
   });
 
-  it("what a run killed outright left is removed by the next run for the same file (and a restore's by serve); a live process's is kept", async () => {
+  it("what a run killed outright left is removed by the next run into that folder, for any file (and a restore's by serve); a live process's and another program's are kept", async () => {
     const dir = tempDir();
     const db = join(dir, "memory.db");
     const env = { INFINITY_MEMORY_HOME: dir, INFINITY_MEMORY_USER: "alice" };
@@ -115,9 +116,16 @@ describe("an interrupted copy of every memory", () => {
     const leave = (...names: string[]) => names.forEach((n) => writeFileSync(join(dir, n), "every memory"));
     const left = () => readdirSync(dir).filter((f) => f.startsWith(".")).sort();
 
-    leave(`.b.db.${dead}.partial`, `.b.db.${dead}.partial-journal`, `.b.db.${live}.partial`, `.other.db.${dead}.partial`);
+    leave(`.b.db.${dead}.partial`, `.b.db.${dead}.partial-journal`, `.b.db.${live}.partial`, `.notes.txt.${dead}.partial`);
+    // what a backup to another name (b1.db) and an export killed outright left goes too: every
+    // memory, under a name no later run for that file may ever use; another program's file that
+    // shares the pattern (.notes.txt…) stays, and so does a live process's
+    copyFileSync(base, join(dir, `.b1.db.${dead}.partial`));
+    leave(`.b1.db.${dead}.partial-journal`, `.b1.db.${live}.partial-wal`);
+    writeFileSync(join(dir, `.old.jsonl.${dead}.partial`), `{"id":"mem_1","content":"every memory"}\n`);
+    writeFileSync(join(dir, `.empty.db.${dead}.partial`), "");
     expect(runCli(["backup", "--out", join(dir, "b.db"), "--db", db], env).status).toBe(0);
-    expect(left()).toEqual([`.b.db.${live}.partial`, `.other.db.${dead}.partial`]);
+    expect(left()).toEqual([`.b.db.${live}.partial`, `.b1.db.${live}.partial-wal`, `.notes.txt.${dead}.partial`]);
 
     leave(`.all.jsonl.${dead}.partial`);
     expect(runCli(["memory", "export", "--out", join(dir, "all.jsonl"), "--db", db], env).status).toBe(0);
@@ -128,6 +136,7 @@ describe("an interrupted copy of every memory", () => {
     expect(left().filter((f) => f.includes("restoring"))).toEqual([]);
 
     leave(`.memory.db.${dead}.restoring`, `.memory.db.${dead}.restoring-shm`);
+    copyFileSync(base, join(dir, `.old.db.${dead}.restoring`));
     const server = spawn(process.execPath, [CLI, "serve", "--port", "0", "--db", db, "--log", join(dir, "s.log")], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "ignore"] });
     const exited = new Promise((r) => server.on("exit", r));
     try {
