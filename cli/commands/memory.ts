@@ -14,6 +14,11 @@ import { defaultInfinityHome, makeSessionSearch, openSources, type OpenedSources
 import { databaseLocation, openAnyMemory, openMemory, type AnyMemoryContext, type MemoryContext } from "../context.js";
 import { backendKindOf } from "../../stores/backend.js";
 import { recreateWordIndex, wordIndexDrift } from "../../stores/sqlite/memory-fts.js";
+import { processGone } from "../temp-files.js";
+
+/** longer than the 100 ms a writer's busy handler sleeps at most between tries (see recreateWordIndex) */
+const REBUILD_PAUSE_MS = 120;
+const PAUSE = new Int32Array(new SharedArrayBuffer(4));
 import { addMemory, correctMemory, expiryOption, tagsOption, type AddOptions, type CorrectOptions } from "./memory-edit.js";
 import { importFileSize, importMemories } from "./memory-import.js";
 import { reindexVectors, reindexVectorsPg } from "./memory-vectors.js";
@@ -348,7 +353,8 @@ export function registerMemory(program: Command): void {
           return;
         }
         const t0 = performance.now();
-        recreateWordIndex(ctx.db);
+        // beside the live index, in batches: servers' writes go on meanwhile
+        recreateWordIndex(ctx.db, { pid: process.pid, gone: processGone, pause: () => Atomics.wait(PAUSE, 0, 0, REBUILD_PAUSE_MS) });
         process.stdout.write(`word index rebuilt in ${Math.round(performance.now() - t0)} ms (drift ${before.toFixed(2)} → ${wordIndexDrift(ctx.db).toFixed(2)})\n`);
       } finally {
         ctx.close();

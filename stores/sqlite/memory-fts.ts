@@ -35,7 +35,10 @@ interface Base {
 const CURRENT = `('active','pending')`;
 const CURRENT_SET = new Set(["active", "pending"]);
 
-function statements(db: Db) {
+/** the word index, or the table a reindex is building beside it */
+type WordTable = "memory_fts" | typeof REBUILD_TABLE;
+
+function statements(db: Db, table: WordTable) {
   return {
     base: db.prepare(`SELECT rowid, content, vis_key, status, kind, valid_from, created_at FROM memories WHERE rowid = ?`),
     tags: db.prepare(`SELECT tag FROM memory_tags WHERE memory_rowid = ? ORDER BY tag`),
@@ -48,8 +51,8 @@ function statements(db: Db) {
     after: db.prepare(`SELECT m.rowid, m.content FROM memory_sources s JOIN memories m ON m.rowid = s.memory_rowid
       WHERE s.thread_id = ? AND s.memory_rowid > ? AND m.vis_key = ? AND m.status IN ${CURRENT}
       ORDER BY s.memory_rowid ASC LIMIT ${2 * CONTEXT_NEIGHBOURS}`),
-    del: db.prepare(`DELETE FROM memory_fts WHERE rowid = ?`),
-    ins: db.prepare(`INSERT INTO memory_fts (rowid, content, tags, cjk, context, vis_key) VALUES (?, ?, ?, ?, ?, ?)`),
+    del: db.prepare(`DELETE FROM ${table} WHERE rowid = ?`),
+    ins: db.prepare(`INSERT INTO ${table} (rowid, content, tags, cjk, context, vis_key) VALUES (?, ?, ?, ?, ?, ?)`),
   };
 }
 
@@ -59,7 +62,7 @@ const cache = new WeakMap<Db, Statements>();
 function st(db: Db): Statements {
   let s = cache.get(db);
   if (!s) {
-    s = statements(db);
+    s = statements(db, "memory_fts");
     cache.set(db, s);
   }
   return s;
@@ -202,19 +205,130 @@ export function wordIndexDrift(db: Db): number {
   return v / live;
 }
 
-export const WORD_INDEX_DDL = `
-CREATE VIRTUAL TABLE memory_fts USING fts5(
+function wordIndexDdl(table: WordTable): string {
+  return `
+CREATE VIRTUAL TABLE ${table} USING fts5(
   content, tags, cjk, context, vis_key,
   ${WORD_TOKENIZE_OPTION},
   content = '', contentless_delete = 1
 );
-INSERT INTO memory_fts (memory_fts, rank) VALUES ('secure-delete', 1);`;
+INSERT INTO ${table} (${table}, rank) VALUES ('secure-delete', 1);`;
+}
 
-/** Drop and rebuild the word index from the memories table, in one transaction. */
-export function recreateWordIndex(db: Db): void {
-  db.transaction(() => {
-    db.exec(`DROP TABLE memory_fts; ${WORD_INDEX_DDL}`);
-    rebuildWordIndex(db);
+export const WORD_INDEX_DDL = wordIndexDdl("memory_fts");
+
+// A reindex builds the new index beside the live one, a batch per transaction, so servers' writes
+// go on between batches. Triggers (which fire in every process) note each memory whose word row
+// may have changed meanwhile, and take a forgotten memory out of the new index in the forget's own
+// transaction; the notes are replayed into the new index, and it replaces the live one, in one
+// short transaction at the end. A reindex killed part-way leaves these behind; the next one
+// removes them (forgets keep reaching the half-built table until then).
+const REBUILD_TABLE = "memory_fts_rebuild";
+const REBUILD_STATE = "memory_fts_rebuild_state";
+const REBUILD_DIRTY = "memory_fts_rebuild_dirty";
+const REBUILD_TRIGGERS: Record<string, string> = {
+  memory_fts_rebuild_ins: `AFTER INSERT ON memories BEGIN INSERT OR IGNORE INTO ${REBUILD_DIRTY} VALUES (NEW.rowid); END`,
+  memory_fts_rebuild_upd: `AFTER UPDATE OF content, status, vis_key, kind, valid_from, created_at ON memories BEGIN INSERT OR IGNORE INTO ${REBUILD_DIRTY} VALUES (NEW.rowid); END`,
+  memory_fts_rebuild_forget: `AFTER UPDATE OF status ON memories WHEN NEW.status = 'deleted' BEGIN DELETE FROM ${REBUILD_TABLE} WHERE rowid = NEW.rowid; END`,
+  memory_fts_rebuild_tag_ins: `AFTER INSERT ON memory_tags BEGIN INSERT OR IGNORE INTO ${REBUILD_DIRTY} VALUES (NEW.memory_rowid); END`,
+  memory_fts_rebuild_tag_del: `AFTER DELETE ON memory_tags BEGIN INSERT OR IGNORE INTO ${REBUILD_DIRTY} VALUES (OLD.memory_rowid); END`,
+  memory_fts_rebuild_src_ins: `AFTER INSERT ON memory_sources BEGIN INSERT OR IGNORE INTO ${REBUILD_DIRTY} VALUES (NEW.memory_rowid); END`,
+  memory_fts_rebuild_src_upd: `AFTER UPDATE ON memory_sources BEGIN INSERT OR IGNORE INTO ${REBUILD_DIRTY} VALUES (OLD.memory_rowid); INSERT OR IGNORE INTO ${REBUILD_DIRTY} VALUES (NEW.memory_rowid); END`,
+  memory_fts_rebuild_src_del: `AFTER DELETE ON memory_sources BEGIN INSERT OR IGNORE INTO ${REBUILD_DIRTY} VALUES (OLD.memory_rowid); END`,
+};
+
+/** memories per rebuild transaction: each holds the writers' lock for some tens of milliseconds */
+export const REBUILD_BATCH = 500;
+
+function dropRebuild(db: Db): void {
+  for (const name of Object.keys(REBUILD_TRIGGERS)) db.exec(`DROP TRIGGER IF EXISTS ${name}`);
+  db.exec(`DROP TABLE IF EXISTS ${REBUILD_DIRTY}; DROP TABLE IF EXISTS ${REBUILD_TABLE}; DROP TABLE IF EXISTS ${REBUILD_STATE}`);
+}
+
+/** Thrown when another process is rebuilding the word index of the same database. */
+export class RebuildRunning extends Error {
+  constructor(readonly pid: number) {
+    super(`another memory reindex (pid ${pid}) is rebuilding the word index of this database; wait for it to finish`);
+  }
+}
+
+export interface RecreateOptions {
+  /** this process, recorded so a second reindex can tell a running rebuild from a killed one */
+  pid: number;
+  /** whether process `pid` is gone (its half-built index is then removed) */
+  gone: (pid: number) => boolean;
+  batch?: number;
+  /**
+   * Between the rebuild's transactions. A writer in another process waits for the lock in
+   * SQLite's busy handler, which tries again at most every 100 ms: a rebuild that took the lock
+   * again at once would keep it from ever getting in, so the CLI sleeps here for longer than that.
+   */
+  pause?: () => void;
+}
+
+/**
+ * Rebuild the word index from the memories table beside the live one and swap it in; the live
+ * index answers searches and takes writes throughout, and no write waits for more than a batch.
+ */
+export function recreateWordIndex(db: Db, opts: RecreateOptions = { pid: process.pid, gone: () => false }): void {
+  const batch = opts.batch ?? REBUILD_BATCH;
+  const last = db.transaction(() => {
+    const state = db.prepare(`SELECT name FROM sqlite_schema WHERE name = ?`).get(REBUILD_STATE)
+      ? (db.prepare(`SELECT pid FROM ${REBUILD_STATE}`).get() as { pid: number } | undefined)
+      : undefined;
+    if (state && state.pid !== opts.pid && !opts.gone(state.pid)) throw new RebuildRunning(state.pid);
+    dropRebuild(db); // what a killed reindex left
+    db.exec(`${wordIndexDdl(REBUILD_TABLE)}
+      CREATE TABLE ${REBUILD_STATE} (pid INTEGER NOT NULL); CREATE TABLE ${REBUILD_DIRTY} (rowid INTEGER PRIMARY KEY);`);
+    db.prepare(`INSERT INTO ${REBUILD_STATE} VALUES (?)`).run(opts.pid);
+    for (const [name, body] of Object.entries(REBUILD_TRIGGERS)) db.exec(`CREATE TRIGGER ${name} ${body}`);
+    return (db.prepare(`SELECT coalesce(max(rowid), 0) AS n FROM memories`).get() as { n: number }).n;
   }).immediate();
+  const s = statements(db, REBUILD_TABLE);
+  const page = db.prepare(`SELECT rowid FROM memories WHERE rowid > ? AND rowid <= ? AND status <> 'deleted' ORDER BY rowid LIMIT ?`);
+  try {
+    // every memory there was at the start; later ones are in the notes
+    for (let after = 0; ; ) {
+      const n = db.transaction(() => {
+        const rows = page.all(after, last, batch) as { rowid: number }[];
+        for (const { rowid } of rows) writeRow(s, rowid, true);
+        if (rows.length > 0) after = rows.at(-1)!.rowid;
+        return rows.length;
+      }).immediate();
+      if (n === 0) break;
+      opts.pause?.();
+    }
+    // the memories written or changed meanwhile, with the neighbours whose context they are in,
+    // a batch at a time while there are more than a batch's worth, then the rest and the swap
+    const take = db.prepare(`DELETE FROM ${REBUILD_DIRTY} WHERE rowid IN (SELECT rowid FROM ${REBUILD_DIRTY} ORDER BY rowid LIMIT ?) RETURNING rowid`);
+    const replay = (limit: number): number => {
+      const rows = take.all(limit) as { rowid: number }[];
+      const again = new Set<number>();
+      for (const { rowid } of rows) {
+        again.add(rowid);
+        for (const n of neighbours(db, rowid)) again.add(n);
+      }
+      for (const r of again) writeRow(s, r, false);
+      return rows.length;
+    };
+    for (;;) {
+      const n = db.transaction(() => replay(batch)).immediate();
+      if (n < batch) break;
+      opts.pause?.();
+    }
+    db.transaction(() => {
+      while (replay(batch) > 0);
+      for (const name of Object.keys(REBUILD_TRIGGERS)) db.exec(`DROP TRIGGER ${name}`);
+      db.exec(`DROP TABLE ${REBUILD_DIRTY}; DROP TABLE ${REBUILD_STATE}; DROP TABLE memory_fts; ALTER TABLE ${REBUILD_TABLE} RENAME TO memory_fts`);
+    }).immediate();
+  } catch (e) {
+    // an error (not a kill): nothing half-built stays behind
+    try {
+      db.transaction(() => dropRebuild(db)).immediate();
+    } catch {
+      // the next reindex removes it
+    }
+    throw e;
+  }
   cache.delete(db);
 }

@@ -497,6 +497,24 @@ describe("search", () => {
     m.close();
   });
 
+  it("a word index rebuild another process left half-done blocks a new one while that process runs, and is cleared once it is gone", async () => {
+    const m = openTestMemory(tempDir());
+    await m.service.remember(req(), { content: "The deploy window opens at noon" }, modelOrigin());
+    const { recreateWordIndex, RebuildRunning } = await import("../../stores/sqlite/memory-fts.js");
+    let n = 0;
+    expect(() => recreateWordIndex(m.db, { pid: 4242, gone: () => true, batch: 1, pause: () => { if (++n === 1) throw new Error("stopped"); } })).toThrow("stopped");
+    // a rebuild that fails removes what it built
+    expect(m.db.prepare(`SELECT name FROM sqlite_schema WHERE name LIKE 'memory_fts_rebuild%'`).all()).toEqual([]);
+    // what a reindex (pid 4242) leaves when it is killed outright
+    m.db.exec(`CREATE VIRTUAL TABLE memory_fts_rebuild USING fts5(content); CREATE TABLE memory_fts_rebuild_state (pid INTEGER NOT NULL); INSERT INTO memory_fts_rebuild_state VALUES (4242);`);
+    expect(() => recreateWordIndex(m.db, { pid: 1, gone: (pid) => pid !== 4242 })).toThrow(RebuildRunning);
+    expect(() => recreateWordIndex(m.db, { pid: 1, gone: (pid) => pid !== 4242 })).toThrow("another memory reindex (pid 4242) is rebuilding the word index of this database; wait for it to finish");
+    recreateWordIndex(m.db, { pid: 1, gone: () => true });
+    expect(m.db.prepare(`SELECT name FROM sqlite_schema WHERE name LIKE 'memory_fts_rebuild%'`).all()).toEqual([]);
+    expect((await m.service.search({ thread: req() }, { query: "deploy window" })).map((h) => h.record.content)).toEqual(["The deploy window opens at noon"]);
+    m.close();
+  });
+
   it("the word index can be rebuilt after its totals drifted, with the same results", async () => {
     const m = openTestMemory(tempDir());
     for (let i = 0; i < 12; i++) await m.service.remember(req(), { content: `Step ${i} of the migration runbook touches table t${i}` }, modelOrigin());
