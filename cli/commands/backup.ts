@@ -9,6 +9,7 @@ import { backendKindOf, maskLocation } from "../../stores/backend.js";
 import { copyDatabase, openDatabase, schemaVersion } from "../../stores/sqlite/database.js";
 import { createPrivateFile } from "../../stores/private-files.js";
 import { ftsPurge } from "../../stores/sqlite/fts-purge.js";
+import { dropRebuild } from "../../stores/sqlite/memory-fts.js";
 import { MIGRATIONS } from "../../stores/sqlite/migrations.js";
 import { databaseLocation, missingDatabase, openMemory } from "../context.js";
 import { placeNoReplace, removeOnInterrupt, removeStaleTemps, removeTemp, tempPath } from "../temp-files.js";
@@ -94,6 +95,10 @@ export function registerBackup(program: Command): void {
         const copy = new Database(partial);
         try {
           copy.pragma("journal_mode = DELETE");
+          // a word-index rebuild under way in the live file: in the copy its triggers would note
+          // every write for good and its pid would refuse a reindex of the restored database
+          copy.pragma("secure_delete = ON");
+          copy.transaction(() => dropRebuild(copy))();
         } finally {
           copy.close();
         }

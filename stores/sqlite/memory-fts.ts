@@ -240,7 +240,8 @@ const REBUILD_TRIGGERS: Record<string, string> = {
 /** memories per rebuild transaction: each holds the writers' lock for some tens of milliseconds */
 export const REBUILD_BATCH = 500;
 
-function dropRebuild(db: Db): void {
+/** Remove a rebuild's table, notes and triggers (a backup's copy must not carry a running one's). */
+export function dropRebuild(db: Db): void {
   for (const name of Object.keys(REBUILD_TRIGGERS)) db.exec(`DROP TRIGGER IF EXISTS ${name}`);
   db.exec(`DROP TABLE IF EXISTS ${REBUILD_DIRTY}; DROP TABLE IF EXISTS ${REBUILD_TABLE}; DROP TABLE IF EXISTS ${REBUILD_STATE}`);
 }

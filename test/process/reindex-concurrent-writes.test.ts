@@ -12,6 +12,8 @@ import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { postJson, startCallbackSink } from "../helpers/callback-sink.js";
 import { CLI, runCli } from "../helpers/cli.js";
+import { openDatabase } from "../../stores/sqlite/database.js";
+import { recreateWordIndex } from "../../stores/sqlite/memory-fts.js";
 import { tempDir } from "../helpers/tmp.js";
 
 const MEMORIES = 16_000;
@@ -102,4 +104,31 @@ describe("memory reindex beside a running server", () => {
       await serverExited;
     }
   }, 180_000);
+
+  it("a backup taken during a rebuild carries none of it: the restored database reindexes", () => {
+    const dir = tempDir();
+    const db = join(dir, "memory.db");
+    const env = { INFINITY_MEMORY_HOME: dir, INFINITY_MEMORY_USER: "alice" };
+    for (const text of ["The standup moved to 9:30", "The retro is on Fridays", "Lunch is at noon"]) expect(runCli(["memory", "add", text, "--db", db], env).status).toBe(0);
+    const live = openDatabase(db);
+    let backedUp = false;
+    try {
+      // this process rebuilds, and between two of its batches a backup is taken
+      recreateWordIndex(live, { pid: process.pid, gone: () => false, batch: 1, pause: () => {
+        if (backedUp) return;
+        backedUp = true;
+        expect(runCli(["backup", "--out", join(dir, "b.db"), "--db", db], env).status).toBe(0);
+      } });
+    } finally {
+      live.close();
+    }
+    expect(backedUp).toBe(true);
+    const copy = new Database(join(dir, "b.db"), { readonly: true });
+    expect(copy.prepare(`SELECT name FROM sqlite_schema WHERE name LIKE 'memory_fts_rebuild%'`).all()).toEqual([]);
+    copy.close();
+    expect(runCli(["restore", join(dir, "b.db"), "--db", join(dir, "restored.db")], env).status).toBe(0);
+    const r = runCli(["memory", "reindex", "--if-drift", "0", "--db", join(dir, "restored.db")], env);
+    expect(r.stderr).toBe("");
+    expect(r.stdout).toMatch(/^word index rebuilt/);
+  }, 60_000);
 });
