@@ -170,7 +170,13 @@ export class MemoryService {
   }
 
   /** A record the viewer may see, or a not_found error that does not reveal other scopes. */
+  /** The record as a reader may see it: a version whose forget is under way shows no text. */
   async getVisible(viewer: Viewer, id: string): Promise<MemoryRecord> {
+    return shownForgotten(await this.visible(viewer, id));
+  }
+
+  /** The record itself (a claimed version keeps its text until its forget purges it). */
+  private async visible(viewer: Viewer, id: string): Promise<MemoryRecord> {
     const rec = await this.store.get(id);
     if (!rec || !this.canSee(viewer, rec)) {
       throw new CoreError("not_found", `no memory with id "${id}" is visible here; use memory_search or memory_list to find ids.`);
@@ -221,7 +227,7 @@ export class MemoryService {
       if (prior) return { status: "replayed", record: prior, conflicts: [], flagged: prior.flags.length > 0, notes };
     }
 
-    const previous = input.supersedes ? await this.getVisible({ thread: req }, input.supersedes) : null;
+    const previous = input.supersedes ? await this.visible({ thread: req }, input.supersedes) : null;
     if (previous && previous.status !== "active" && previous.status !== "pending") {
       throw new CoreError(
         "conflict",
@@ -452,7 +458,7 @@ export class MemoryService {
       const prior = await this.store.findByToolCall(origin.threadId, origin.toolCallId);
       if (prior) return { status: "replayed", record: prior, conflicts: [], flagged: prior.flags.length > 0, notes: [] };
     }
-    const current = await this.getVisible({ thread: req }, input.id);
+    const current = await this.visible({ thread: req }, input.id);
     if (current.status !== "active" && current.status !== "pending") throw await this.notCurrent({ thread: req }, current.id, current.lineageId);
     if (changesNothing(current, input)) {
       throw new CoreError(
@@ -485,7 +491,7 @@ export class MemoryService {
   }
 
   async history(viewer: Viewer, id: string): Promise<{ versions: MemoryRecord[]; audit: Awaited<ReturnType<MemoryStore["audit"]>> }> {
-    const rec = await this.getVisible(viewer, id);
+    const rec = await this.visible(viewer, id);
     // A correction may have moved the memory to a narrower scope (remember with supersedes and a
     // scope): that version is the other thread's or project's, not this viewer's to read.
     const versions = (await this.store.lineage(rec.lineageId)).filter((v) => this.canSee(viewer, v)).map(shownForgotten);
@@ -496,7 +502,7 @@ export class MemoryService {
   /** Forget memories and every version of them; returns the ids purged. */
   async forget(viewer: Viewer, ids: string[], origin: Origin, reason?: string): Promise<string[]> {
     const lineages = new Set<string>();
-    for (const id of ids) lineages.add((await this.getVisible(viewer, id)).lineageId);
+    for (const id of ids) lineages.add((await this.visible(viewer, id)).lineageId);
     return this.purge(
       async () => {
         // A version written between the read of a lineage and the claim (an update by another
@@ -525,7 +531,7 @@ export class MemoryService {
   async forgetVersions(viewer: Viewer, ids: string[], origin: Origin, reason?: string): Promise<string[]> {
     const targets: string[] = [];
     for (const id of ids) {
-      const rec = await this.getVisible(viewer, id);
+      const rec = await this.visible(viewer, id);
       if (!purged(rec)) targets.push(rec.id);
     }
     return this.purge(() => this.store.claimForget(targets, this.clock.now()), ids, origin, reason);
@@ -623,7 +629,7 @@ export class MemoryService {
     const plan: { id: string; supersede: string | undefined }[] = [];
     const lineages = new Set<string>();
     for (const id of ids) {
-      const rec = await this.getVisible(viewer, id);
+      const rec = await this.visible(viewer, id);
       if (rec.status !== "pending") throw new CoreError("conflict", `memory ${id} is ${rec.status}, not pending; nothing to confirm.`);
       if (lineages.has(rec.lineageId)) {
         throw new CoreError("conflict", `memory ${id} and another id given are versions of one memory; confirm one of them.`);
@@ -678,7 +684,7 @@ export class MemoryService {
   async reject(viewer: Viewer, ids: string[], origin: Origin): Promise<string[]> {
     const targets = new Map<string, MemoryRecord>();
     for (const id of ids) {
-      const rec = await this.getVisible(viewer, id);
+      const rec = await this.visible(viewer, id);
       const lineage = await this.store.lineage(rec.lineageId);
       if (claimedForForget(rec)) {
         // a reject (or forget) that claimed it and stopped before its purge: finished by this one

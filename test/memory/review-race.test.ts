@@ -124,6 +124,7 @@ describe("review decisions racing across processes (SQLite)", () => {
       expect(confirmed.stderr).toContain(`memory ${id} is deleted, not pending`);
       expect((await w.ctx.service.pending(viewer, 10)).items).toEqual([]);
       expect((await w.ctx.service.list(viewer, { statuses: ["deleted"] })).items.map((r) => [r.id, r.content])).toEqual([[id, ""]]);
+      expect(await w.ctx.service.getVisible(viewer, id!)).toMatchObject({ status: "deleted", content: "", sources: [] });
       // the text is kept for the retry, which finishes the cascade and the purge
       expect(await w.ctx.service.reject(viewer, [id!], origin)).toEqual([id]);
       expect(await w.ctx.store.get(id!)).toMatchObject({ status: "deleted", content: "", sources: [] });
