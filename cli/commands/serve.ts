@@ -29,7 +29,8 @@ import { warmSafetyScan } from "../../core/safety/index.js";
 import { port, userId } from "../options.js";
 import { isLoopbackHost } from "../../core/loopback.js";
 import { listenProblem } from "../listen-errors.js";
-import { removeStaleTemps } from "../temp-files.js";
+import { processGone, removeStaleTemps } from "../temp-files.js";
+import { dropKilledRebuild } from "../../stores/sqlite/memory-fts.js";
 import { markServing } from "../serving-marks.js";
 import { setLogger as setGrpcLogger } from "@grpc/grpc-js";
 import { format } from "node:util";
@@ -184,6 +185,9 @@ async function serve(o: ServeOptions): Promise<void> {
   if ("dbPath" in ctx) {
     const stale = removeStaleTemps((ctx as MemoryContext).dbPath);
     if (stale.length > 0) logger.info({ removed: stale }, "removed what an interrupted restore left beside the database");
+    // a memory reindex killed outright left its half-built index, which every write kept feeding
+    const rebuild = dropKilledRebuild((ctx as MemoryContext).db, processGone);
+    if (rebuild !== null) logger.info({ pid: rebuild }, "removed the half-built word index a killed memory reindex left");
     // restore refuses to swap the file under a running server: it looks for this mark
     markServing((ctx as MemoryContext).dbPath, `serve --toolset ${o.toolset}${embedded ? " (command server)" : ""}`);
   }

@@ -246,6 +246,21 @@ export function dropRebuild(db: Db): void {
   db.exec(`DROP TABLE IF EXISTS ${REBUILD_DIRTY}; DROP TABLE IF EXISTS ${REBUILD_TABLE}; DROP TABLE IF EXISTS ${REBUILD_STATE}`);
 }
 
+/**
+ * What a reindex killed part-way left (its half-built index, notes and triggers), removed when its
+ * process is gone: until then every write to the database also noted its row there. Returns the
+ * dead reindex's pid, or null when there was nothing to remove (or its reindex still runs).
+ */
+export function dropKilledRebuild(db: Db, gone: (pid: number) => boolean): number | null {
+  return db.transaction(() => {
+    if (!db.prepare(`SELECT 1 FROM sqlite_schema WHERE name = ?`).get(REBUILD_STATE)) return null;
+    const state = db.prepare(`SELECT pid FROM ${REBUILD_STATE}`).get() as { pid: number } | undefined;
+    if (state && !gone(state.pid)) return null;
+    dropRebuild(db);
+    return state?.pid ?? 0;
+  }).immediate();
+}
+
 /** Thrown when another process is rebuilding the word index of the same database. */
 export class RebuildRunning extends Error {
   constructor(readonly pid: number) {

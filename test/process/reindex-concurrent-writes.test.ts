@@ -131,4 +131,59 @@ describe("memory reindex beside a running server", () => {
     expect(r.stderr).toBe("");
     expect(r.stdout).toMatch(/^word index rebuilt/);
   }, 60_000);
+
+  it("a server started after a reindex was killed outright removes its half-built index, and leaves a running one's alone", async () => {
+    const dir = tempDir();
+    const db = join(dir, "memory.db");
+    const env = { INFINITY_MEMORY_HOME: dir, INFINITY_MEMORY_USER: "alice" };
+    expect(runCli(["memory", "add", "The standup moved to 9:30", "--db", db], env).status).toBe(0);
+    const rebuildTables = (path: string) => {
+      const d = new Database(path, { readonly: true });
+      try {
+        return (d.prepare(`SELECT name FROM sqlite_schema WHERE name LIKE 'memory_fts_rebuild%' ORDER BY name`).all() as { name: string }[]).map((r) => r.name);
+      } finally {
+        d.close();
+      }
+    };
+    const serveOnce = async (path: string) => {
+      const server = spawn(process.execPath, [CLI, "serve", "--port", "0", "--db", path, "--log", join(dir, "s.log")], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "ignore"] });
+      const exited = new Promise((r) => server.on("exit", r));
+      await new Promise<void>((resolve) => createInterface({ input: server.stdout }).on("line", (l) => { if (/listening on/.test(l)) resolve(); }));
+      server.kill("SIGINT");
+      await exited;
+    };
+    // a reindex in a process that is gone now, killed between two of its batches
+    const dead = spawn(process.execPath, ["-e", ""]);
+    await new Promise((r) => dead.on("exit", r));
+    const live = openDatabase(db);
+    let stopped = false;
+    try {
+      recreateWordIndex(live, { pid: dead.pid!, gone: () => false, batch: 1, pause: () => {
+        // what SIGKILL leaves: the pause never returns and no clean-up runs
+        stopped = true;
+        live.close();
+        throw new Error("killed");
+      } });
+    } catch {
+      // the rebuild's own error clean-up could not run on the closed connection, as after a kill
+    }
+    expect(stopped).toBe(true);
+    expect(rebuildTables(db)).toContain("memory_fts_rebuild_state");
+    await serveOnce(db);
+    expect(rebuildTables(db)).toEqual([]);
+    expect(runCli(["memory", "search", "standup", "--db", db], env).stdout).toContain("The standup moved to 9:30");
+
+    // one whose process still runs (this one) is left to finish
+    const again = openDatabase(db);
+    try {
+      recreateWordIndex(again, { pid: process.pid, gone: () => false, batch: 1, pause: () => {
+        again.close();
+        throw new Error("paused");
+      } });
+    } catch {
+      // as above
+    }
+    await serveOnce(db);
+    expect(rebuildTables(db)).toContain("memory_fts_rebuild_state");
+  }, 60_000);
 });
