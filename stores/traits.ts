@@ -703,6 +703,12 @@ import type {
   TaskFeedback,
 } from "../core/learning/types.js";
 
+/** a message position left out unread, and the reader's message format (ConversationReader.messageFormat) then */
+export interface ThreadSkip {
+  from: number;
+  format: string;
+}
+
 export interface LearningStore {
   /**
    * Insert or update the episode keyed by (source, thread, startOrd) with its steps, message
@@ -770,6 +776,13 @@ export interface LearningStore {
 
   cursor(source: string, key: string): Promise<number>;
   setCursor(source: string, key: string, position: number): Promise<void>;
+
+  /** the first message of a thread the worker left out as a kind its reader did not know, and that reader's format */
+  skipped(source: EpisodeSource, threadId: string): Promise<ThreadSkip | null>;
+  /** every thread of a source with such a record (discovery queues them again after a format change) */
+  skippedThreads(source: EpisodeSource): Promise<({ threadId: string } & ThreadSkip)[]>;
+  /** record it, or (null) forget it once the thread reads in full */
+  setSkipped(source: EpisodeSource, threadId: string, skip: ThreadSkip | null): Promise<void>;
 
   event(kind: string, threadId: string | null, episodeId: string | null, detail: Record<string, unknown>, at: number): Promise<void>;
   events(opts?: { kind?: string; limit?: number }): Promise<LearningEvent[]>;

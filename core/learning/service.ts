@@ -137,10 +137,13 @@ export class LearningService {
     let n = 0;
     const unreadable: DiscoverResult["unreadable"] = [];
     if (conversation) {
+      // messages an earlier version left out as unknown kinds: a reader of another format reads them now
+      const format = conversation.messageFormat?.() ?? "";
+      const stale = new Set((await store.skippedThreads("conversation")).filter((k) => k.format !== format).map((k) => k.threadId));
       for (const thread of await conversation.listThreads()) {
         try {
           const count = await conversation.messageCount(thread);
-          if (count <= (await store.cursor("conversation", thread))) continue;
+          if (count <= (await store.cursor("conversation", thread)) && !stale.has(thread)) continue;
           // Enqueue before moving the cursor: a crash in between re-enqueues, never skips.
           await store.enqueue("conversation", thread, await conversation.getRootThreadId(thread), clock.now());
           await store.setCursor("conversation", thread, count);
@@ -170,14 +173,17 @@ export class LearningService {
     return { enqueued: n, unreadable };
   }
 
-  private async turns(item: QueueItem, fromOrd: number, unknownKinds: Set<string>): Promise<Turn[]> {
+  private async turns(item: QueueItem, fromOrd: number, unknown: { kinds: Set<string>; first: number | null }): Promise<Turn[]> {
     if (item.source === "conversation") {
       if (!this.deps.conversation) throw new CoreError("unavailable", "no conversation store is configured");
       // A message of a kind a newer daemon wrote failed the strict read, and with it every retry
       // until the thread was dropped: it is left out and the known ones learned from, in place.
       const msgs = await loadTolerant(this.deps.conversation, item.threadId, fromOrd);
       const known = msgs.flatMap((e, i) => {
-        if (e[0] === null) unknownKinds.add(e[2]);
+        if (e[0] === null) {
+          unknown.kinds.add(e[2]);
+          unknown.first ??= fromOrd + i;
+        }
         return e[0] === null ? [] : [[e[0], e[1], fromOrd + i] as const];
       });
       const forgotten = (await this.deps.forgottenMessages?.(item.threadId)) ?? new Set<string>();
@@ -201,11 +207,21 @@ export class LearningService {
    */
   async processThread(item: QueueItem): Promise<ThreadResult> {
     const { store, clock } = this.deps;
-    const from = (await store.resumeOrd(item.source, item.threadId)) ?? 0;
-    const unknownKinds = new Set<string>();
-    const turns = await this.turns(item, from, unknownKinds);
+    let from = (await store.resumeOrd(item.source, item.threadId)) ?? 0;
+    // Messages an earlier version left out as kinds it did not know: a reader of another message
+    // format (an upgrade) re-learns from the start of the episode that held the first of them; one
+    // of the same format does not read them again.
+    const format = item.source === "conversation" ? (this.deps.conversation?.messageFormat?.() ?? "") : "";
+    const kept = item.source === "conversation" ? await store.skipped(item.source, item.threadId) : null;
+    const reread = kept !== null && kept.format !== format;
+    if (reread) {
+      const covering = (await store.episodesOfThread(item.source, item.threadId)).filter((e) => e.startOrd <= kept.from).at(-1);
+      from = Math.min(from, covering?.startOrd ?? 0);
+    }
+    const unknown = { kinds: new Set<string>(), first: null as number | null };
+    const turns = await this.turns(item, from, unknown);
     const drafts = segmentEpisodes(turns, { source: item.source, threadId: item.threadId, rootThreadId: item.rootThreadId }, this.cfg);
-    const result: ThreadResult = { episodes: drafts.length, steps: 0, changed: 0, candidates: 0, failed: 0, unknownKinds: [...unknownKinds] };
+    const result: ThreadResult = { episodes: drafts.length, steps: 0, changed: 0, candidates: 0, failed: 0, unknownKinds: [...unknown.kinds] };
     const feedback = await store.unresolvedFeedback(item.threadId);
     let previous: StoredEpisode | null = from > 0 ? ((await store.episodesOfThread(item.source, item.threadId)).filter((e) => e.startOrd < from).at(-1) ?? null) : null;
     for (const d of drafts) {
@@ -229,7 +245,7 @@ export class LearningService {
         if (ep.state !== "open" && this.deps.llm && (await this.addRubric(ep, d))) rescore = true;
         if (rescore) await this.rescore(ep.id);
         if (up.changed) result.changed++;
-        if (ep.state !== "open") result.candidates += await this.proposeCandidates(ep, d, up.changed);
+        if (ep.state !== "open") result.candidates += await this.proposeCandidates(ep, d, up.changed, reread && up.changed ? kept.from : null);
         previous = ep;
       } catch (e) {
         result.failed++;
@@ -238,6 +254,11 @@ export class LearningService {
     }
     // The episodes that worked are stored; failing the thread retries the rest with back-off.
     if (result.failed > 0) throw new CoreError("unavailable", `${result.failed} of ${drafts.length} episodes failed (see learning events)`);
+    if (item.source === "conversation") {
+      // an earlier skip (before this read's start) stays the first; a re-read replaces it
+      const skip = kept !== null && !reread ? kept : unknown.first !== null ? { from: unknown.first, format } : null;
+      if (skip?.from !== kept?.from || skip?.format !== kept?.format) await store.setSkipped(item.source, item.threadId, skip);
+    }
     return result;
   }
 
@@ -297,7 +318,7 @@ export class LearningService {
     return { episode, steps: await store.stepsOf(episodeId), signals: await store.signalsOf(episodeId) };
   }
 
-  private async proposeCandidates(ep: StoredEpisode, d: EpisodeDraft, changed: boolean): Promise<number> {
+  private async proposeCandidates(ep: StoredEpisode, d: EpisodeDraft, changed: boolean, relearnFrom: number | null = null): Promise<number> {
     const { store, clock, memory } = this.deps;
     const now = clock.now();
     if (isSuppressed(d)) {
@@ -316,11 +337,22 @@ export class LearningService {
       if (!ep.candidatesDone) await store.markCandidatesDone(ep.id, now);
       return 0;
     }
-    if (ep.candidatesDone) return changed ? this.lateCorrection(ep, d) : 0;
-    const candidates = [...extractCandidates(d, this.cfg.candidates.maxChars), ...(await this.llmCandidates(ep, d))].slice(
+    if (ep.candidatesDone && relearnFrom === null) return changed ? this.lateCorrection(ep, d) : 0;
+    let candidates = [...extractCandidates(d, this.cfg.candidates.maxChars), ...(await this.llmCandidates(ep, d))].slice(
       0,
       this.cfg.candidates.maxPerEpisode,
     );
+    if (ep.candidatesDone && relearnFrom !== null) {
+      // Re-learnt after an upgrade read messages left out before: only what those messages say is
+      // new; what the episode proposed then (pending, accepted or rejected) is not proposed again.
+      const ords = new Map([...d.userTexts, ...(d.nextUserText ? [d.nextUserText] : [])].map((u) => [u.messageId, u.ord]));
+      const before = new Set<string>();
+      for (const prior of await store.candidatesOf(ep.id)) {
+        const rec = await memory.get(prior.memoryId);
+        if (rec) before.add(rec.content);
+      }
+      candidates = candidates.filter((c) => !before.has(c.content) && c.messageIds.some((m) => (ords.get(m) ?? -1) >= relearnFrom));
+    }
     let n = 0;
     if (candidates.length > 0) {
       const scope = await this.deps.scopeOf(ep.rootThreadId, ep.threadId);

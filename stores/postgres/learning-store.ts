@@ -17,7 +17,7 @@ import {
   type StoredSignal,
   type TaskFeedback,
 } from "../../core/learning/types.js";
-import type { LearningStore, MessageRef } from "../traits.js";
+import type { LearningStore, MessageRef, ThreadSkip } from "../traits.js";
 import { inTx, num, numOrNull, parseJson, POSTGRES_FLAVOR, retryIdClash, type PgFlavor } from "./rows.js";
 
 interface EpisodeRow {
@@ -58,6 +58,12 @@ function toEpisode(r: EpisodeRow): StoredEpisode {
     createdAt: num(r.created_at),
     updatedAt: num(r.updated_at),
   };
+}
+
+interface SkipRow {
+  thread_id: string;
+  skipped_from: string | number;
+  skipped_format: string;
 }
 
 export class PgLearningStore implements LearningStore {
@@ -413,6 +419,28 @@ export class PgLearningStore implements LearningStore {
       `INSERT INTO learning_cursors (source, key, position) VALUES ($1, $2, $3)
        ON CONFLICT (source, key) DO UPDATE SET position = excluded.position`,
       [source, key, position],
+    );
+  }
+
+  async skipped(source: EpisodeSource, threadId: string): Promise<ThreadSkip | null> {
+    const r = (await this.pool.query<SkipRow>(`SELECT thread_id, skipped_from, skipped_format FROM learning_skips WHERE source = $1 AND thread_id = $2`, [source, threadId])).rows[0];
+    return r ? { from: num(r.skipped_from), format: r.skipped_format } : null;
+  }
+
+  async skippedThreads(source: EpisodeSource): Promise<({ threadId: string } & ThreadSkip)[]> {
+    const r = await this.pool.query<SkipRow>(`SELECT thread_id, skipped_from, skipped_format FROM learning_skips WHERE source = $1 ORDER BY thread_id`, [source]);
+    return r.rows.map((x) => ({ threadId: x.thread_id, from: num(x.skipped_from), format: x.skipped_format }));
+  }
+
+  async setSkipped(source: EpisodeSource, threadId: string, skip: ThreadSkip | null) {
+    if (!skip) {
+      await this.pool.query(`DELETE FROM learning_skips WHERE source = $1 AND thread_id = $2`, [source, threadId]);
+      return;
+    }
+    await this.pool.query(
+      `INSERT INTO learning_skips (source, thread_id, skipped_from, skipped_format) VALUES ($1, $2, $3, $4)
+       ON CONFLICT (source, thread_id) DO UPDATE SET skipped_from = excluded.skipped_from, skipped_format = excluded.skipped_format`,
+      [source, threadId, skip.from, skip.format],
     );
   }
 

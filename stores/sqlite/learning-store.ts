@@ -16,7 +16,7 @@ import {
   type StoredSignal,
   type TaskFeedback,
 } from "../../core/learning/types.js";
-import type { LearningStore, MessageRef } from "../traits.js";
+import type { LearningStore, MessageRef, ThreadSkip } from "../traits.js";
 import type { Db } from "./database.js";
 
 /** rows per page of a forget's scan (a few milliseconds of reading) */
@@ -89,6 +89,12 @@ function toEpisode(r: EpisodeRow): StoredEpisode {
     createdAt: r.created_at,
     updatedAt: r.updated_at,
   };
+}
+
+interface SkipRow {
+  thread_id: string;
+  skipped_from: number;
+  skipped_format: string;
 }
 
 export class SqliteLearningStore implements LearningStore {
@@ -172,6 +178,13 @@ export class SqliteLearningStore implements LearningStore {
         `INSERT INTO learning_cursors (source, key, position) VALUES (?, ?, ?)
          ON CONFLICT (source, key) DO UPDATE SET position = excluded.position`,
       ),
+      skipped: p(`SELECT thread_id, skipped_from, skipped_format FROM learning_skips WHERE source = ? AND thread_id = ?`),
+      skippedThreads: p(`SELECT thread_id, skipped_from, skipped_format FROM learning_skips WHERE source = ? ORDER BY thread_id`),
+      setSkipped: p(
+        `INSERT INTO learning_skips (source, thread_id, skipped_from, skipped_format) VALUES (?, ?, ?, ?)
+         ON CONFLICT (source, thread_id) DO UPDATE SET skipped_from = excluded.skipped_from, skipped_format = excluded.skipped_format`,
+      ),
+      clearSkipped: p(`DELETE FROM learning_skips WHERE source = ? AND thread_id = ?`),
       event: p(`INSERT INTO learning_events (at, kind, thread_id, episode_id, detail) VALUES (?, ?, ?, ?, ?)`),
       // A forget's scan, each table a page at a time in its own key order (reading the steps in
       // episode order instead jumped about the file: twice as slow), every probe in one pass.
@@ -449,6 +462,20 @@ export class SqliteLearningStore implements LearningStore {
 
   async setCursor(source: string, key: string, position: number) {
     this.s.setCursor!.run(source, key, position);
+  }
+
+  async skipped(source: EpisodeSource, threadId: string): Promise<ThreadSkip | null> {
+    const r = this.s.skipped!.get(source, threadId) as SkipRow | undefined;
+    return r ? { from: r.skipped_from, format: r.skipped_format } : null;
+  }
+
+  async skippedThreads(source: EpisodeSource): Promise<({ threadId: string } & ThreadSkip)[]> {
+    return (this.s.skippedThreads!.all(source) as SkipRow[]).map((r) => ({ threadId: r.thread_id, from: r.skipped_from, format: r.skipped_format }));
+  }
+
+  async setSkipped(source: EpisodeSource, threadId: string, skip: ThreadSkip | null) {
+    if (skip) this.s.setSkipped!.run(source, threadId, skip.from, skip.format);
+    else this.s.clearSkipped!.run(source, threadId);
   }
 
   async event(kind: string, threadId: string | null, episodeId: string | null, detail: Record<string, unknown>, at: number) {

@@ -862,4 +862,21 @@ ALTER TABLE session_threads ADD COLUMN skipped_from INTEGER;
 ALTER TABLE session_threads ADD COLUMN skipped_format TEXT;
 `,
   },
+  {
+    version: 24,
+    name: "the learning worker remembers the messages it left out",
+    sql: `
+-- Messages of a kind the worker's reader did not know (a newer daemon's) were left out and the
+-- thread's cursor moved past them: after an upgrade that reads them they were never learned from.
+-- The first one left out and the reader's message format then; a reader of another format
+-- re-learns the episodes from there.
+CREATE TABLE learning_skips (
+  source TEXT NOT NULL,
+  thread_id TEXT NOT NULL,
+  skipped_from INTEGER NOT NULL,
+  skipped_format TEXT NOT NULL,
+  PRIMARY KEY (source, thread_id)
+) STRICT, WITHOUT ROWID;
+`,
+  },
 ];

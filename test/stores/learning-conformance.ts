@@ -203,6 +203,23 @@ export function learningConformance(name: string, factory: CatalogFactory): void
       expect(ingest[0]).toMatchObject({ kind: "ingest", threadId: "t", episodeId: null, detail: { n: 2 }, at: 3 });
     });
 
+    it("keeps the first message a thread's reader left out, with its format, until cleared", async () => {
+      const s = await c.fresh();
+      expect(await s.learning.skipped("conversation", "t1")).toBeNull();
+      await s.learning.setSkipped("conversation", "t1", { from: 3, format: "v1" });
+      await s.learning.setSkipped("conversation", "t2", { from: 2_147_483_650, format: "v1" });
+      await s.learning.setSkipped("conversation", "t1", { from: 1, format: "v2" });
+      expect(await s.learning.skipped("conversation", "t1")).toEqual({ from: 1, format: "v2" });
+      expect(await s.learning.skippedThreads("conversation")).toEqual([
+        { threadId: "t1", from: 1, format: "v2" },
+        { threadId: "t2", from: 2_147_483_650, format: "v1" },
+      ]);
+      expect(await s.learning.skippedThreads("provider_proxy")).toEqual([]);
+      await s.learning.setSkipped("conversation", "t1", null);
+      expect(await s.learning.skipped("conversation", "t1")).toBeNull();
+      expect((await s.learning.skippedThreads("conversation")).map((k) => k.threadId)).toEqual(["t2"]);
+    });
+
     it("two workers claiming at once: each queued thread is claimed exactly once", async () => {
       const [a, b] = await c.freshPair(2);
       const n = 120;
