@@ -709,6 +709,17 @@ export interface ThreadSkip {
   format: string;
 }
 
+/** a thread dropped after its retries: its reader's format then, how often, and when it may be tried again */
+export interface DroppedThread {
+  source: EpisodeSource;
+  threadId: string;
+  rootThreadId: string;
+  format: string;
+  drops: number;
+  retryAt: number;
+  reason: string;
+}
+
 export interface LearningStore {
   /**
    * Insert or update the episode keyed by (source, thread, startOrd) with its steps, message
@@ -783,6 +794,11 @@ export interface LearningStore {
   skippedThreads(source: EpisodeSource): Promise<({ threadId: string } & ThreadSkip)[]>;
   /** record it, or (null) forget it once the thread reads in full */
   setSkipped(source: EpisodeSource, threadId: string, skip: ThreadSkip | null): Promise<void>;
+
+  /** threads dropped from the queue after their retries, for discovery to try again */
+  droppedThreads(): Promise<DroppedThread[]>;
+  /** record (or replace) a dropped thread, or (null) forget it once it was learned from */
+  setDropped(source: EpisodeSource, threadId: string, dropped: Omit<DroppedThread, "source" | "threadId"> | null): Promise<void>;
 
   event(kind: string, threadId: string | null, episodeId: string | null, detail: Record<string, unknown>, at: number): Promise<void>;
   events(opts?: { kind?: string; limit?: number }): Promise<LearningEvent[]>;

@@ -98,6 +98,7 @@ export class LearningWorker {
         this.log?.warn({ err: e, thread: item.threadId }, "learning: processing a thread failed");
         try {
           const dropped = await store.fail(item.source, item.threadId, msg, this.cfg.maxAttempts, this.clock.now() + this.cfg.intervalMs * 2 ** item.attempts);
+          if (dropped) await this.service.threadDropped(item, msg.slice(0, 500));
           await store.event(dropped ? "thread_dropped" : "thread_failed", item.threadId, null, { source: item.source, attempts: item.attempts + 1, error: msg.slice(0, 500) }, this.clock.now());
         } catch (e2) {
           // refused as well: the claim expires and a later pass takes the thread again

@@ -17,7 +17,7 @@ import {
   type StoredSignal,
   type TaskFeedback,
 } from "../../core/learning/types.js";
-import type { LearningStore, MessageRef, ThreadSkip } from "../traits.js";
+import type { DroppedThread, LearningStore, MessageRef, ThreadSkip } from "../traits.js";
 import { inTx, num, numOrNull, parseJson, POSTGRES_FLAVOR, retryIdClash, type PgFlavor } from "./rows.js";
 
 interface EpisodeRow {
@@ -58,6 +58,16 @@ function toEpisode(r: EpisodeRow): StoredEpisode {
     createdAt: num(r.created_at),
     updatedAt: num(r.updated_at),
   };
+}
+
+interface DroppedRow {
+  source: string;
+  thread_id: string;
+  root_thread_id: string;
+  format: string;
+  drops: string | number;
+  retry_at: string | number;
+  reason: string;
 }
 
 interface SkipRow {
@@ -441,6 +451,34 @@ export class PgLearningStore implements LearningStore {
       `INSERT INTO learning_skips (source, thread_id, skipped_from, skipped_format) VALUES ($1, $2, $3, $4)
        ON CONFLICT (source, thread_id) DO UPDATE SET skipped_from = excluded.skipped_from, skipped_format = excluded.skipped_format`,
       [source, threadId, skip.from, skip.format],
+    );
+  }
+
+  async droppedThreads(): Promise<DroppedThread[]> {
+    const r = await this.pool.query<DroppedRow>(
+      `SELECT source, thread_id, root_thread_id, format, drops, retry_at, reason FROM learning_dropped ORDER BY source, thread_id`,
+    );
+    return r.rows.map((x) => ({
+      source: x.source as EpisodeSource,
+      threadId: x.thread_id,
+      rootThreadId: x.root_thread_id,
+      format: x.format,
+      drops: num(x.drops),
+      retryAt: num(x.retry_at),
+      reason: x.reason,
+    }));
+  }
+
+  async setDropped(source: EpisodeSource, threadId: string, d: Omit<DroppedThread, "source" | "threadId"> | null) {
+    if (!d) {
+      await this.pool.query(`DELETE FROM learning_dropped WHERE source = $1 AND thread_id = $2`, [source, threadId]);
+      return;
+    }
+    await this.pool.query(
+      `INSERT INTO learning_dropped (source, thread_id, root_thread_id, format, drops, retry_at, reason) VALUES ($1, $2, $3, $4, $5, $6, $7)
+       ON CONFLICT (source, thread_id) DO UPDATE SET root_thread_id = excluded.root_thread_id, format = excluded.format,
+         drops = excluded.drops, retry_at = excluded.retry_at, reason = excluded.reason`,
+      [source, threadId, d.rootThreadId, d.format, d.drops, d.retryAt, d.reason.slice(0, 500)],
     );
   }
 

@@ -471,4 +471,18 @@ CREATE TABLE learning_skips (
   PRIMARY KEY (source, thread_id)
 );
 `),
+  // A thread dropped after its retries was not tried again until a new message arrived, even by a
+  // version that reads it: its reader's format and when it may be tried again.
+  step(110, "the learning worker remembers the threads it dropped", () => `
+CREATE TABLE learning_dropped (
+  source text NOT NULL,
+  thread_id text NOT NULL,
+  root_thread_id text NOT NULL,
+  format text NOT NULL,
+  drops bigint NOT NULL,
+  retry_at bigint NOT NULL,
+  reason text NOT NULL,
+  PRIMARY KEY (source, thread_id)
+);
+`),
 ];

@@ -16,7 +16,7 @@ import {
   type StoredSignal,
   type TaskFeedback,
 } from "../../core/learning/types.js";
-import type { LearningStore, MessageRef, ThreadSkip } from "../traits.js";
+import type { DroppedThread, LearningStore, MessageRef, ThreadSkip } from "../traits.js";
 import type { Db } from "./database.js";
 
 /** rows per page of a forget's scan (a few milliseconds of reading) */
@@ -89,6 +89,16 @@ function toEpisode(r: EpisodeRow): StoredEpisode {
     createdAt: r.created_at,
     updatedAt: r.updated_at,
   };
+}
+
+interface DroppedRow {
+  source: string;
+  thread_id: string;
+  root_thread_id: string;
+  format: string;
+  drops: number;
+  retry_at: number;
+  reason: string;
 }
 
 interface SkipRow {
@@ -184,6 +194,13 @@ export class SqliteLearningStore implements LearningStore {
         `INSERT INTO learning_skips (source, thread_id, skipped_from, skipped_format) VALUES (?, ?, ?, ?)
          ON CONFLICT (source, thread_id) DO UPDATE SET skipped_from = excluded.skipped_from, skipped_format = excluded.skipped_format`,
       ),
+      dropped: p(`SELECT source, thread_id, root_thread_id, format, drops, retry_at, reason FROM learning_dropped ORDER BY source, thread_id`),
+      setDropped: p(
+        `INSERT INTO learning_dropped (source, thread_id, root_thread_id, format, drops, retry_at, reason) VALUES (?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT (source, thread_id) DO UPDATE SET root_thread_id = excluded.root_thread_id, format = excluded.format,
+           drops = excluded.drops, retry_at = excluded.retry_at, reason = excluded.reason`,
+      ),
+      clearDropped: p(`DELETE FROM learning_dropped WHERE source = ? AND thread_id = ?`),
       clearSkipped: p(`DELETE FROM learning_skips WHERE source = ? AND thread_id = ?`),
       event: p(`INSERT INTO learning_events (at, kind, thread_id, episode_id, detail) VALUES (?, ?, ?, ?, ?)`),
       // A forget's scan, each table a page at a time in its own key order (reading the steps in
@@ -476,6 +493,23 @@ export class SqliteLearningStore implements LearningStore {
   async setSkipped(source: EpisodeSource, threadId: string, skip: ThreadSkip | null) {
     if (skip) this.s.setSkipped!.run(source, threadId, skip.from, skip.format);
     else this.s.clearSkipped!.run(source, threadId);
+  }
+
+  async droppedThreads(): Promise<DroppedThread[]> {
+    return (this.s.dropped!.all() as DroppedRow[]).map((r) => ({
+      source: r.source as EpisodeSource,
+      threadId: r.thread_id,
+      rootThreadId: r.root_thread_id,
+      format: r.format,
+      drops: r.drops,
+      retryAt: r.retry_at,
+      reason: r.reason,
+    }));
+  }
+
+  async setDropped(source: EpisodeSource, threadId: string, d: Omit<DroppedThread, "source" | "threadId"> | null) {
+    if (d) this.s.setDropped!.run(source, threadId, d.rootThreadId, d.format, d.drops, d.retryAt, d.reason.slice(0, 500));
+    else this.s.clearDropped!.run(source, threadId);
   }
 
   async event(kind: string, threadId: string | null, episodeId: string | null, detail: Record<string, unknown>, at: number) {

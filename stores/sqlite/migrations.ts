@@ -879,4 +879,23 @@ CREATE TABLE learning_skips (
 ) STRICT, WITHOUT ROWID;
 `,
   },
+  {
+    version: 25,
+    name: "the learning worker remembers the threads it dropped",
+    sql: `
+-- A thread dropped after its retries (a reader that could not read it) was not tried again until a
+-- new message arrived, even by a version that reads it. Its reader's format and when it may be
+-- tried again (later after each drop); a reader of another format tries it at once.
+CREATE TABLE learning_dropped (
+  source TEXT NOT NULL,
+  thread_id TEXT NOT NULL,
+  root_thread_id TEXT NOT NULL,
+  format TEXT NOT NULL,
+  drops INTEGER NOT NULL,
+  retry_at INTEGER NOT NULL,
+  reason TEXT NOT NULL,
+  PRIMARY KEY (source, thread_id)
+) STRICT, WITHOUT ROWID;
+`,
+  },
 ];

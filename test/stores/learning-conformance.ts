@@ -220,6 +220,21 @@ export function learningConformance(name: string, factory: CatalogFactory): void
       expect((await s.learning.skippedThreads("conversation")).map((k) => k.threadId)).toEqual(["t2"]);
     });
 
+    it("keeps the threads dropped after their retries until cleared", async () => {
+      const s = await c.fresh();
+      expect(await s.learning.droppedThreads()).toEqual([]);
+      await s.learning.setDropped("grpc", "t2", { rootThreadId: "r2", format: "", drops: 0, retryAt: 5, reason: "boom" });
+      await s.learning.setDropped("conversation", "t1", { rootThreadId: "r1", format: "v1", drops: 0, retryAt: 10, reason: "corrupt" });
+      await s.learning.setDropped("conversation", "t1", { rootThreadId: "r1", format: "v2", drops: 1, retryAt: 1_700_000_000_123, reason: "x".repeat(600) });
+      const all = await s.learning.droppedThreads();
+      expect(all.map(({ reason, ...d }) => [d, reason.length])).toEqual([
+        [{ source: "conversation", threadId: "t1", rootThreadId: "r1", format: "v2", drops: 1, retryAt: 1_700_000_000_123 }, 500],
+        [{ source: "grpc", threadId: "t2", rootThreadId: "r2", format: "", drops: 0, retryAt: 5 }, 4],
+      ]);
+      await s.learning.setDropped("conversation", "t1", null);
+      expect((await s.learning.droppedThreads()).map((d) => d.threadId)).toEqual(["t2"]);
+    });
+
     it("two workers claiming at once: each queued thread is claimed exactly once", async () => {
       const [a, b] = await c.freshPair(2);
       const n = 120;
