@@ -168,8 +168,13 @@ export interface StatusChange {
 }
 
 export interface MemoryStore {
-  /** insert a record with its provenance, index entries, audit row and edges, atomically */
-  insert(rec: NewMemory, audit: AuditEntry, edges?: Edge[]): Promise<MemoryRecord>;
+  /**
+   * insert a record with its provenance, index entries, audit row and edges, atomically. With
+   * `expect` (id → status the caller saw: a proposed correction's `supersedes`), it fails with
+   * StatusChangedError, inserting nothing, when any of those records has another status at the
+   * time of the write (a forget, even one only claimed, or a correction made meanwhile).
+   */
+  insert(rec: NewMemory, audit: AuditEntry, edges?: Edge[], opts?: { expect?: ReadonlyMap<string, MemoryStatus> }): Promise<MemoryRecord>;
   /**
    * Insert many new records in one transaction (bulk import). A record whose content hash already
    * exists under its visibility key — in the store or earlier in the batch — is not inserted and is

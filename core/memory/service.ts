@@ -358,9 +358,14 @@ export class MemoryService {
     let stored: MemoryRecord;
     try {
       stored = proposal
-        ? await this.store.insert(rec, this.audit(origin, "supersede", id, { previous: previous.id, version: rec.version, proposed: true }), [
-            { src: id, dst: previous.id, relation: "supersedes", at: now },
-          ])
+        ? await this.store.insert(
+            rec,
+            this.audit(origin, "supersede", id, { previous: previous.id, version: rec.version, proposed: true }),
+            [{ src: id, dst: previous.id, relation: "supersedes", at: now }],
+            // checked inside the write: a proposal left in a lineage forgotten meanwhile would make
+            // it current again once confirmed
+            { expect: new Map([[previous.id, previous.status]]) },
+          )
         : previous
         ? await this.store.supersede(previous.id, rec, this.audit(origin, "supersede", id, { previous: previous.id, version: rec.version }))
         : await this.store.insert(
@@ -373,6 +378,7 @@ export class MemoryService {
       if (e instanceof DuplicateMemoryError) return asDuplicate(e.existingId);
       // another process corrected or forgot the memory this one corrects after the check above:
       // the answer that check gives, not the store's
+      if (previous && e instanceof StatusChangedError) throw await this.changedMeanwhile({ thread: req }, previous.id, previous.lineageId);
       if (previous && e instanceof StoreError && e.code === "constraint") throw await this.notCurrent({ thread: req }, previous.id, previous.lineageId);
       throw e;
     }
@@ -488,6 +494,21 @@ export class MemoryService {
       .filter((r) => (r.status === "active" || r.status === "pending") && this.canSee(viewer, r))
       .at(-1);
     return new CoreError("conflict", `memory ${id} is ${status}${newest ? `; its current version is ${newest.id}, update that one` : ""}.`);
+  }
+
+  /** A correction whose memory was forgotten or corrected between its read and its write. */
+  private async changedMeanwhile(viewer: Viewer, id: string, lineageId: string): Promise<CoreError> {
+    const status = (await this.store.get(id))?.status ?? "deleted";
+    if (status === "deleted") {
+      return new CoreError("conflict", `memory ${id} was forgotten while this correction was being stored; nothing was stored.`);
+    }
+    const newest = (await this.store.lineage(lineageId))
+      .filter((r) => (r.status === "active" || r.status === "pending") && this.canSee(viewer, r))
+      .at(-1);
+    return new CoreError(
+      "conflict",
+      `memory ${id} became ${status} while this correction was being stored; nothing was stored${newest ? ` (its current version is ${newest.id}, update that one)` : ""}.`,
+    );
   }
 
   async history(viewer: Viewer, id: string): Promise<{ versions: MemoryRecord[]; audit: Awaited<ReturnType<MemoryStore["audit"]>> }> {

@@ -579,7 +579,7 @@ export class PgMemoryStore implements MemoryStore {
     return rowid;
   }
 
-  async insert(rec: NewMemory, audit: AuditEntry, edges: Edge[] = []): Promise<MemoryRecord> {
+  async insert(rec: NewMemory, audit: AuditEntry, edges: Edge[] = [], opts: { expect?: ReadonlyMap<string, MemoryStatus> } = {}): Promise<MemoryRecord> {
     const [vec] = await this.vectorsFor([rec.content]);
     const key = visibilityKey(rec.scope);
     // [semantic channel] the row and transaction of the attempt that committed
@@ -588,6 +588,12 @@ export class PgMemoryStore implements MemoryStore {
       // Writers of one scope take turns here, so the duplicate check below sees what another
       // server (or CLI) committed a moment ago; READ COMMITTED alone let both insert.
       await this.lockScopes(c, [key]);
+      // row-locked until commit: a forget (or correction) of what this record proposes to correct,
+      // made since the caller read it, leaves nothing in that lineage to be confirmed back later
+      for (const [id, want] of opts.expect ?? []) {
+        const now = (await c.query<{ status: MemoryStatus }>(`SELECT status FROM memories WHERE id = $1 FOR UPDATE`, [id])).rows[0]?.status ?? null;
+        if (now !== want) throw new StatusChangedError(id, want, now);
+      }
       const dup = (await c.query<{ id: string }>(`SELECT id FROM memories WHERE vis_key = $1 AND content_hash = $2 AND ${CURRENT_DUP} LIMIT 1`, [key, rec.contentHash, rec.createdAt])).rows[0];
       if (dup) throw new DuplicateMemoryError(dup.id);
       mine.rowid = await this.insertRow(c, rec, vec);

@@ -316,10 +316,16 @@ export class SqliteMemoryStore implements MemoryStore {
     this.st.audit!.run(a.at, a.actor, a.action, a.targetKind, a.targetId, JSON.stringify(a.detail));
   }
 
-  async insert(rec: NewMemory, audit: AuditEntry, edges: Edge[] = []): Promise<MemoryRecord> {
+  async insert(rec: NewMemory, audit: AuditEntry, edges: Edge[] = [], opts: { expect?: ReadonlyMap<string, MemoryStatus> } = {}): Promise<MemoryRecord> {
     const [vec] = this.vectors ? await this.vectors.vectorsFor([rec.content]) : [];
     const key = visibilityKey(rec.scope);
     const change = this.db.transaction(() => {
+      // under the write lock: a forget (or correction) of what this record proposes to correct,
+      // made since the caller read it, leaves nothing in that lineage to be confirmed back later
+      for (const [id, want] of opts.expect ?? []) {
+        const now = (this.st.byId!.get(id) as MemoryRow | undefined)?.status ?? null;
+        if (now !== want) throw new StatusChangedError(id, want, now);
+      }
       // checked again under the write lock: another process may have written it since the caller looked
       const dup = this.st.dupId!.get(key, rec.contentHash, rec.createdAt) as { id: string } | undefined;
       if (dup) throw new DuplicateMemoryError(dup.id);

@@ -687,6 +687,40 @@ export function memoryConformance(name: string, make: () => Promise<MemoryUnderT
       expect((await s.search(q("studio", vis, { statuses: ["active" as const] }))).map((h) => h.record.id)).toEqual([v2.id]);
     });
 
+    it("insert with an expected status of the version it corrects inserts nothing once that one was forgotten (claimed or purged) or corrected meanwhile", async () => {
+      const s = await fresh();
+      const v1 = mem("The office is in Berlin");
+      await s.insert(v1, audit(v1.id));
+      const proposal = (content: string, version: number) =>
+        mem(content, { lineageId: v1.id, version, supersedes: v1.id, status: "pending", flags: ["possible_injection"] });
+      const edge = (r: { id: string; createdAt: number }) => [{ src: r.id, dst: v1.id, relation: "supersedes" as const, at: r.createdAt }];
+      const seen = new Map([[v1.id, "active" as const]]);
+      // still what was read: stored as the proposal beside it
+      const p2 = proposal("The office is in Munich", 2);
+      expect((await s.insert(p2, audit(p2.id), edge(p2), { expect: seen })).status).toBe("pending");
+      // a forget in progress has claimed v1 (deleted, its text kept for the cascade): refused
+      await s.claimForget([v1.id], T0 + 10);
+      const p3 = proposal("The office is in Hamburg", 3);
+      await expect(s.insert(p3, audit(p3.id), edge(p3), { expect: seen })).rejects.toMatchObject({ name: "StatusChangedError", id: v1.id, expected: "active", actual: "deleted" });
+      expect(await s.get(p3.id)).toBeNull();
+      expect(await s.edgesOf(v1.id)).toHaveLength(1);
+      expect(await s.audit(p3.id, 5)).toEqual([]);
+      // purged: refused too
+      await s.forget([v1.id], audit(v1.id, "forget"));
+      await expect(s.insert(p3, audit(p3.id), edge(p3), { expect: seen })).rejects.toMatchObject({ name: "StatusChangedError", actual: "deleted" });
+      expect(await s.get(p3.id)).toBeNull();
+      // corrected meanwhile (superseded), and missing
+      const w1 = mem("The studio is in Leeds");
+      await s.insert(w1, audit(w1.id));
+      await s.supersede(w1.id, mem("The studio is in York", { lineageId: w1.id, version: 2, supersedes: w1.id }), audit("x", "supersede"));
+      const w3 = mem("The studio is in Hull", { lineageId: w1.id, version: 3, supersedes: w1.id, status: "pending" });
+      await expect(s.insert(w3, audit(w3.id), [], { expect: new Map([[w1.id, "active" as const]]) })).rejects.toMatchObject({ actual: "superseded" });
+      await expect(s.insert(w3, audit(w3.id), [], { expect: new Map([["mem_nope", "active" as const]]) })).rejects.toMatchObject({ actual: null });
+      expect(await s.get(w3.id)).toBeNull();
+      // without expect, a version of a past one is stored as before
+      expect((await s.insert(w3, audit(w3.id))).status).toBe("pending");
+    });
+
     it("claimForget makes records deleted for every reader and writer but keeps their text until forget purges them; a stale expect claims nothing", async () => {
       const s = await fresh();
       const a = mem("Pending fact about puffins", { status: "pending" });
