@@ -184,8 +184,11 @@ export interface MemoryStore {
   insertMany(items: BatchInsertItem[]): Promise<BatchInsertOutcome[]>;
   /** Optional: the most records one insertMany may hold (Aurora DSQL's rows per transaction); callers split larger batches */
   readonly maxBatch?: number | undefined;
-  /** insert `next` as a new version of `previousId` and mark that one superseded, atomically */
-  supersede(previousId: string, next: NewMemory, audit: AuditEntry): Promise<MemoryRecord>;
+  /**
+   * insert `next` as a new version of `previousId` and mark that one superseded, atomically. With
+   * `expect`, only while `previousId` still has that status (else StatusChangedError, nothing written).
+   */
+  supersede(previousId: string, next: NewMemory, audit: AuditEntry, opts?: { expect?: MemoryStatus }): Promise<MemoryRecord>;
   get(id: string): Promise<MemoryRecord | null>;
   /**
    * The current record (active or pending, not past its expiry at `now`) with this content hash

@@ -367,7 +367,9 @@ export class MemoryService {
             { expect: new Map([[previous.id, previous.status]]) },
           )
         : previous
-        ? await this.store.supersede(previous.id, rec, this.audit(origin, "supersede", id, { previous: previous.id, version: rec.version }))
+        ? // as read: a pending memory confirmed meanwhile would otherwise be replaced by a version
+          // still pending (derived from the status read above), leaving the fact with none current
+          await this.store.supersede(previous.id, rec, this.audit(origin, "supersede", id, { previous: previous.id, version: rec.version }), { expect: previous.status })
         : await this.store.insert(
             rec,
             this.audit(origin, "create", id, { kind, level: scope.level, flags }),

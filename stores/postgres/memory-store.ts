@@ -714,7 +714,7 @@ export class PgMemoryStore implements MemoryStore {
     return out;
   }
 
-  async supersede(previousId: string, next: NewMemory, audit: AuditEntry): Promise<MemoryRecord> {
+  async supersede(previousId: string, next: NewMemory, audit: AuditEntry, opts: { expect?: MemoryStatus } = {}): Promise<MemoryRecord> {
     const [vec] = await this.vectorsFor([next.content]);
     const nextKey = visibilityKey(next.scope);
     const done: { prev?: MemoryRow; rowid?: number; tokens?: OwnTokens } = {};
@@ -723,6 +723,7 @@ export class PgMemoryStore implements MemoryStore {
       if (!prev || (prev.status !== "active" && prev.status !== "pending")) {
         throw new StoreError("constraint", `memory ${previousId} is not current (status ${prev?.status ?? "missing"})`);
       }
+      if (opts.expect !== undefined && prev.status !== opts.expect) throw new StatusChangedError(previousId, opts.expect, prev.status);
       const around = (await this.neighbours(c, prev.rowid)).map((n) => n.rowid);
       await c.query(`UPDATE memories SET status = 'superseded', updated_at = $1 WHERE rowid = $2`, [next.createdAt, prev.rowid]);
       await this.refresh(c, around);

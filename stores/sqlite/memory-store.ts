@@ -389,13 +389,14 @@ export class SqliteMemoryStore implements MemoryStore {
     return out;
   }
 
-  async supersede(previousId: string, next: NewMemory, audit: AuditEntry): Promise<MemoryRecord> {
+  async supersede(previousId: string, next: NewMemory, audit: AuditEntry, opts: { expect?: MemoryStatus } = {}): Promise<MemoryRecord> {
     const [vec] = this.vectors ? await this.vectors.vectorsFor([next.content]) : [];
     const changes = this.db.transaction(() => {
       const prev = this.st.byId!.get(previousId) as MemoryRow | undefined;
       if (!prev || (prev.status !== "active" && prev.status !== "pending")) {
         throw new StoreError("constraint", `memory ${previousId} is not current (status ${prev?.status ?? "missing"})`);
       }
+      if (opts.expect !== undefined && prev.status !== opts.expect) throw new StatusChangedError(previousId, opts.expect, prev.status);
       const around = neighbours(this.db, prev.rowid);
       this.st.setStatus!.run("superseded", null, next.createdAt, previousId);
       // The superseded version leaves its neighbours' context (its own row stays for history).

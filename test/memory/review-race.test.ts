@@ -346,3 +346,33 @@ describe("a proposed correction racing a forget in another process (SQLite)", ()
     }
   });
 });
+
+describe("a correction of a pending memory racing its confirm in another process (SQLite)", () => {
+  const req = { user: "alice", project: null, session: "thr-fix", thread: "thr-fix", ancestors: [] };
+  const model = { actor: "model" as const, threadId: "thr-fix", toolCallId: null };
+
+  it("is refused naming the memory when the confirm lands between its read and its write; the confirmed version stays current", async () => {
+    const w = world(["Alice's spare key is under the blue pot"]);
+    try {
+      const [id] = await pendingIds(w.ctx);
+      // paused after the correction read the memory as pending (its version number is read last):
+      // the new version would be stored pending too, as a correction of an unreviewed memory is
+      const paused = pauseAtCall(w.ctx.store, "lineage");
+      const correcting = new MemoryService(paused.target, w.ctx.clock, w.ctx.config).update(req, { id: id!, content: "Alice's spare key is under the red pot" }, model);
+      await paused.reached;
+      const confirmed = runCli(["memory", "review", "--confirm", id!], w.env);
+      expect(confirmed.status, confirmed.stderr).toBe(0);
+      paused.release();
+      await expect(correcting).rejects.toMatchObject({
+        code: "conflict",
+        message: `memory ${id} became active while this correction was being stored; nothing was stored (its current version is ${id}, update that one).`,
+      });
+      // before, the confirmed version was superseded by one still pending: no version was current
+      expect((await w.ctx.store.lineage(id!)).map((v) => [v.id, v.status])).toEqual([[id, "active"]]);
+      const again = await w.ctx.service.update(req, { id: id!, content: "Alice's spare key is under the red pot" }, model);
+      expect(again.record).toMatchObject({ status: "active", supersedes: id });
+    } finally {
+      w.close();
+    }
+  });
+});

@@ -158,6 +158,21 @@ export function memoryConformance(name: string, make: () => Promise<MemoryUnderT
       expect((await s.search(q("office", keysOf(scopeOf("alice"))))).map((h) => h.record.id)).toEqual([v2.id]);
     });
 
+    it("supersede with expect writes nothing when the previous version's status changed since it was read", async () => {
+      const s = await fresh();
+      const v1 = mem("The office is in Berlin", { status: "pending" });
+      await s.insert(v1, audit(v1.id));
+      // confirmed by someone else after the caller read it as pending
+      await s.setStatus(v1.id, "active", "user_confirmed", audit(v1.id, "confirm"));
+      const v2 = mem("The office is in Munich", { lineageId: v1.id, version: 2, supersedes: v1.id, status: "pending" });
+      await expect(s.supersede(v1.id, v2, audit(v2.id, "supersede"), { expect: "pending" })).rejects.toMatchObject({ name: "StatusChangedError", id: v1.id, expected: "pending", actual: "active" });
+      expect(await s.get(v2.id)).toBeNull();
+      expect((await s.lineage(v1.id)).map((r) => [r.id, r.status])).toEqual([[v1.id, "active"]]);
+      // as read: it goes through
+      const v3 = mem("The office is in Munich", { lineageId: v1.id, version: 2, supersedes: v1.id });
+      expect(await s.supersede(v1.id, v3, audit(v3.id, "supersede"), { expect: "active" })).toMatchObject({ id: v3.id, status: "active" });
+    });
+
     it("search keeps the scope predicate inside the query: other users and other keys never appear", async () => {
       const s = await fresh();
       const mine = mem("Project falcon ships in March", { scope: scopeOf("alice", "project") });
