@@ -2,10 +2,13 @@
 // under them. A server (`serve`, standalone or as a daemon command server, and `provider-proxy`)
 // leaves `.NAME.PID.serving` beside the database while it runs and removes it when it exits; one
 // killed outright (SIGKILL, a crash) leaves its mark behind, which counts for nothing once that
-// process is gone (and is removed by the next look).
+// process is gone (and is removed by the next look). A running `restore` leaves
+// `.NAME.PID.restoring-mark` the same way, and a server refuses to start while one is live: each
+// side writes its own mark before it looks for the other's, so of two starting at once at least
+// one sees the other.
 import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import { processGone } from "./temp-files.js";
+import { processGone, removeOnInterrupt } from "./temp-files.js";
 
 export interface ServingMark {
   pid: number;
@@ -15,14 +18,44 @@ export interface ServingMark {
   since: string | null;
 }
 
-function markPath(db: string, pid: number): string {
-  return join(dirname(db), `.${basename(db)}.${pid}.serving`);
+type MarkKind = "serving" | "restoring-mark";
+
+function markPath(db: string, pid: number, kind: MarkKind = "serving"): string {
+  return join(dirname(db), `.${basename(db)}.${pid}.${kind}`);
 }
 
 /** Mark `db` as served by this process until it exits; returns the unmark (idempotent). */
 export function markServing(db: string, what: string, now: Date = new Date()): () => void {
+  return mark(db, "serving", what, now);
+}
+
+/** Mark `db` as being replaced by this process's restore until it ends; returns the unmark. */
+export function markRestoring(db: string, now: Date = new Date()): () => void {
+  const unmark = mark(db, "restoring-mark", "restore", now);
+  // Ctrl-C ends a restore without an exit event unless something listens for the signal
+  const release = db === ":memory:" ? () => undefined : removeOnInterrupt(markPath(db, process.pid, "restoring-mark"));
+  return () => {
+    unmark();
+    release();
+  };
+}
+
+/**
+ * Mark `db` as served by this process, unless a restore is replacing it: then the mark goes again
+ * and the error names the restore. Returns the unmark.
+ */
+export function claimServing(db: string, what: string): () => void {
+  const unmark = markServing(db, what);
+  const restoring = restoringProcesses(db);
+  if (restoring.length === 0) return unmark;
+  unmark();
+  const who = restoring.map((p) => `pid ${p.pid}${p.since ? `, since ${p.since}` : ""}`).join("; ");
+  throw new Error(`cannot serve ${db}: a restore is replacing it (${who}); wait for the restore to finish, then start again`);
+}
+
+function mark(db: string, kind: MarkKind, what: string, now: Date): () => void {
   if (db === ":memory:") return () => undefined;
-  const path = markPath(db, process.pid);
+  const path = markPath(db, process.pid, kind);
   // a mark that cannot be written (a read-only folder) only costs restore its check
   try {
     writeFileSync(path, `${JSON.stringify({ pid: process.pid, what, since: now.toISOString() })}\n`, { mode: 0o600 });
@@ -43,6 +76,15 @@ export function markServing(db: string, what: string, now: Date = new Date()): (
 
 /** The live processes serving `db`; marks of processes that are gone are removed on the way. */
 export function servingProcesses(db: string): ServingMark[] {
+  return liveMarks(db, "serving");
+}
+
+/** The live restores replacing `db`; marks of restores that are gone are removed on the way. */
+export function restoringProcesses(db: string): ServingMark[] {
+  return liveMarks(db, "restoring-mark");
+}
+
+function liveMarks(db: string, kind: MarkKind): ServingMark[] {
   const dir = dirname(db);
   const prefix = `.${basename(db)}.`;
   let names: string[];
@@ -51,10 +93,11 @@ export function servingProcesses(db: string): ServingMark[] {
   } catch {
     return [];
   }
+  const pattern = kind === "serving" ? /^([1-9]\d*)\.serving$/ : /^([1-9]\d*)\.restoring-mark$/;
   const live: ServingMark[] = [];
   for (const name of names) {
     if (!name.startsWith(prefix)) continue;
-    const m = /^([1-9]\d*)\.serving$/.exec(name.slice(prefix.length));
+    const m = pattern.exec(name.slice(prefix.length));
     if (!m) continue;
     const pid = Number(m[1]);
     if (pid === process.pid) continue;

@@ -13,7 +13,7 @@ import { dropRebuild } from "../../stores/sqlite/memory-fts.js";
 import { MIGRATIONS } from "../../stores/sqlite/migrations.js";
 import { databaseLocation, missingDatabase, openMemory } from "../context.js";
 import { placeNoReplace, removeOnInterrupt, removeStaleTemps, removeTemp, tempPath } from "../temp-files.js";
-import { servingProcesses } from "../serving-marks.js";
+import { markRestoring, servingProcesses } from "../serving-marks.js";
 
 export interface VerifyReport {
   file: string;
@@ -139,50 +139,67 @@ export function registerBackup(program: Command): void {
       const target = sqliteFile(o.db);
       // Swapped under a running server, the content changes beneath its caches, open calls and
       // learning queue, and what it writes next lands in the restored file as if nothing happened.
-      const serving = o.force ? [] : servingProcesses(target);
-      if (serving.length > 0) {
-        const who = serving.map((p) => `pid ${p.pid}${p.what ? ` (${p.what}${p.since ? `, since ${p.since}` : ""})` : ""}`).join(", ");
-        throw new Error(
-          `cannot restore into ${target} while a server uses it: ${who}; stop ${serving.length === 1 ? "it" : "them"} first (Ctrl-C in its terminal, kill ${serving.map((p) => p.pid).join(" ")}, or end the Infinity session that started it), then restore again; --force restores anyway`,
-        );
-      }
-      // SQLite's own words for these were "unable to open database file" and "Cannot save backup
-      // because the directory does not exist", naming neither the path nor the fix
-      const folder = dirname(target);
-      if (!existsSync(folder)) throw new Error(`cannot restore into ${target}: the folder ${folder} does not exist; create it first`);
-      if (!statSync(folder).isDirectory()) throw new Error(`cannot restore into ${target}: ${folder} is a file, not a folder; check --db`);
-      if (existsSync(target) && statSync(target).isDirectory()) throw new Error(`cannot restore into ${target}: it is a directory; give the database file inside it (memory.db)`);
-      const r = verifyFile(src);
-      if (r.integrity !== "ok") throw new Error(`${src} failed its integrity check (${r.integrity}); not restoring`);
-      const latest = Math.max(...MIGRATIONS.map((m) => m.version));
-      // restored, a newer schema would leave a database this build cannot open
-      if (r.schema_version > latest) throw new Error(`${src} has schema ${r.schema_version}, newer than this build understands (${latest}); restore it with the build that made it, or upgrade infinity-memory`);
-      // A forget is meant to be for good: what the database forgot after the backup was made (its
-      // tombstones keep the ids, not the text) is forgotten again once the backup's copy is back.
-      const forgottenSince = existsSync(target) && !o.bringBackForgotten ? forgottenIds(target) : [];
-      // Forgotten again in a copy beside the database first, and that copy goes in whole: restored
-      // straight into the live file, a restore that stopped before forgetting again (killed, a
-      // config.json it could not read) left those memories back for good, their tombstones gone.
-      removeStaleTemps(target);
-      const staged = forgottenSince.length > 0 ? tempPath(target, "restoring") : null;
-      const release = staged ? removeOnInterrupt(staged) : () => undefined;
-      let again = 0;
+      // The restore marks itself first, so a server starting from now on refuses (or is seen here).
+      const unmark = markRestoring(target);
       try {
-        if (staged) {
-          await copyFile(src, staged);
-          again = await forgetAgain(staged, forgottenSince);
-        }
-        // The backup API in the other direction: into the live file in one transaction, under its locks.
-        await copyFile(staged ?? src, target);
+        refuseWhileServed(target, o.force === true);
+        await restore(src, target, o);
       } finally {
-        if (staged) removeTemp(staged);
-        release();
+        unmark();
       }
-      const db = openDatabase(target);
-      process.stdout.write(`restored ${r.memories - again} memories from ${src} (schema now ${schemaVersion(db)})\n`);
-      if (again > 0) process.stdout.write(`${again} of them had been forgotten after this backup was made and were forgotten again (--bring-back-forgotten keeps them)\n`);
-      db.close();
     });
+}
+
+/** Throw, naming them and the fix, when servers use `target` (unless `force`). */
+function refuseWhileServed(target: string, force: boolean): void {
+  const serving = force ? [] : servingProcesses(target);
+  if (serving.length > 0) {
+    const who = serving.map((p) => `pid ${p.pid}${p.what ? ` (${p.what}${p.since ? `, since ${p.since}` : ""})` : ""}`).join(", ");
+    throw new Error(
+      `cannot restore into ${target} while a server uses it: ${who}; stop ${serving.length === 1 ? "it" : "them"} first (Ctrl-C in its terminal, kill ${serving.map((p) => p.pid).join(" ")}, or end the Infinity session that started it), then restore again; --force restores anyway`,
+    );
+  }
+}
+
+async function restore(src: string, target: string, o: { bringBackForgotten?: boolean; force?: boolean }): Promise<void> {
+    // SQLite's own words for these were "unable to open database file" and "Cannot save backup
+    // because the directory does not exist", naming neither the path nor the fix
+    const folder = dirname(target);
+    if (!existsSync(folder)) throw new Error(`cannot restore into ${target}: the folder ${folder} does not exist; create it first`);
+    if (!statSync(folder).isDirectory()) throw new Error(`cannot restore into ${target}: ${folder} is a file, not a folder; check --db`);
+    if (existsSync(target) && statSync(target).isDirectory()) throw new Error(`cannot restore into ${target}: it is a directory; give the database file inside it (memory.db)`);
+    const r = verifyFile(src);
+    if (r.integrity !== "ok") throw new Error(`${src} failed its integrity check (${r.integrity}); not restoring`);
+    const latest = Math.max(...MIGRATIONS.map((m) => m.version));
+    // restored, a newer schema would leave a database this build cannot open
+    if (r.schema_version > latest) throw new Error(`${src} has schema ${r.schema_version}, newer than this build understands (${latest}); restore it with the build that made it, or upgrade infinity-memory`);
+    // A forget is meant to be for good: what the database forgot after the backup was made (its
+    // tombstones keep the ids, not the text) is forgotten again once the backup's copy is back.
+    const forgottenSince = existsSync(target) && !o.bringBackForgotten ? forgottenIds(target) : [];
+    // Forgotten again in a copy beside the database first, and that copy goes in whole: restored
+    // straight into the live file, a restore that stopped before forgetting again (killed, a
+    // config.json it could not read) left those memories back for good, their tombstones gone.
+    removeStaleTemps(target);
+    const staged = forgottenSince.length > 0 ? tempPath(target, "restoring") : null;
+    const release = staged ? removeOnInterrupt(staged) : () => undefined;
+    let again = 0;
+    try {
+      if (staged) {
+        await copyFile(src, staged);
+        again = await forgetAgain(staged, forgottenSince);
+      }
+      // a server that started while the copy was staged (one that did not see the mark) is caught here
+      refuseWhileServed(target, o.force === true);
+      // The backup API in the other direction: into the live file in one transaction, under its locks.
+      await copyFile(staged ?? src, target);
+    } finally {
+      if (staged) removeTemp(staged);
+      release();
+    }
+    const db = openDatabase(target);
+    process.stdout.write(`restored ${r.memories - again} memories from ${src} (schema now ${schemaVersion(db)})\n`);
+    if (again > 0) process.stdout.write(`${again} of them had been forgotten after this backup was made and were forgotten again (--bring-back-forgotten keeps them)\n`);
+    db.close();
 }
 
 /** Copy one SQLite file into another (created or replaced in one transaction). */

@@ -31,7 +31,7 @@ import { isLoopbackHost } from "../../core/loopback.js";
 import { listenProblem } from "../listen-errors.js";
 import { processGone, removeStaleTemps } from "../temp-files.js";
 import { dropKilledRebuild } from "../../stores/sqlite/memory-fts.js";
-import { markServing } from "../serving-marks.js";
+import { claimServing } from "../serving-marks.js";
 import { setLogger as setGrpcLogger } from "@grpc/grpc-js";
 import { format } from "node:util";
 
@@ -181,15 +181,22 @@ async function serve(o: ServeOptions): Promise<void> {
     await ctx.close();
     throw e;
   }
-  // a restore killed outright left its staged copy of every memory beside the database
   if ("dbPath" in ctx) {
+    // restore refuses to swap the file under a running server: it looks for this mark; and a
+    // restore under way (its own mark) keeps the server from starting on a file about to be replaced
+    try {
+      claimServing((ctx as MemoryContext).dbPath, `serve --toolset ${o.toolset}${embedded ? " (command server)" : ""}`);
+    } catch (e) {
+      logger.fatal({ err: e }, "a restore is replacing the database; not starting");
+      await ctx.close();
+      throw e;
+    }
+    // a restore killed outright left its staged copy of every memory beside the database
     const stale = removeStaleTemps((ctx as MemoryContext).dbPath);
     if (stale.length > 0) logger.info({ removed: stale }, "removed what an interrupted restore left beside the database");
     // a memory reindex killed outright left its half-built index, which every write kept feeding
     const rebuild = dropKilledRebuild((ctx as MemoryContext).db, processGone);
     if (rebuild !== null) logger.info({ pid: rebuild }, "removed the half-built word index a killed memory reindex left");
-    // restore refuses to swap the file under a running server: it looks for this mark
-    markServing((ctx as MemoryContext).dbPath, `serve --toolset ${o.toolset}${embedded ? " (command server)" : ""}`);
   }
   const stores = ctx.backend;
   // With row-level security (postgres …?rls=1) every store call must run as a user or as system

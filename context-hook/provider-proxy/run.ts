@@ -7,7 +7,7 @@ import type { MemoryConfig } from "../../core/config.js";
 import { dataHome, loadConfig, openAnyMemory, type AnyMemoryContext } from "../../cli/context.js";
 import { openInfinityHome } from "../../stores/infinity-files/home.js";
 import { fileLogger, installCrashGuards, installShutdown } from "../../toolsets/rap/command-server.js";
-import { markServing } from "../../cli/serving-marks.js";
+import { claimServing } from "../../cli/serving-marks.js";
 import { AncestorCache, resolveThreadContext } from "../thread-context.js";
 import { createBuilder } from "./builder.js";
 import { ProviderProxyServer } from "./server.js";
@@ -52,8 +52,9 @@ export async function runProviderProxy(o: ProviderProxyOptions): Promise<void> {
     // --db, else INFINITY_MEMORY_DB (the daemon passes its environment on), else the home's file:
     // the same store the daemon's memory command servers use, SQLite or PostgreSQL.
     memory = await openAnyMemory({ location: o.dbPath, config });
-    // restore refuses to swap the file under a running process: it looks for this mark
-    if ("dbPath" in memory) markServing((memory as { dbPath: string }).dbPath, "provider-proxy");
+    // restore refuses to swap the file under a running process: it looks for this mark; a
+    // restore under way keeps the proxy from starting (the error names it)
+    if ("dbPath" in memory) claimServing((memory as { dbPath: string }).dbPath, "provider-proxy");
     const ctx = { memory, logger };
     // The tokenizer loads while the upstream starts; neither is left behind when the other fails.
     const [built, started] = await Promise.allSettled([

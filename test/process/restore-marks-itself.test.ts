@@ -1,0 +1,122 @@
+// restore refused while a server ran, but did not mark itself: a server (standalone, a daemon
+// command server, provider-proxy) started while a restore was copying was not refused, and got its
+// database replaced beneath it. Now a running restore leaves `.NAME.PID.restoring-mark`, a server
+// refuses to start while that restore lives (naming its pid; the fix is to wait), a killed
+// restore's mark blocks nothing, and restore looks for servers again just before the final copy.
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { existsSync, readdirSync, rmSync, watch } from "node:fs";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import Database from "better-sqlite3";
+import { describe, expect, it } from "vitest";
+import { CLI, runCli } from "../helpers/cli.js";
+import { tempDir } from "../helpers/tmp.js";
+
+function start(args: string[], env: Record<string, string>) {
+  const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  let out = "";
+  let err = "";
+  child.stdout!.on("data", (d: Buffer) => (out += d.toString()));
+  child.stderr!.on("data", (d: Buffer) => (err += d.toString()));
+  const exited = new Promise<{ code: number | null; signal: string | null }>((r) => child.on("exit", (code, signal) => r({ code, signal })));
+  return { child, exited, stdout: () => out, stderr: () => err };
+}
+
+/** Resolves once a file matching `pattern` is in `dir`. */
+function appears(dir: string, pattern: RegExp, child: ChildProcess): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const look = () => {
+      const name = readdirSync(dir).find((f) => pattern.test(f));
+      if (!name) return;
+      clearInterval(timer);
+      watcher.close();
+      resolve(name);
+    };
+    const watcher = watch(dir, look);
+    const timer = setInterval(look, 2);
+    child.once("exit", (code) => {
+      clearInterval(timer);
+      watcher.close();
+      reject(new Error(`the command ended (${code}) before ${pattern} appeared`));
+    });
+  });
+}
+
+/** `serve` that is expected to refuse (a short timeout instead of hanging when it starts). */
+function serveOnce(db: string, dir: string, env: Record<string, string>) {
+  return spawnSync(process.execPath, [CLI, "serve", "--port", "0", "--db", db, "--log", join(dir, "s.log")], { env: { ...process.env, ...env }, encoding: "utf8", timeout: 15_000 });
+}
+
+async function standalone(db: string, dir: string, env: Record<string, string>): Promise<{ child: ChildProcess; exited: Promise<unknown> }> {
+  const child = spawn(process.execPath, [CLI, "serve", "--port", "0", "--db", db, "--log", join(dir, "s2.log")], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "ignore"] });
+  const exited = new Promise((r) => child.on("exit", r));
+  await new Promise<void>((resolve) => createInterface({ input: child.stdout! }).on("line", (l) => l.includes("listening on") && resolve()));
+  return { child, exited };
+}
+
+describe("a restore under way and servers starting", () => {
+  it("a server refuses to start while a restore runs; restore catches one started during its staging; a killed restore blocks nothing", async () => {
+    const dir = tempDir();
+    const db = join(dir, "memory.db");
+    const backup = join(dir, "b.db");
+    const env = { INFINITY_MEMORY_HOME: dir, INFINITY_MEMORY_USER: "alice" };
+    expect(runCli(["memory", "add", "The standup moved to 9:30", "--db", db], env).status).toBe(0);
+    expect(runCli(["backup", "--out", backup, "--db", db], env).status).toBe(0);
+    // a large backup, so the restore is caught while it stages its copy
+    const b = new Database(backup);
+    const fill = b.prepare(`INSERT INTO audit_log (at, actor, action, target_kind, target_id, detail) VALUES (?, 'user', 'create', 'memory', ?, ?)`);
+    b.transaction(() => {
+      for (let i = 0; i < 10_000; i++) fill.run(i, `mem_fill_${i}`, JSON.stringify({ note: "x".repeat(2000) }));
+    })();
+    b.close();
+    expect(runCli(["memory", "add", "The retro is on Fridays", "--db", db], env).status).toBe(0);
+    // a forget since the backup: the restore stages a copy to forget it again
+    const id = (JSON.parse(runCli(["memory", "search", "standup", "--json", "--db", db], env).stdout.split("\n")[0]!) as { id: string }).id;
+    expect(runCli(["memory", "forget", id, "--db", db], env).status).toBe(0);
+
+    // 1. a restore frozen mid-staging: serve refuses, naming it
+    const run = start(["restore", backup, "--db", db], env);
+    await appears(dir, /^\.memory\.db\.\d+\.restoring$/, run.child);
+    run.child.kill("SIGSTOP");
+    const mark = `.memory.db.${run.child.pid}.restoring-mark`;
+    expect(existsSync(join(dir, mark))).toBe(true);
+    const refused = serveOnce(db, dir, env);
+    expect(refused.status).toBe(1);
+    expect(refused.stderr).toContain(`cannot serve ${db}: a restore is replacing it (pid ${run.child.pid}, since `);
+    expect(refused.stderr).toContain("wait for the restore to finish, then start again");
+    expect(readdirSync(dir).filter((f) => f.endsWith(".serving"))).toEqual([]);
+
+    // 2. a server that started without seeing the mark (here: it is taken away) is caught before the final copy
+    rmSync(join(dir, mark));
+    const s = await standalone(db, dir, env);
+    try {
+      run.child.kill("SIGCONT");
+      expect((await run.exited).code).toBe(1);
+      expect(run.stderr()).toContain(`cannot restore into ${db} while a server uses it: pid ${s.child.pid} (serve --toolset memory`);
+      expect(run.stdout()).toBe("");
+    } finally {
+      s.child.kill("SIGINT");
+      await s.exited;
+    }
+    // nothing was swapped: the memory added after the backup is still there, and nothing is left
+    expect(runCli(["memory", "search", "retro", "--db", db], env).stdout).toContain("Fridays");
+    expect(readdirSync(dir).filter((f) => f.includes("restoring"))).toEqual([]);
+
+    // 3. a restore killed outright: its mark blocks nothing and goes with the next server
+    const killed = start(["restore", backup, "--db", db], env);
+    await appears(dir, /^\.memory\.db\.\d+\.restoring$/, killed.child);
+    killed.child.kill("SIGKILL");
+    await killed.exited;
+    expect(readdirSync(dir)).toContain(`.memory.db.${killed.child.pid}.restoring-mark`);
+    const s2 = await standalone(db, dir, env);
+    s2.child.kill("SIGINT");
+    await s2.exited;
+    expect(readdirSync(dir).filter((f) => f.includes("restoring"))).toEqual([]);
+
+    // 4. a restore that ran its course leaves no mark
+    const done = runCli(["restore", backup, "--db", db], env);
+    expect(done.stdout).toMatch(/^restored 0 memories/);
+    expect(done.stdout).toContain("1 of them had been forgotten after this backup was made and were forgotten again");
+    expect(readdirSync(dir).filter((f) => f.includes("restoring"))).toEqual([]);
+  }, 120_000);
+});
