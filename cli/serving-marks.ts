@@ -58,7 +58,7 @@ function mark(db: string, kind: MarkKind, what: string, now: Date): () => void {
   const path = markPath(db, process.pid, kind);
   // a mark that cannot be written (a read-only folder) only costs restore its check
   try {
-    writeFileSync(path, `${JSON.stringify({ pid: process.pid, what, since: now.toISOString() })}\n`, { mode: 0o600 });
+    writeFileSync(path, `${JSON.stringify({ pid: process.pid, what, since: now.toISOString(), start: processStart(process.pid) })}\n`, { mode: 0o600 });
   } catch {
     return () => undefined;
   }
@@ -82,6 +82,22 @@ export function servingProcesses(db: string): ServingMark[] {
 /** The live restores replacing `db`; marks of restores that are gone are removed on the way. */
 export function restoringProcesses(db: string): ServingMark[] {
   return liveMarks(db, "restoring-mark");
+}
+
+/**
+ * When process `pid` started (clock ticks after boot, /proc/PID/stat on Linux): with the pid it
+ * names one process for good, so a pid reused by another program is told apart. Null where it
+ * cannot be read (other systems): the pid alone counts then.
+ */
+export function processStart(pid: number): string | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // the command name (field 2) may hold spaces and ")": the fields after it follow the last ")"
+    const start = stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19]; // field 22, starttime
+    return start && /^\d+$/.test(start) ? start : null;
+  } catch {
+    return null;
+  }
 }
 
 function liveMarks(db: string, kind: MarkKind): ServingMark[] {
@@ -108,9 +124,15 @@ function liveMarks(db: string, kind: MarkKind): ServingMark[] {
     let what: string | null = null;
     let since: string | null = null;
     try {
-      const j = JSON.parse(readFileSync(join(dir, name), "utf8")) as { what?: unknown; since?: unknown };
+      const j = JSON.parse(readFileSync(join(dir, name), "utf8")) as { what?: unknown; since?: unknown; start?: unknown };
       what = typeof j.what === "string" ? j.what : null;
       since = typeof j.since === "string" ? j.since : null;
+      // the pid is taken by another program since the marking process died: that one is gone
+      const now = typeof j.start === "string" ? processStart(pid) : null;
+      if (now !== null && now !== j.start) {
+        rmSync(join(dir, name), { force: true });
+        continue;
+      }
     } catch {
       // a mark being written, or damaged: the pid alone still names the process
     }

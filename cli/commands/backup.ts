@@ -133,7 +133,7 @@ export function registerBackup(program: Command): void {
     .description("replace the database's content with a backup (stop the servers first); memories forgotten since the backup are forgotten again")
     .option("--db <path>", "database file")
     .option("--bring-back-forgotten", "keep memories the database had forgotten after the backup was made (to undo a mistaken forget)")
-    .option("--force", "restore even though a server seems to be using the database (its process id was reused by another program)")
+    .option("--force", "restore even though a server seems to be using the database (its process id was reused by another program; Linux tells these apart by itself)")
     .action(async (file: string, o: { db?: string; bringBackForgotten?: boolean; force?: boolean }) => {
       const src = resolve(file);
       const target = sqliteFile(o.db);

@@ -3,7 +3,7 @@
 // beneath it. Now a server marks the database while it runs (`.NAME.PID.serving`) and restore
 // refuses, naming the process and the fix; a mark left by a server killed outright blocks nothing.
 import { spawn, type ChildProcess } from "node:child_process";
-import { readdirSync } from "node:fs";
+import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { describe, expect, it } from "vitest";
@@ -66,5 +66,33 @@ describe("restore with a server running on the database", () => {
     expect(r.stderr).toBe("");
     expect(r.stdout).toMatch(/^restored 1 memories/);
     expect(marks(dir)).toEqual([]);
+  });
+
+  it.runIf(process.platform === "linux")("a killed server's mark whose pid another program took since is not taken for a server", async () => {
+    const dir = tempDir();
+    const db = join(dir, "memory.db");
+    const env = { INFINITY_MEMORY_HOME: dir, INFINITY_MEMORY_USER: "alice" };
+    expect(runCli(["memory", "add", "The standup moved to 9:30", "--db", db], env).status).toBe(0);
+    expect(runCli(["backup", "--out", join(dir, "b.db"), "--db", db], env).status).toBe(0);
+    const s = await standalone(db, dir, env);
+    s.child.kill("SIGKILL");
+    await s.exited;
+    const left = `.memory.db.${s.child.pid}.serving`;
+    const written = readFileSync(join(dir, left), "utf8");
+    // the pid cannot be made to come round again: the mark the server left is given the pid of
+    // another live program instead, which is what a reuse leaves
+    const other = spawn("sleep", ["60"], { stdio: "ignore" });
+    const otherExited = new Promise((r) => other.on("exit", r));
+    try {
+      rmSync(join(dir, left));
+      writeFileSync(join(dir, `.memory.db.${other.pid}.serving`), written);
+      const r = runCli(["restore", join(dir, "b.db"), "--db", db], env);
+      expect(r.stderr).toBe("");
+      expect(r.stdout).toMatch(/^restored 1 memories/);
+      expect(marks(dir)).toEqual([]);
+    } finally {
+      other.kill("SIGKILL");
+      await otherExited;
+    }
   });
 });
