@@ -9,10 +9,10 @@ import { backendKindOf, maskLocation } from "../../stores/backend.js";
 import { copyDatabase, openDatabase, schemaVersion } from "../../stores/sqlite/database.js";
 import { createPrivateFile } from "../../stores/private-files.js";
 import { ftsPurge } from "../../stores/sqlite/fts-purge.js";
-import { dropRebuild } from "../../stores/sqlite/memory-fts.js";
+import { dropRebuild, runningRebuild } from "../../stores/sqlite/memory-fts.js";
 import { MIGRATIONS } from "../../stores/sqlite/migrations.js";
 import { databaseLocation, missingDatabase, openMemory } from "../context.js";
-import { placeNoReplace, removeOnInterrupt, removeStaleTemps, removeTemp, tempPath } from "../temp-files.js";
+import { placeNoReplace, processGone, removeOnInterrupt, removeStaleTemps, removeTemp, tempPath } from "../temp-files.js";
 import { markRestoring, servingProcesses } from "../serving-marks.js";
 
 export interface VerifyReport {
@@ -143,6 +143,7 @@ export function registerBackup(program: Command): void {
       const unmark = markRestoring(target);
       try {
         refuseWhileServed(target, o.force === true);
+        if (!o.force) refuseWhileReindexed(target);
         await restore(src, target, o);
       } finally {
         unmark();
@@ -159,6 +160,28 @@ function refuseWhileServed(target: string, force: boolean): void {
       `cannot restore into ${target} while a server uses it: ${who}; stop ${serving.length === 1 ? "it" : "them"} first (Ctrl-C in its terminal, kill ${serving.map((p) => p.pid).join(" ")}, or end the Infinity session that started it), then restore again; --force restores anyway`,
     );
   }
+}
+
+/**
+ * Throw when a `memory reindex` rebuilds `target`'s word index: replaced under it, the restored
+ * file got the reindex's index of the old content (searches found memories the backup lacks).
+ */
+function refuseWhileReindexed(target: string): void {
+  let db: Database.Database;
+  try {
+    db = new Database(target, { readonly: true, fileMustExist: true });
+  } catch {
+    return; // no database yet (or none SQLite opens): nothing rebuilds it
+  }
+  let pid: number | null = null;
+  try {
+    pid = runningRebuild(db, processGone);
+  } catch {
+    // not an infinity-memory database: the restore replaces it whole
+  } finally {
+    db.close();
+  }
+  if (pid !== null) throw new Error(`cannot restore into ${target} while memory reindex (pid ${pid}) rebuilds its word index; wait for the reindex to finish, then restore again; --force restores anyway`);
 }
 
 async function restore(src: string, target: string, o: { bringBackForgotten?: boolean; force?: boolean }): Promise<void> {

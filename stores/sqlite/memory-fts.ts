@@ -246,6 +246,13 @@ export function dropRebuild(db: Db): void {
   db.exec(`DROP TABLE IF EXISTS ${REBUILD_DIRTY}; DROP TABLE IF EXISTS ${REBUILD_TABLE}; DROP TABLE IF EXISTS ${REBUILD_STATE}`);
 }
 
+/** The pid of the reindex rebuilding this database's word index right now, or null. */
+export function runningRebuild(db: Db, gone: (pid: number) => boolean): number | null {
+  if (!db.prepare(`SELECT 1 FROM sqlite_schema WHERE name = ?`).get(REBUILD_STATE)) return null;
+  const state = db.prepare(`SELECT pid FROM ${REBUILD_STATE}`).get() as { pid: number } | undefined;
+  return state && !gone(state.pid) ? state.pid : null;
+}
+
 /**
  * What a reindex killed part-way left (its half-built index, notes and triggers), removed when its
  * process is gone: until then every write to the database also noted its row there. Returns the

@@ -4,7 +4,7 @@
 // refuses to start while that restore lives (naming its pid; the fix is to wait), a killed
 // restore's mark blocks nothing, and restore looks for servers again just before the final copy.
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { existsSync, readdirSync, rmSync, watch } from "node:fs";
+import { existsSync, readdirSync, rmSync, watch, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import Database from "better-sqlite3";
@@ -118,5 +118,39 @@ describe("a restore under way and servers starting", () => {
     expect(done.stdout).toMatch(/^restored 0 memories/);
     expect(done.stdout).toContain("1 of them had been forgotten after this backup was made and were forgotten again");
     expect(readdirSync(dir).filter((f) => f.includes("restoring"))).toEqual([]);
+  }, 120_000);
+
+  it("restore refuses while memory reindex rebuilds the word index, naming its pid; goes ahead once it finished", async () => {
+    const dir = tempDir();
+    const db = join(dir, "memory.db");
+    const env = { INFINITY_MEMORY_HOME: dir, INFINITY_MEMORY_USER: "alice" };
+    const lines = join(dir, "in.jsonl");
+    writeFileSync(lines, Array.from({ length: 4000 }, (_, i) => JSON.stringify({ content: `Note ${i}: the build server number ${i} runs the nightly job` })).join("\n"));
+    expect(runCli(["memory", "import", lines, "--batch", "4000", "--db", db], env).status).toBe(0);
+    expect(runCli(["backup", "--out", join(dir, "b.db"), "--db", db], env).status).toBe(0);
+    const reindex = start(["memory", "reindex", "--db", db], env);
+    const reader = new Database(db, { readonly: true });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        const timer = setInterval(() => {
+          if (!reader.prepare(`SELECT 1 FROM sqlite_schema WHERE name = 'memory_fts_rebuild'`).get()) return;
+          clearInterval(timer);
+          reindex.child.kill("SIGSTOP");
+          resolve();
+        }, 2);
+        reindex.child.once("exit", (c) => { clearInterval(timer); reject(new Error(`reindex ended (${c}) before its rebuild was seen`)); });
+      });
+    } finally {
+      reader.close();
+    }
+    const r = runCli(["restore", join(dir, "b.db"), "--db", db], env);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain(`cannot restore into ${db} while memory reindex (pid ${reindex.child.pid}) rebuilds its word index; wait for the reindex to finish, then restore again`);
+    reindex.child.kill("SIGCONT");
+    expect((await reindex.exited).code).toBe(0);
+    expect(reindex.stderr()).toBe("");
+    const after = runCli(["restore", join(dir, "b.db"), "--db", db], env);
+    expect(after.stdout).toMatch(/^restored 4000 memories/);
+    expect(runCli(["memory", "search", "Note 1234", "--db", db], env).stdout).toContain("number 1234");
   }, 120_000);
 });
