@@ -248,9 +248,14 @@ export function dropRebuild(db: Db): void {
 
 /** The pid of the reindex rebuilding this database's word index right now, or null. */
 export function runningRebuild(db: Db, gone: (pid: number) => boolean): number | null {
+  const pid = rebuildPid(db);
+  return pid && !gone(pid) ? pid : null;
+}
+
+/** The pid a rebuild under way (or killed) recorded: 0 when it recorded none, null when there is no rebuild. */
+function rebuildPid(db: Db): number | null {
   if (!db.prepare(`SELECT 1 FROM sqlite_schema WHERE name = ?`).get(REBUILD_STATE)) return null;
-  const state = db.prepare(`SELECT pid FROM ${REBUILD_STATE}`).get() as { pid: number } | undefined;
-  return state && !gone(state.pid) ? state.pid : null;
+  return (db.prepare(`SELECT pid FROM ${REBUILD_STATE}`).get() as { pid: number } | undefined)?.pid ?? 0;
 }
 
 /**
@@ -260,11 +265,10 @@ export function runningRebuild(db: Db, gone: (pid: number) => boolean): number |
  */
 export function dropKilledRebuild(db: Db, gone: (pid: number) => boolean): number | null {
   return db.transaction(() => {
-    if (!db.prepare(`SELECT 1 FROM sqlite_schema WHERE name = ?`).get(REBUILD_STATE)) return null;
-    const state = db.prepare(`SELECT pid FROM ${REBUILD_STATE}`).get() as { pid: number } | undefined;
-    if (state && !gone(state.pid)) return null;
+    const pid = rebuildPid(db);
+    if (pid === null || (pid && !gone(pid))) return null;
     dropRebuild(db);
-    return state?.pid ?? 0;
+    return pid;
   }).immediate();
 }
 
@@ -296,10 +300,8 @@ export interface RecreateOptions {
 export function recreateWordIndex(db: Db, opts: RecreateOptions = { pid: process.pid, gone: () => false }): void {
   const batch = opts.batch ?? REBUILD_BATCH;
   const last = db.transaction(() => {
-    const state = db.prepare(`SELECT name FROM sqlite_schema WHERE name = ?`).get(REBUILD_STATE)
-      ? (db.prepare(`SELECT pid FROM ${REBUILD_STATE}`).get() as { pid: number } | undefined)
-      : undefined;
-    if (state && state.pid !== opts.pid && !opts.gone(state.pid)) throw new RebuildRunning(state.pid);
+    const pid = rebuildPid(db);
+    if (pid && pid !== opts.pid && !opts.gone(pid)) throw new RebuildRunning(pid);
     dropRebuild(db); // what a killed reindex left
     db.exec(`${wordIndexDdl(REBUILD_TABLE)}
       CREATE TABLE ${REBUILD_STATE} (pid INTEGER NOT NULL); CREATE TABLE ${REBUILD_DIRTY} (rowid INTEGER PRIMARY KEY);`);
