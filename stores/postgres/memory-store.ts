@@ -227,6 +227,14 @@ export class PgMemoryStore implements MemoryStore {
     return this.guard!.forWrite(texts);
   }
 
+  /** Row-locked to the commit, each still has the status its caller read, or StatusChangedError. */
+  private async lockExpected(c: Q, expect: ReadonlyMap<string, MemoryStatus> | undefined): Promise<void> {
+    for (const [id, want] of expect ?? []) {
+      const now = (await c.query<{ status: MemoryStatus }>(`SELECT status FROM memories WHERE id = $1 FOR UPDATE`, [id])).rows[0]?.status ?? null;
+      if (now !== want) throw new StatusChangedError(id, want, now);
+    }
+  }
+
   private async putVector(c: Q, rowid: number, rec: NewMemory, v: Float32Array | null | undefined): Promise<void> {
     // an all-zero vector points nowhere: it would score every query alike
     if (!isUsable(v) || !this.vectorsOn) return;
@@ -590,10 +598,7 @@ export class PgMemoryStore implements MemoryStore {
       await this.lockScopes(c, [key]);
       // row-locked until commit: a forget (or correction) of what this record proposes to correct,
       // made since the caller read it, leaves nothing in that lineage to be confirmed back later
-      for (const [id, want] of opts.expect ?? []) {
-        const now = (await c.query<{ status: MemoryStatus }>(`SELECT status FROM memories WHERE id = $1 FOR UPDATE`, [id])).rows[0]?.status ?? null;
-        if (now !== want) throw new StatusChangedError(id, want, now);
-      }
+      await this.lockExpected(c, opts.expect);
       const dup = (await c.query<{ id: string }>(`SELECT id FROM memories WHERE vis_key = $1 AND content_hash = $2 AND ${CURRENT_DUP} LIMIT 1`, [key, rec.contentHash, rec.createdAt])).rows[0];
       if (dup) throw new DuplicateMemoryError(dup.id);
       mine.rowid = await this.insertRow(c, rec, vec);
@@ -829,10 +834,7 @@ export class PgMemoryStore implements MemoryStore {
     const out = await this.db.tx(async (c) => {
       left.length = 0;
       // locked and checked before any claim; the rows stay locked to the commit
-      for (const [id, want] of opts.expect ?? []) {
-        const now = (await c.query<{ status: MemoryStatus }>(`SELECT status FROM memories WHERE id = $1 FOR UPDATE`, [id])).rows[0]?.status ?? null;
-        if (now !== want) throw new StatusChangedError(id, want, now);
-      }
+      await this.lockExpected(c, opts.expect);
       const claimed: MemoryRow[] = [];
       const around = new Set<number>();
       for (const id of ids) {
@@ -873,10 +875,7 @@ export class PgMemoryStore implements MemoryStore {
     const out = await this.db.tx(async (c) => {
       left.length = 0;
       // locked and checked before any purge; the rows stay locked to the commit
-      for (const [id, want] of opts.expect ?? []) {
-        const now = (await c.query<{ status: MemoryStatus }>(`SELECT status FROM memories WHERE id = $1 FOR UPDATE`, [id])).rows[0]?.status ?? null;
-        if (now !== want) throw new StatusChangedError(id, want, now);
-      }
+      await this.lockExpected(c, opts.expect);
       const purged: string[] = [];
       const around = new Set<number>();
       for (const id of ids) {

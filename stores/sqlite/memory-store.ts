@@ -322,10 +322,7 @@ export class SqliteMemoryStore implements MemoryStore {
     const change = this.db.transaction(() => {
       // under the write lock: a forget (or correction) of what this record proposes to correct,
       // made since the caller read it, leaves nothing in that lineage to be confirmed back later
-      for (const [id, want] of opts.expect ?? []) {
-        const now = (this.st.byId!.get(id) as MemoryRow | undefined)?.status ?? null;
-        if (now !== want) throw new StatusChangedError(id, want, now);
-      }
+      this.checkExpected(opts.expect);
       // checked again under the write lock: another process may have written it since the caller looked
       const dup = this.st.dupId!.get(key, rec.contentHash, rec.createdAt) as { id: string } | undefined;
       if (dup) throw new DuplicateMemoryError(dup.id);
@@ -387,6 +384,14 @@ export class SqliteMemoryStore implements MemoryStore {
     // [semantic channel] the new memories join their scopes' loaded indexes (a large batch drops them)
     this.indexChanged(changes);
     return out;
+  }
+
+  /** Inside a write transaction: each still has the status its caller read, or StatusChangedError. */
+  private checkExpected(expect: ReadonlyMap<string, MemoryStatus> | undefined): void {
+    for (const [id, want] of expect ?? []) {
+      const now = (this.st.byId!.get(id) as MemoryRow | undefined)?.status ?? null;
+      if (now !== want) throw new StatusChangedError(id, want, now);
+    }
   }
 
   async supersede(previousId: string, next: NewMemory, audit: AuditEntry, opts: { expect?: MemoryStatus } = {}): Promise<MemoryRecord> {
@@ -481,10 +486,7 @@ export class SqliteMemoryStore implements MemoryStore {
     const claimed: string[] = [];
     const changes = this.db.transaction(() => {
       // every condition before any claim (a decision made elsewhere since the caller's read wins)
-      for (const [id, want] of opts.expect ?? []) {
-        const now = (this.st.byId!.get(id) as MemoryRow | undefined)?.status ?? null;
-        if (now !== want) throw new StatusChangedError(id, want, now);
-      }
+      this.checkExpected(opts.expect);
       const left = new Map<string, number[]>();
       const around = new Set<number>();
       for (const id of ids) {
@@ -514,10 +516,7 @@ export class SqliteMemoryStore implements MemoryStore {
     const around = new Set<number>();
     const changes = this.db.transaction(() => {
       // every condition before any purge: the vector index is changed outside the transaction
-      for (const [id, want] of opts.expect ?? []) {
-        const now = (this.st.byId!.get(id) as MemoryRow | undefined)?.status ?? null;
-        if (now !== want) throw new StatusChangedError(id, want, now);
-      }
+      this.checkExpected(opts.expect);
       const left = new Map<string, number[]>();
       for (const id of ids) {
         const row = this.st.byId!.get(id) as MemoryRow | undefined;
