@@ -1,6 +1,7 @@
 // A conversation reader whose first history read waits until the test releases it: an indexing
 // run caught mid-way, as a run over many threads would be, while the test changes the world.
 import type { ConversationReader } from "../../stores/infinity/traits.js";
+import type { ToleratedEntry } from "../../stores/traits.js";
 
 export function pauseFirstLoad(inner: ConversationReader): { reader: ConversationReader; loaded: Promise<void>; release: () => void } {
   let release!: () => void;
@@ -24,4 +25,19 @@ export function pauseFirstLoad(inner: ConversationReader): { reader: Conversatio
     },
   });
   return { reader, loaded, release };
+}
+
+/** the reader as a version that did not know the messages `ids` are: it leaves them out */
+export function olderReader(inner: ConversationReader, ids: Set<string>): ConversationReader {
+  return new Proxy(inner, {
+    get(target, prop, receiver) {
+      if (prop === "messageFormat") return () => "an-older-format";
+      if (prop === "loadMessagesTolerant") {
+        return async (...args: [string, number?, number?]) =>
+          (await target.loadMessagesTolerant!(...args)).map((e): ToleratedEntry => (ids.has(e[1]) ? [null, e[1], "hologram"] : e));
+      }
+      const v = Reflect.get(target, prop, receiver) as unknown;
+      return typeof v === "function" ? v.bind(target) : v;
+    },
+  });
 }

@@ -13,27 +13,14 @@ import { scopeResolver } from "../../core/learning/scope.js";
 import { LearningService } from "../../core/learning/service.js";
 import { LearningWorker } from "../../core/learning/worker.js";
 import { SqliteLearningStore } from "../../stores/sqlite/learning-store.js";
-import type { ConversationReader, ToleratedEntry } from "../../stores/traits.js";
+import type { ConversationReader } from "../../stores/traits.js";
 import { copiedHome } from "../helpers/session-home.js";
+import { olderReader } from "../helpers/paused-reader.js";
 import { openTestMemory } from "../helpers/memory.js";
 import { msg } from "./world.js";
 
 const SESSION = "0f6b3c9a-1d7e-4f25-8b4a-6e9c2d1f7a35";
 
-/** the reader as a version that did not know the messages `ids` are: it leaves them out */
-function olderReader(inner: ConversationReader, ids: Set<string>): ConversationReader {
-  return new Proxy(inner, {
-    get(target, prop, receiver) {
-      if (prop === "messageFormat") return () => "an-older-format";
-      if (prop === "loadMessagesTolerant") {
-        return async (...args: [string, number?, number?]) =>
-          (await target.loadMessagesTolerant!(...args)).map((e): ToleratedEntry => (ids.has(e[1]) ? [null, e[1], "hologram"] : e));
-      }
-      const v = Reflect.get(target, prop, receiver) as unknown;
-      return typeof v === "function" ? v.bind(target) : v;
-    },
-  });
-}
 
 function learner(m: ReturnType<typeof openTestMemory>, reader: ConversationReader) {
   const config = defaultConfig({ localUser: "alice" });

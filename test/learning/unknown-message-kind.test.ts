@@ -3,15 +3,12 @@
 // at their own positions, and the unknown kind is logged once per thread. Before, the strict read
 // failed the thread on every pass until its retries ran out and it was dropped, unlearned.
 // Real server process, the daemon's file layout on disk.
-import { spawn } from "node:child_process";
 import { cpSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { createInterface } from "node:readline";
 import { describe, expect, it } from "vitest";
 import { openDatabase } from "../../stores/sqlite/database.js";
-import { CLI } from "../helpers/cli.js";
 import { tempDir } from "../helpers/tmp.js";
-import { msg } from "./world.js";
+import { msg, serveLearningFrom } from "./world.js";
 
 const SESSION = "0f6b3c9a-1d7e-4f25-8b4a-6e9c2d1f7a35";
 
@@ -41,15 +38,7 @@ describe("the learning worker over a thread holding a message kind from a newer 
       [msg.text("All 4 pass."), "m4"],
     ];
     writeFileSync(threadFile, JSON.stringify({ messages, compaction_summaries: [] }, null, 2));
-    writeFileSync(join(dir, "config.json"), JSON.stringify({ learning: { worker: { intervalMs: 50 } } }));
-    const log = join(dir, "serve.log");
-    const child = spawn(
-      process.execPath,
-      [CLI, "serve", "--toolset", "memory", "--port", "0", "--db", join(dir, "memory.db"), "--sessions-from", `infinity-home:${home}`, "--log", log],
-      { env: { ...process.env, INFINITY_MEMORY_HOME: dir, INFINITY_MEMORY_USER: "alice" }, stdio: ["ignore", "pipe", "inherit"] },
-    );
-    const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));
-    await new Promise<void>((res) => createInterface({ input: child.stdout! }).on("line", (l) => /listening on/.test(l) && res()));
+    const { child, exited, log } = await serveLearningFrom(dir, home);
     const db = openDatabase(join(dir, "memory.db"));
     try {
       const episodes = () => db.prepare(`SELECT start_ord, end_ord, task, candidates_done FROM learning_episodes WHERE thread_id = ? ORDER BY start_ord`).all(SESSION) as {

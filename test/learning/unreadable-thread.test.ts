@@ -3,15 +3,12 @@
 // every pass while it stayed so: no thread after it was ever queued. Now it is logged once and
 // tried again each pass; once it reads, it is learned from too. Real server process, the daemon's
 // file layout on disk.
-import { spawn } from "node:child_process";
 import { cpSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { createInterface } from "node:readline";
 import { describe, expect, it } from "vitest";
 import { openDatabase } from "../../stores/sqlite/database.js";
-import { CLI } from "../helpers/cli.js";
 import { tempDir } from "../helpers/tmp.js";
-import { msg } from "./world.js";
+import { msg, serveLearningFrom } from "./world.js";
 
 const SESSION = "0f6b3c9a-1d7e-4f25-8b4a-6e9c2d1f7a35";
 /** sorts before every thread of the fixture home: discovery meets it first */
@@ -45,15 +42,7 @@ describe("the learning worker over a daemon home with an unreadable thread file"
     writeFileSync(join(home, "threads", `${SESSION}.json`), JSON.stringify(task("Run the tests. I prefer tabs.", "m"), null, 2));
     const damaged = join(home, "threads", `${DAMAGED}.json`);
     writeFileSync(damaged, `{"messages": [[{"kind": "user", "content": {"type": "te`);
-    writeFileSync(join(dir, "config.json"), JSON.stringify({ learning: { worker: { intervalMs: 50 } } }));
-    const log = join(dir, "serve.log");
-    const child = spawn(
-      process.execPath,
-      [CLI, "serve", "--toolset", "memory", "--port", "0", "--db", join(dir, "memory.db"), "--sessions-from", `infinity-home:${home}`, "--log", log],
-      { env: { ...process.env, INFINITY_MEMORY_HOME: dir, INFINITY_MEMORY_USER: "alice" }, stdio: ["ignore", "pipe", "inherit"] },
-    );
-    const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));
-    await new Promise<void>((res) => createInterface({ input: child.stdout! }).on("line", (l) => /listening on/.test(l) && res()));
+    const { child, exited, log } = await serveLearningFrom(dir, home);
     const db = openDatabase(join(dir, "memory.db"));
     const learned = (thread: string) => db.prepare(`SELECT task FROM learning_episodes WHERE thread_id = ? AND candidates_done = 1`).get(thread) as { task: string } | undefined;
     try {

@@ -11,6 +11,11 @@ import { SqliteLearningStore } from "../../stores/sqlite/learning-store.js";
 import { SqliteTraceFeed } from "../../stores/sqlite/learning-trace-feed.js";
 import { SqliteTraceStore } from "../../stores/sqlite/trace-store.js";
 import type { InfinityMessage } from "../../stores/traits.js";
+import { spawn, type ChildProcess } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { CLI } from "../helpers/cli.js";
 import { openTestMemory } from "../helpers/memory.js";
 
 export const msg = {
@@ -49,3 +54,20 @@ export function openWorld(dir: string, opts: { llm?: Llm | null; config?: z.inpu
 }
 
 export type World = ReturnType<typeof openWorld>;
+
+/**
+ * A memory server as the daemon starts one, learning from the daemon home `home` every 50 ms; its
+ * database and log in `dir`. Resolves once it listens.
+ */
+export async function serveLearningFrom(dir: string, home: string): Promise<{ child: ChildProcess; exited: Promise<number | null>; log: string }> {
+  writeFileSync(join(dir, "config.json"), JSON.stringify({ learning: { worker: { intervalMs: 50 } } }));
+  const log = join(dir, "serve.log");
+  const child = spawn(
+    process.execPath,
+    [CLI, "serve", "--toolset", "memory", "--port", "0", "--db", join(dir, "memory.db"), "--sessions-from", `infinity-home:${home}`, "--log", log],
+    { env: { ...process.env, INFINITY_MEMORY_HOME: dir, INFINITY_MEMORY_USER: "alice" }, stdio: ["ignore", "pipe", "inherit"] },
+  );
+  const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));
+  await new Promise<void>((res) => createInterface({ input: child.stdout! }).on("line", (l) => /listening on/.test(l) && res()));
+  return { child, exited, log };
+}

@@ -7,28 +7,14 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { makeSessionSearch, openSources } from "../../cli/sessions.js";
-import type { ConversationReader, ToleratedEntry } from "../../stores/traits.js";
 import { copiedHome } from "../helpers/session-home.js";
+import { olderReader } from "../helpers/paused-reader.js";
 import { openTestMemory } from "../helpers/memory.js";
 
 const SESSION = "0f6b3c9a-1d7e-4f25-8b4a-6e9c2d1f7a35";
 
 const said = (text: string, id: string) => [{ kind: "user", content: { type: "text", text } }, id];
 
-/** the reader as a version that did not know the messages `ids` are: it leaves them out */
-function olderReader(inner: ConversationReader, ids: Set<string>): ConversationReader {
-  return new Proxy(inner, {
-    get(target, prop, receiver) {
-      if (prop === "messageFormat") return () => "an-older-format";
-      if (prop === "loadMessagesTolerant") {
-        return async (...args: [string, number?, number?]) =>
-          (await target.loadMessagesTolerant!(...args)).map((e): ToleratedEntry => (ids.has(e[1]) ? [null, e[1], "hologram"] : e));
-      }
-      const v = Reflect.get(target, prop, receiver) as unknown;
-      return typeof v === "function" ? v.bind(target) : v;
-    },
-  });
-}
 
 describe("messages an older version left out as unknown kinds", () => {
   it("are indexed after the upgrade, and not read again by the same version", async () => {
