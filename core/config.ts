@@ -284,6 +284,12 @@ export const MemoryConfig = z.object({
           autoApproveMargin: z.number().min(0).default(0.2),
           /** with autoApprove, also new skills (their tools are granted from the evidence) */
           autoApproveNewSkills: z.boolean().default(false),
+          /**
+           * an approval under way (status "approving") whose process cannot be checked (it ran on
+           * another machine) counts as stopped after this long: approving it again, or a server's
+           * start-up sweep, then finishes it. One on this machine counts as stopped when its process is gone.
+           */
+          leaseMs: timerMs().default(600_000),
         })
         .prefault({}),
       lifecycle: z

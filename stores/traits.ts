@@ -848,7 +848,20 @@ export interface StoredEvalReport {
 }
 
 export type SkillRequestKind = "publish" | "merge" | "retire";
-export type SkillRequestStatus = "pending" | "approved" | "rejected" | "superseded";
+/**
+ * "approving": a person said yes and the action (publish, retire, merge) is under way; `decidedBy`
+ * and `decidedAt` say who and since when. A decline is refused meanwhile; approving it again after
+ * its process stopped finishes it. Stored as a pending row with its claim columns set (Aurora DSQL
+ * cannot change the status CHECK).
+ */
+export type SkillRequestStatus = "pending" | "approving" | "approved" | "rejected" | "superseded";
+
+/** Who is approving a request, since when, from which process (host:pid:start; null: unrecorded). */
+export interface ApprovalClaim {
+  by: string;
+  at: number;
+  process: string | null;
+}
 
 export interface SkillRequest {
   id: string;
@@ -863,6 +876,8 @@ export interface SkillRequest {
   createdAt: number;
   decidedAt: number | null;
   decidedBy: string | null;
+  /** while approving: the process carrying it out (ApprovalClaim.process), else null */
+  approvingProcess: string | null;
 }
 
 export interface GoldenTask {
@@ -915,12 +930,21 @@ export interface EvolutionStore {
   addReport(r: Omit<StoredEvalReport, "id">): Promise<StoredEvalReport>;
   report(id: number): Promise<StoredEvalReport | null>;
   reportsOf(skillName: string, limit: number): Promise<StoredEvalReport[]>;
-  /** a new pending request supersedes the pending one of the same kind and skill */
-  addRequest(r: Omit<SkillRequest, "status" | "decidedAt" | "decidedBy">): Promise<SkillRequest>;
+  /** a new pending request supersedes the pending one (not one being approved) of the same kind and skill */
+  addRequest(r: Omit<SkillRequest, "status" | "decidedAt" | "decidedBy" | "approvingProcess">): Promise<SkillRequest>;
   request(id: string): Promise<SkillRequest | null>;
   requests(opts?: { status?: SkillRequestStatus; limit?: number }): Promise<SkillRequest[]>;
-  /** false when it was no longer pending */
+  /** false when it was no longer pending (decided, or being approved) */
   decide(id: string, status: "approved" | "rejected", by: string, at: number): Promise<boolean>;
+  /**
+   * pending → approving under `claim`; with `over`, an approving request whose claim is exactly
+   * `over` (a stopped approval taken over) instead. False when it was not so.
+   */
+  claimApproval(id: string, claim: ApprovalClaim, over?: ApprovalClaim): Promise<boolean>;
+  /** approving under exactly `claim` → pending again (its action could not be done); false when not so */
+  releaseApproval(id: string, claim: ApprovalClaim): Promise<boolean>;
+  /** approving under exactly `claim` → approved, decided by `claim.by` at `at`; false when not so */
+  finishApproval(id: string, claim: ApprovalClaim, at: number): Promise<boolean>;
   addGoldenTask(skillName: string, task: string, tools: string[], at: number): Promise<GoldenTask>;
   goldenTasks(skillName: string): Promise<GoldenTask[]>;
   /** set a version's η and write the audit row, in one transaction */

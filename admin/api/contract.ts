@@ -14,7 +14,8 @@ export const ScopeLevel = z.enum(["user", "project", "session", "thread"]);
 export const Trust = z.enum(["user_confirmed", "user_stated", "model_inferred", "tool_output", "imported"]);
 export const MemoryStatus = z.enum(["pending", "active", "superseded", "expired", "deleted"]);
 export const SkillStatus = z.enum(["candidate", "probationary", "active", "retired", "rejected"]);
-export const RequestStatus = z.enum(["pending", "approved", "rejected", "superseded"]);
+/** "approving": approved and its action under way (decidedBy/decidedAt: who, since when); a decline is refused meanwhile */
+export const RequestStatus = z.enum(["pending", "approving", "approved", "rejected", "superseded"]);
 export const ToggleLevel = ScopeLevel;
 
 /** RFC 3339 time as protobuf JSON writes a Timestamp, e.g. "2026-11-30T12:00:00.123Z" */
@@ -440,7 +441,7 @@ export const DiffVersionsResponse = z.object({
 
 export const ListCandidatesRequest = z.strictObject({
   /** requests with this status; default "pending"; "all" for every one */
-  status: z.enum(["pending", "approved", "rejected", "superseded", "all"]).optional(),
+  status: z.enum(["pending", "approving", "approved", "rejected", "superseded", "all"]).optional(),
   /** default 100 */
   limit: z.number().int().min(1).max(500).optional(),
 });

@@ -32,6 +32,7 @@ import { listenProblem } from "../listen-errors.js";
 import { processGone, removeStaleTemps } from "../temp-files.js";
 import { dropKilledRebuild } from "../../stores/sqlite/memory-fts.js";
 import { claimServing } from "../serving-marks.js";
+import { processIds } from "../process-ids.js";
 import { setLogger as setGrpcLogger } from "@grpc/grpc-js";
 import { format } from "node:util";
 
@@ -278,7 +279,7 @@ async function serve(o: ServeOptions): Promise<void> {
   const evolution = learning && config.evolution.enabled
     ? identity.asSystem(() =>
         startEvolution(
-          { store: stores.evolution, learning: learning.service.store, skills: openSkills(ctx).service, config, clock: ctx.clock, llm: learningLlm },
+          { store: stores.evolution, learning: learning.service.store, skills: openSkills(ctx).service, config, clock: ctx.clock, llm: learningLlm, processes: processIds },
           logger,
         ),
       )
@@ -288,7 +289,7 @@ async function serve(o: ServeOptions): Promise<void> {
       ? (() => {
           const skills = openSkills(ctx).service;
           // the learning loop's approval requests are decided here too (skill_review, RAP user_choice)
-          const evo = new EvolutionService({ store: stores.evolution, learning: stores.learning, skills, config, clock: ctx.clock, llm: null });
+          const evo = new EvolutionService({ store: stores.evolution, learning: stores.learning, skills, config, clock: ctx.clock, llm: null, processes: processIds });
           return skillsToolset({ service: skills, toggles: stores.toggles, localUser: config.localUser, projectOf, evolution: config.evolution.enabled ? evo : null, limits: config });
         })()
       : bindCallsToUser(memoryToolset({
@@ -358,6 +359,16 @@ async function serve(o: ServeOptions): Promise<void> {
     },
     (e: unknown) => logger.warn({ err: e }, "finishing unfinished forgets failed"),
   );
+  // A skill request approval whose process stopped between its claim and its decision (status
+  // "approving") is finished as its approver asked, or pending again when its action is refused now.
+  identity
+    .asSystem(() => new EvolutionService({ store: stores.evolution, learning: stores.learning, skills: openSkills(ctx).service, config, clock: ctx.clock, llm: null, processes: processIds }).finishApprovals())
+    .then(
+      (r) => {
+        if (r.finished.length + r.reopened.length > 0) logger.info(r, "finished skill request approvals that a stopped process left part way");
+      },
+      (e: unknown) => logger.warn({ err: e }, "finishing skill request approvals failed"),
+    );
 
   installShutdown(async () => {
     clearInterval(sweep);

@@ -17,6 +17,7 @@ import { shellQuote } from "../../core/shell.js";
 import { oneLine } from "../../core/text.js";
 import { openSkills } from "../skills-context.js";
 import { EvolutionService } from "../../core/learning/evolution.js";
+import { processIds } from "../process-ids.js";
 import type { SkillRequest, StoredEvalReport } from "../../stores/traits.js";
 
 interface Common {
@@ -51,7 +52,7 @@ function withEvolution<T extends Common>(fn: EvoAction<T>) {
     const ctx = await openAnyMemory({ location: o.db, existing: true });
     try {
       const user = o.user ?? ctx.config.localUser;
-      const evo = new EvolutionService({ store: ctx.backend.evolution, learning: ctx.backend.learning, skills: openSkills(ctx).service, config: ctx.config, clock: ctx.clock, llm: null });
+      const evo = new EvolutionService({ store: ctx.backend.evolution, learning: ctx.backend.learning, skills: openSkills(ctx).service, config: ctx.config, clock: ctx.clock, llm: null, processes: processIds });
       await fn(evo, `cli:${user}`, o, ...positional);
     } finally {
       await ctx.close();
@@ -60,7 +61,9 @@ function withEvolution<T extends Common>(fn: EvoAction<T>) {
 }
 
 function requestText(r: SkillRequest, report: StoredEvalReport | null): string {
-  const head = `${r.id} · ${r.kind} ${r.skillName}${r.otherSkill ? ` ← ${r.otherSkill}` : ""}${r.detail.seq ? ` v${String(r.detail.seq)}` : ""} · ${r.status}`;
+  // an approval under way names its approver and since when (a decline is refused meanwhile)
+  const status = r.status === "approving" ? `approving (approved by ${r.decidedBy} at ${new Date(r.decidedAt ?? 0).toISOString()})` : r.status;
+  const head = `${r.id} · ${r.kind} ${r.skillName}${r.otherSkill ? ` ← ${r.otherSkill}` : ""}${r.detail.seq ? ` v${String(r.detail.seq)}` : ""} · ${status}`;
   const lines = [head];
   if (r.kind === "publish") {
     const tools = Array.isArray(r.detail.newTools) ? (r.detail.newTools as string[]) : [];
@@ -261,7 +264,8 @@ export function registerSkills(program: Command): void {
 
   common(cmd.command("requests").description("what the learning loop and the curator ask you to decide, with eval reports").option("--all", "also decided ones").option("--json", "JSON output")).action(
     withEvolution<Common & { all?: boolean; json?: boolean }>(async (evo, _a, o) => {
-      const rows = await evo.requests(o.all ? "all" : "pending");
+      // the open ones: pending, and any whose approval is under way (or stopped part way)
+      const rows = o.all ? await evo.requests("all") : [...(await evo.requests("approving")), ...(await evo.requests("pending"))];
       const withReports = [];
       for (const r of rows) withReports.push({ request: r, report: r.reportId !== null ? await evo.report(r.reportId) : null });
       if (o.json) return out(JSON.stringify(withReports, null, 2));

@@ -15,7 +15,7 @@ import { diffVersions } from "../skills/diff.js";
 import type { SkillDecisionHook, SkillService } from "../skills/service.js";
 import type { SkillDocument } from "../skills/skill-md.js";
 import type { SkillVersion } from "../skills/version.js";
-import type { EvolutionStore, LearningStore, SkillRequest, StoredEvalReport, StoredPolicy } from "../../stores/traits.js";
+import type { ApprovalClaim, EvolutionStore, LearningStore, SkillRequest, StoredEvalReport, StoredPolicy } from "../../stores/traits.js";
 import { driftEta, thumbEta } from "./lifecycle.js";
 import { inducePolicies, type EpisodeRecord } from "./policy.js";
 import { evaluate, outcomeTable, type EvalReport, type ReplayTask } from "./replay.js";
@@ -43,6 +43,17 @@ export function settleFiledRequests(store: EvolutionStore, clock: Clock): SkillD
   return hook;
 }
 
+/**
+ * Which process this is, and whether another one is gone: an approval's claim names its process,
+ * so one left by a process that stopped can be finished at once (cli/process-ids.ts).
+ */
+export interface ProcessIds {
+  /** this process (host:pid:start) */
+  self: string;
+  /** true: that process has ended; false: it runs; null: cannot tell (another machine): the lease decides */
+  gone(process: string): boolean | null;
+}
+
 export interface EvolutionDeps {
   store: EvolutionStore;
   learning: Pick<LearningStore, "episode" | "stepsOf" | "event">;
@@ -50,6 +61,13 @@ export interface EvolutionDeps {
   config: MemoryConfig;
   clock: Clock;
   llm?: Llm | null;
+  /** absent: claims carry no process and only `evolution.approval.leaseMs` frees a stopped one */
+  processes?: ProcessIds;
+}
+
+/** What an approving request's claim is (the store reports who and since when as its decider). */
+function claimOf(r: SkillRequest): ApprovalClaim {
+  return { by: r.decidedBy ?? "", at: r.decidedAt ?? 0, process: r.approvingProcess };
 }
 
 export interface CandidateOutcome {
@@ -359,19 +377,107 @@ export class EvolutionService {
   private async pending(id: string): Promise<SkillRequest> {
     const r = await this.deps.store.request(id);
     if (!r) throw new CoreError("not_found", `no skill request "${id}"`);
-    if (r.status !== "pending") throw new CoreError("conflict", `request ${id} is already ${r.status}`);
+    if (r.status !== "pending") throw this.notPending(r);
     return r;
+  }
+
+  /** A decision that found the request no longer pending: what it is now, and what to do. */
+  private notPending(r: SkillRequest): CoreError {
+    if (r.status === "approving") {
+      return new CoreError(
+        "conflict",
+        `request ${r.id} is approving (approved by ${r.decidedBy} at ${new Date(r.decidedAt ?? 0).toISOString()}, its ${r.kind} under way), so it can no longer be declined; ` +
+          `nothing was changed. If that approval stopped part way, approve it again to finish it (a server finishes it when it starts)`,
+      );
+    }
+    return new CoreError("conflict", `request ${r.id} is already ${r.status}`);
+  }
+
+  /** Whether an approval under way was left by a process that stopped (its process is gone, or its lease ran out). */
+  private stopped(c: ApprovalClaim): boolean {
+    const gone = c.process !== null && this.deps.processes ? this.deps.processes.gone(c.process) : null;
+    if (gone !== null) return gone;
+    return this.deps.clock.now() - c.at >= this.cfg.approval.leaseMs;
   }
 
   /**
    * A person (or the opt-in auto-approval) said yes. publish: a new skill is granted exactly the
-   * candidate's verified tools in the same write that moves the pointer (probationary); a crash
-   * before the request is marked leaves it pending, and approving again finishes it. retire: the
+   * candidate's verified tools in the same write that moves the pointer (probationary). retire: the
    * published version is retired. merge: the duplicate (`otherSkill`) is retired, never deleted.
+   * The request is claimed first ("approving": a decline is refused from then on), then acted on,
+   * then approved from that claim. A process that stops in between leaves it approving: approving
+   * it again once that process is gone (or its lease ran out) finishes it, as does a server's start.
    */
   async approve(id: string, actor: string): Promise<SkillRequest> {
-    const { skills, store, clock } = this.deps;
-    const r = await this.pending(id);
+    const { store, clock } = this.deps;
+    const r = await store.request(id);
+    if (!r) throw new CoreError("not_found", `no skill request "${id}"`);
+    const claim: ApprovalClaim = { by: actor, at: clock.now(), process: this.deps.processes?.self ?? null };
+    if (r.status === "approving") {
+      // an approval left part way by a process that stopped: this one finishes it
+      const held = claimOf(r);
+      if (!this.stopped(held)) {
+        throw new CoreError("conflict", `request ${id} is being approved already (by ${held.by} since ${new Date(held.at).toISOString()}); wait for that approval to finish`);
+      }
+      if (!(await store.claimApproval(id, claim, held))) throw this.notPending((await store.request(id))!);
+    } else {
+      if (r.status !== "pending") throw this.notPending(r);
+      // claimed before acting: a decline from now on is refused instead of landing after the action
+      if (!(await store.claimApproval(id, claim))) throw this.notPending((await store.request(id))!);
+    }
+    return this.carryOut(r, claim);
+  }
+
+  /**
+   * The approved request's action under `claim`, then "approved" from that claim. Each action looks
+   * first and writes once, so one run again after a crash finds it done and only records the
+   * decision. When the action is refused (or fails) the request is pending again: nothing was done.
+   */
+  private async carryOut(r: SkillRequest, claim: ApprovalClaim): Promise<SkillRequest> {
+    const { store, clock } = this.deps;
+    try {
+      await this.act(r, claim.by);
+    } catch (e) {
+      await store.releaseApproval(r.id, claim).catch(() => false);
+      throw e;
+    }
+    if (await store.finishApproval(r.id, claim, clock.now())) {
+      await store.audit({ at: clock.now(), actor: claim.by, action: "evolve", targetKind: "skill", targetId: r.skillName, detail: { request: r.id, kind: r.kind, decision: "approved" } });
+    }
+    const now = (await store.request(r.id))!;
+    // taken over meanwhile (this approval was counted as stopped): the other approval decides
+    if (now.status !== "approved") throw this.notPending(now);
+    return now;
+  }
+
+  /**
+   * Approvals a process left part way (it stopped between its claim and the decision): each is
+   * finished as its approver asked, or pending again when its action is refused now (a newer
+   * version published since, say). Run at a server's start-up.
+   */
+  async finishApprovals(): Promise<{ finished: string[]; reopened: string[] }> {
+    const { store, clock } = this.deps;
+    const out = { finished: [] as string[], reopened: [] as string[] };
+    for (const r of await store.requests({ status: "approving", limit: 1000 })) {
+      const held = claimOf(r);
+      if (!this.stopped(held)) continue;
+      const claim: ApprovalClaim = { by: held.by, at: clock.now(), process: this.deps.processes?.self ?? null };
+      if (!(await store.claimApproval(r.id, claim, held))) continue;
+      try {
+        await this.carryOut(r, claim);
+        out.finished.push(r.id);
+      } catch (e) {
+        if (!(e instanceof CoreError)) throw e;
+        if ((await store.request(r.id))?.status === "pending") out.reopened.push(r.id);
+      }
+    }
+    return out;
+  }
+
+  /** What approving `r` does; safe to run again after it has run (see carryOut). */
+  private async act(r: SkillRequest, actor: string): Promise<void> {
+    const { skills } = this.deps;
+    const id = r.id;
     if (r.kind === "publish") {
       const skill = await skills.skill(r.skillName);
       if (skill.publishedVersionId !== r.versionId) {
@@ -409,11 +515,6 @@ export class EvolutionService {
       // that version only: one published between the check above and the write is not retired
       await skills.retire(r.otherSkill, actor, `merged into ${r.skillName}`, typeof r.detail.dropVersionId === "string" ? r.detail.dropVersionId : undefined);
     }
-    // (a publish has already closed it, through settleFiledRequests)
-    if (await store.decide(id, "approved", actor, clock.now())) {
-      await store.audit({ at: clock.now(), actor, action: "evolve", targetKind: "skill", targetId: r.skillName, detail: { request: id, kind: r.kind, decision: "approved" } });
-    }
-    return (await store.request(id))!;
   }
 
   /** The pending publish request the loop filed for this version, if any. */
@@ -446,7 +547,11 @@ export class EvolutionService {
     if (await store.decide(id, "rejected", actor, clock.now())) {
       await store.audit({ at: clock.now(), actor, action: "evolve", targetKind: "skill", targetId: r.skillName, detail: { request: id, kind: r.kind, decision: "rejected", reason: reason ?? null } });
     }
-    return (await store.request(id))!;
+    const now = (await store.request(id))!;
+    // (a publish request is closed by the version's reject already, through settleFiledRequests);
+    // one approved meanwhile, or being approved, is not declined: say so
+    if (now.status !== "rejected") throw this.notPending(now);
+    return now;
   }
 
   /**
@@ -456,7 +561,8 @@ export class EvolutionService {
   async curate(): Promise<SkillRequest[]> {
     const { skills, store, clock } = this.deps;
     const now = clock.now();
-    const pending = await store.requests({ status: "pending", limit: 1000 });
+    // (one being approved is still open: not asked again beside it)
+    const pending = [...(await store.requests({ status: "approving", limit: 1000 })), ...(await store.requests({ status: "pending", limit: 1000 }))];
     const has = (kind: string, name: string, other: string | null) => pending.some((q) => q.kind === kind && q.skillName === name && q.otherSkill === other);
     // a pair already up for merging, either way round (η may have swapped which one is kept)
     const pendingMerge = (a: string, b: string) => pending.find((q) => q.kind === "merge" && ((q.skillName === a && q.otherSkill === b) || (q.skillName === b && q.otherSkill === a)));

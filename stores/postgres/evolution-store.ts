@@ -3,6 +3,7 @@
 import type { Pool, QueryResultRow } from "pg";
 import type { PolicyDraft } from "../../core/learning/policy.js";
 import type {
+  ApprovalClaim,
   EvolutionMentions,
   EvolutionStore,
   EvolutionWithholding,
@@ -42,11 +43,14 @@ interface RequestRow {
   other_skill: string | null;
   policy_id: string | null;
   report_id: string | number | null;
-  status: SkillRequestStatus;
+  status: Exclude<SkillRequestStatus, "approving">;
   detail: string;
   created_at: string | number;
   decided_at: string | number | null;
   decided_by: string | null;
+  approving_by: string | null;
+  approving_at: string | number | null;
+  approving_process: string | null;
 }
 
 interface ReportRow {
@@ -84,6 +88,8 @@ function toPolicy(r: PolicyRow): StoredPolicy {
 }
 
 function toRequest(r: RequestRow): SkillRequest {
+  // a pending row with a claim is being approved: who and since when stand as its decider
+  const approving = r.status === "pending" && r.approving_at !== null;
   return {
     id: r.id,
     kind: r.kind,
@@ -92,11 +98,12 @@ function toRequest(r: RequestRow): SkillRequest {
     otherSkill: r.other_skill,
     policyId: r.policy_id,
     reportId: numOrNull(r.report_id),
-    status: r.status,
+    status: approving ? "approving" : r.status,
     detail: parseJson<Record<string, unknown>>(r.detail),
     createdAt: num(r.created_at),
-    decidedAt: numOrNull(r.decided_at),
-    decidedBy: r.decided_by,
+    decidedAt: numOrNull(approving ? r.approving_at : r.decided_at),
+    decidedBy: approving ? r.approving_by : r.decided_by,
+    approvingProcess: approving ? r.approving_process : null,
   };
 }
 
@@ -228,15 +235,16 @@ export class PgEvolutionStore implements EvolutionStore {
     return r.rows.map(toReport);
   }
 
-  async addRequest(r: Omit<SkillRequest, "status" | "decidedAt" | "decidedBy">): Promise<SkillRequest> {
+  async addRequest(r: Omit<SkillRequest, "status" | "decidedAt" | "decidedBy" | "approvingProcess">): Promise<SkillRequest> {
     return inTx(this.pool, async (c) => {
       // Serialise requests of one (kind, skill): a transaction-scoped lock on their key, so two
       // servers never leave two pending requests side by side.
       // (DSQL has no advisory locks: two servers filing at the same instant may both stay pending)
       if (!this.f.dsql) await c.query(`SELECT pg_advisory_xact_lock(hashtext($1))`, [`skill_request:${r.kind}:${r.skillName}`]);
       await c.query(
+        // (one being approved is not: its action may be under way)
         `UPDATE skill_requests SET status = 'superseded', decided_at = $1, decided_by = 'superseded'
-          WHERE kind = $2 AND skill_name = $3 AND other_skill IS NOT DISTINCT FROM $4 AND status = 'pending'`,
+          WHERE kind = $2 AND skill_name = $3 AND other_skill IS NOT DISTINCT FROM $4 AND status = 'pending' AND approving_at IS NULL`,
         [r.createdAt, r.kind, r.skillName, r.otherSkill],
       );
       const row = (
@@ -257,20 +265,66 @@ export class PgEvolutionStore implements EvolutionStore {
 
   async requests(opts: { status?: SkillRequestStatus; limit?: number } = {}): Promise<SkillRequest[]> {
     const limit = opts.limit ?? 100;
-    const r = opts.status
-      ? await this.pool.query<RequestRow>(`SELECT * FROM skill_requests WHERE status = $1 ORDER BY created_at DESC, id COLLATE "C" LIMIT $2`, [opts.status, limit])
-      : await this.pool.query<RequestRow>(`SELECT * FROM skill_requests ORDER BY created_at DESC, id COLLATE "C" LIMIT $1`, [limit]);
+    // only a pending row carries a claim: by status, the claimed ones are "approving"
+    const r =
+      opts.status === "approving"
+        ? await this.pool.query<RequestRow>(
+            `SELECT * FROM skill_requests WHERE status = 'pending' AND approving_at IS NOT NULL ORDER BY created_at DESC, id COLLATE "C" LIMIT $1`,
+            [limit],
+          )
+        : opts.status
+          ? await this.pool.query<RequestRow>(
+              `SELECT * FROM skill_requests WHERE status = $1 AND approving_at IS NULL ORDER BY created_at DESC, id COLLATE "C" LIMIT $2`,
+              [opts.status, limit],
+            )
+          : await this.pool.query<RequestRow>(`SELECT * FROM skill_requests ORDER BY created_at DESC, id COLLATE "C" LIMIT $1`, [limit]);
     return r.rows.map(toRequest);
   }
 
+  /** One compare-and-set UPDATE; under DSQL in a transaction retried on conflict (it is optimistic). */
+  private async changed(sql: string, params: unknown[]): Promise<boolean> {
+    const r = this.f.dsql ? await inTx(this.pool, (c) => c.query(sql, params), this.txOpts) : await this.pool.query(sql, params);
+    return (r.rowCount ?? 0) > 0;
+  }
+
   async decide(id: string, status: "approved" | "rejected", by: string, at: number): Promise<boolean> {
-    const r = await this.pool.query(`UPDATE skill_requests SET status = $1, decided_at = $2, decided_by = $3 WHERE id = $4 AND status = 'pending'`, [
+    return this.changed(`UPDATE skill_requests SET status = $1, decided_at = $2, decided_by = $3 WHERE id = $4 AND status = 'pending' AND approving_at IS NULL`, [
       status,
       at,
       by,
       id,
     ]);
-    return (r.rowCount ?? 0) > 0;
+  }
+
+  async claimApproval(id: string, claim: ApprovalClaim, over?: ApprovalClaim): Promise<boolean> {
+    const set = [id, claim.by, claim.at, claim.process];
+    if (!over) {
+      return this.changed(
+        `UPDATE skill_requests SET approving_by = $2, approving_at = $3, approving_process = $4 WHERE id = $1 AND status = 'pending' AND approving_at IS NULL`,
+        set,
+      );
+    }
+    return this.changed(
+      `UPDATE skill_requests SET approving_by = $2, approving_at = $3, approving_process = $4
+        WHERE id = $1 AND status = 'pending' AND approving_by = $5 AND approving_at = $6 AND approving_process IS NOT DISTINCT FROM $7`,
+      [...set, over.by, over.at, over.process],
+    );
+  }
+
+  async releaseApproval(id: string, claim: ApprovalClaim): Promise<boolean> {
+    return this.changed(
+      `UPDATE skill_requests SET approving_by = NULL, approving_at = NULL, approving_process = NULL
+        WHERE id = $1 AND status = 'pending' AND approving_by = $2 AND approving_at = $3 AND approving_process IS NOT DISTINCT FROM $4`,
+      [id, claim.by, claim.at, claim.process],
+    );
+  }
+
+  async finishApproval(id: string, claim: ApprovalClaim, at: number): Promise<boolean> {
+    return this.changed(
+      `UPDATE skill_requests SET status = 'approved', decided_at = $5, decided_by = approving_by, approving_by = NULL, approving_at = NULL, approving_process = NULL
+        WHERE id = $1 AND status = 'pending' AND approving_by = $2 AND approving_at = $3 AND approving_process IS NOT DISTINCT FROM $4`,
+      [id, claim.by, claim.at, claim.process, at],
+    );
   }
 
   async addGoldenTask(skillName: string, task: string, tools: string[], at: number): Promise<GoldenTask> {
@@ -334,7 +388,10 @@ export class PgEvolutionStore implements EvolutionStore {
       }
       for (const r of w.requests) {
         await c.query(`UPDATE skill_requests SET detail = $1 WHERE id = $2`, [JSON.stringify(r.detail), r.id]);
-        if (r.close) await c.query(`UPDATE skill_requests SET status = 'rejected', decided_at = $1, decided_by = 'forget' WHERE id = $2 AND status = 'pending'`, [at, r.id]);
+        // (one being approved is left to its approval, which has acted or is acting)
+        if (r.close) {
+          await c.query(`UPDATE skill_requests SET status = 'rejected', decided_at = $1, decided_by = 'forget' WHERE id = $2 AND status = 'pending' AND approving_at IS NULL`, [at, r.id]);
+        }
       }
       for (const r of w.reports) await c.query(`UPDATE skill_eval_reports SET report = $1 WHERE id = $2`, [JSON.stringify(r.report), r.id]);
       if (w.goldenTaskIds.length > 0) await c.query(`DELETE FROM skill_golden_tasks WHERE id = ANY($1::bigint[])`, [w.goldenTaskIds]);

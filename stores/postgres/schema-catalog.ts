@@ -485,4 +485,13 @@ CREATE TABLE learning_dropped (
   PRIMARY KEY (source, thread_id)
 );
 `),
+  // Approving ran the action and then recorded the decision: a decline between the two left a
+  // request "rejected" whose skill was retired or merged already. An approval now claims the
+  // request first (these columns, on a row still 'pending': DSQL cannot change the status CHECK),
+  // acts, then records "approved" from its claim (SQLite migration 26).
+  step(111, "a skill request being approved says who approves it, since when, from which process", () => `
+ALTER TABLE skill_requests ADD COLUMN IF NOT EXISTS approving_by text;
+ALTER TABLE skill_requests ADD COLUMN IF NOT EXISTS approving_at bigint;
+ALTER TABLE skill_requests ADD COLUMN IF NOT EXISTS approving_process text;
+`),
 ];

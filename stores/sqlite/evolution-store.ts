@@ -2,6 +2,7 @@
 // evaluation reports, approval requests, golden tasks, and the η writes of the lifecycle.
 import type { PolicyDraft } from "../../core/learning/policy.js";
 import type {
+  ApprovalClaim,
   EvolutionMentions,
   EvolutionStore,
   EvolutionWithholding,
@@ -41,11 +42,14 @@ interface RequestRow {
   other_skill: string | null;
   policy_id: string | null;
   report_id: number | null;
-  status: SkillRequestStatus;
+  status: Exclude<SkillRequestStatus, "approving">;
   detail: string;
   created_at: number;
   decided_at: number | null;
   decided_by: string | null;
+  approving_by: string | null;
+  approving_at: number | null;
+  approving_process: string | null;
 }
 
 interface ReportRow {
@@ -100,6 +104,8 @@ function toPolicy(r: PolicyRow): StoredPolicy {
 }
 
 function toRequest(r: RequestRow): SkillRequest {
+  // a pending row with a claim is being approved: who and since when stand as its decider
+  const approving = r.status === "pending" && r.approving_at !== null;
   return {
     id: r.id,
     kind: r.kind,
@@ -108,11 +114,12 @@ function toRequest(r: RequestRow): SkillRequest {
     otherSkill: r.other_skill,
     policyId: r.policy_id,
     reportId: r.report_id,
-    status: r.status,
+    status: approving ? "approving" : r.status,
     detail: JSON.parse(r.detail) as Record<string, unknown>,
     createdAt: r.created_at,
-    decidedAt: r.decided_at,
-    decidedBy: r.decided_by,
+    decidedAt: approving ? r.approving_at : r.decided_at,
+    decidedBy: approving ? r.approving_by : r.decided_by,
+    approvingProcess: approving ? r.approving_process : null,
   };
 }
 
@@ -159,15 +166,37 @@ export class SqliteEvolutionStore implements EvolutionStore {
       report: p(`SELECT * FROM skill_eval_reports WHERE id = ?`),
       reportsOf: p(`SELECT * FROM skill_eval_reports WHERE skill_name = ? ORDER BY id DESC LIMIT ?`),
       // a newer request replaces the pending one about the same thing (a merge: the same pair)
-      supersede: p(`UPDATE skill_requests SET status = 'superseded', decided_at = ?, decided_by = 'superseded' WHERE kind = ? AND skill_name = ? AND other_skill IS ? AND status = 'pending'`),
+      // (one being approved is not: its action may be under way)
+      supersede: p(
+        `UPDATE skill_requests SET status = 'superseded', decided_at = ?, decided_by = 'superseded'
+          WHERE kind = ? AND skill_name = ? AND other_skill IS ? AND status = 'pending' AND approving_at IS NULL`,
+      ),
       addRequest: p(
         `INSERT INTO skill_requests (id, kind, skill_name, version_id, other_skill, policy_id, report_id, status, detail, created_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?) RETURNING *`,
       ),
       request: p(`SELECT * FROM skill_requests WHERE id = ?`),
       requests: p(`SELECT * FROM skill_requests ORDER BY created_at DESC, id LIMIT ?`),
-      requestsBy: p(`SELECT * FROM skill_requests WHERE status = ? ORDER BY created_at DESC, id LIMIT ?`),
-      decide: p(`UPDATE skill_requests SET status = ?, decided_at = ?, decided_by = ? WHERE id = ? AND status = 'pending'`),
+      // only a pending row carries a claim: by status, the claimed ones are "approving"
+      requestsBy: p(`SELECT * FROM skill_requests WHERE status = ? AND approving_at IS NULL ORDER BY created_at DESC, id LIMIT ?`),
+      requestsApproving: p(`SELECT * FROM skill_requests WHERE status = 'pending' AND approving_at IS NOT NULL ORDER BY created_at DESC, id LIMIT ?`),
+      decide: p(`UPDATE skill_requests SET status = ?, decided_at = ?, decided_by = ? WHERE id = ? AND status = 'pending' AND approving_at IS NULL`),
+      claim: p(
+        `UPDATE skill_requests SET approving_by = @by, approving_at = @at, approving_process = @process
+          WHERE id = @id AND status = 'pending' AND approving_at IS NULL`,
+      ),
+      claimOver: p(
+        `UPDATE skill_requests SET approving_by = @by, approving_at = @at, approving_process = @process
+          WHERE id = @id AND status = 'pending' AND approving_by = @overBy AND approving_at = @overAt AND approving_process IS @overProcess`,
+      ),
+      release: p(
+        `UPDATE skill_requests SET approving_by = NULL, approving_at = NULL, approving_process = NULL
+          WHERE id = @id AND status = 'pending' AND approving_by = @by AND approving_at = @at AND approving_process IS @process`,
+      ),
+      finish: p(
+        `UPDATE skill_requests SET status = 'approved', decided_at = @decidedAt, decided_by = approving_by, approving_by = NULL, approving_at = NULL, approving_process = NULL
+          WHERE id = @id AND status = 'pending' AND approving_by = @by AND approving_at = @at AND approving_process IS @process`,
+      ),
       addGolden: p(`INSERT INTO skill_golden_tasks (skill_name, task, tools, created_at) VALUES (?, ?, ?, ?) RETURNING *`),
       golden: p(`SELECT * FROM skill_golden_tasks WHERE skill_name = ? ORDER BY id`),
       setEta: p(`UPDATE skill_versions SET eta = ? WHERE id = ?`),
@@ -199,7 +228,8 @@ export class SqliteEvolutionStore implements EvolutionStore {
         `DELETE FROM learning_policy_episodes WHERE policy_id = ? AND role = 'support' AND episode_id NOT IN (SELECT value FROM json_each(?))`,
       ),
       withholdRequest: p(`UPDATE skill_requests SET detail = ? WHERE id = ?`),
-      closeRequest: p(`UPDATE skill_requests SET status = 'rejected', decided_at = ?, decided_by = 'forget' WHERE id = ? AND status = 'pending'`),
+      // (one being approved is left to its approval, which has acted or is acting)
+      closeRequest: p(`UPDATE skill_requests SET status = 'rejected', decided_at = ?, decided_by = 'forget' WHERE id = ? AND status = 'pending' AND approving_at IS NULL`),
       withholdReport: p(`UPDATE skill_eval_reports SET report = ? WHERE id = ?`),
       deleteGolden: p(`DELETE FROM skill_golden_tasks WHERE id = ?`),
     };
@@ -276,7 +306,7 @@ export class SqliteEvolutionStore implements EvolutionStore {
     return (this.st.reportsOf.all(skillName, limit) as ReportRow[]).map(toReport);
   }
 
-  async addRequest(r: Omit<SkillRequest, "status" | "decidedAt" | "decidedBy">): Promise<SkillRequest> {
+  async addRequest(r: Omit<SkillRequest, "status" | "decidedAt" | "decidedBy" | "approvingProcess">): Promise<SkillRequest> {
     return this.db
       .transaction(() => {
         this.st.supersede.run(r.createdAt, r.kind, r.skillName, r.otherSkill);
@@ -294,12 +324,28 @@ export class SqliteEvolutionStore implements EvolutionStore {
 
   async requests(opts: { status?: SkillRequestStatus; limit?: number } = {}): Promise<SkillRequest[]> {
     const limit = opts.limit ?? 100;
-    const rows = (opts.status ? this.st.requestsBy.all(opts.status, limit) : this.st.requests.all(limit)) as RequestRow[];
+    const rows = (
+      opts.status === "approving" ? this.st.requestsApproving.all(limit) : opts.status ? this.st.requestsBy.all(opts.status, limit) : this.st.requests.all(limit)
+    ) as RequestRow[];
     return rows.map(toRequest);
   }
 
   async decide(id: string, status: "approved" | "rejected", by: string, at: number): Promise<boolean> {
     return this.st.decide.run(status, at, by, id).changes > 0;
+  }
+
+  async claimApproval(id: string, claim: ApprovalClaim, over?: ApprovalClaim): Promise<boolean> {
+    const set = { id, by: claim.by, at: claim.at, process: claim.process };
+    if (!over) return this.st.claim.run(set).changes > 0;
+    return this.st.claimOver.run({ ...set, overBy: over.by, overAt: over.at, overProcess: over.process }).changes > 0;
+  }
+
+  async releaseApproval(id: string, claim: ApprovalClaim): Promise<boolean> {
+    return this.st.release.run({ id, by: claim.by, at: claim.at, process: claim.process }).changes > 0;
+  }
+
+  async finishApproval(id: string, claim: ApprovalClaim, at: number): Promise<boolean> {
+    return this.st.finish.run({ id, by: claim.by, at: claim.at, process: claim.process, decidedAt: at }).changes > 0;
   }
 
   async addGoldenTask(skillName: string, task: string, tools: string[], at: number): Promise<GoldenTask> {

@@ -898,4 +898,19 @@ CREATE TABLE learning_dropped (
 ) STRICT, WITHOUT ROWID;
 `,
   },
+  {
+    version: 26,
+    name: "a skill request being approved says who approves it, since when, from which process",
+    sql: `
+-- Approving ran the request's action and then recorded the decision: a decline by another process
+-- in between left a request "rejected" whose skill was already retired or merged. An approval now
+-- claims the request first (these columns, on a row still 'pending': the status CHECK stays as it
+-- is, since Aurora DSQL cannot change one), acts, then records "approved" from that claim; a decline
+-- meanwhile is refused. A claim left by a process that stopped is finished by the next approval or
+-- a server's start-up sweep.
+ALTER TABLE skill_requests ADD COLUMN approving_by TEXT;
+ALTER TABLE skill_requests ADD COLUMN approving_at INTEGER;
+ALTER TABLE skill_requests ADD COLUMN approving_process TEXT;
+`,
+  },
 ];

@@ -75,7 +75,7 @@ export function evolutionConformance(name: string, factory: CatalogFactory): voi
 
       const base = { kind: "publish" as const, skillName: "fix-build", versionId: "v1", otherSkill: null, policyId: null, reportId: r1.id, detail: { why: "gain" } };
       const q1 = await s.evolution.addRequest({ ...base, id: "q1", createdAt: 100 });
-      expect(q1).toEqual({ ...base, id: "q1", status: "pending", createdAt: 100, decidedAt: null, decidedBy: null });
+      expect(q1).toEqual({ ...base, id: "q1", status: "pending", createdAt: 100, decidedAt: null, decidedBy: null, approvingProcess: null });
       await s.evolution.addRequest({ ...base, id: "q2", createdAt: 200 });
       await s.evolution.addRequest({ ...base, id: "q3", kind: "retire", createdAt: 300 });
       expect(await s.evolution.request("q1")).toMatchObject({ status: "superseded", decidedAt: 200, decidedBy: "superseded" });
@@ -160,6 +160,54 @@ export function evolutionConformance(name: string, factory: CatalogFactory): voi
       // a request decided already keeps its decision; only its detail changes
       await s.evolution.withhold({ policies: [], requests: [{ id: "q1", detail: {}, close: true }], reports: [], goldenTaskIds: [] }, 950, []);
       expect(await s.evolution.request("q1")).toMatchObject({ status: "rejected", decidedAt: 900, detail: {} });
+    });
+
+    it("claims a request for approval: a decline, a supersede and a forget's close pass it by; only its own claim finishes or releases it", async () => {
+      const s = await c.fresh();
+      const base = { kind: "retire" as const, skillName: "deploy", versionId: "v1", otherSkill: null, policyId: null, reportId: null, detail: { reason: "stale" } };
+      await s.evolution.addRequest({ ...base, id: "q1", createdAt: 100 });
+      const claim = { by: "cli:alice", at: 200, process: "host-a:41:9001" };
+      expect(await s.evolution.claimApproval("q1", claim)).toBe(true);
+      // claimed once: a second claim from pending finds none
+      expect(await s.evolution.claimApproval("q1", { ...claim, by: "cli:bob" })).toBe(false);
+      expect(await s.evolution.request("q1")).toMatchObject({ status: "approving", decidedBy: "cli:alice", decidedAt: 200, approvingProcess: "host-a:41:9001" });
+      expect((await s.evolution.requests({ status: "approving" })).map((r) => r.id)).toEqual(["q1"]);
+      expect(await s.evolution.requests({ status: "pending" })).toEqual([]);
+      // a decline loses; a new request of the same kind does not supersede it; a forget does not close it
+      expect(await s.evolution.decide("q1", "rejected", "cli:bob", 210)).toBe(false);
+      await s.evolution.addRequest({ ...base, id: "q2", createdAt: 220 });
+      await s.evolution.withhold({ policies: [], requests: [{ id: "q1", detail: {}, close: true }], reports: [], goldenTaskIds: [] }, 230, []);
+      expect(await s.evolution.request("q1")).toMatchObject({ status: "approving", detail: {} });
+      expect((await s.evolution.requests({ status: "pending" })).map((r) => r.id)).toEqual(["q2"]);
+      // another claim than the one held neither releases nor finishes it
+      expect(await s.evolution.releaseApproval("q1", { ...claim, at: 201 })).toBe(false);
+      expect(await s.evolution.finishApproval("q1", { ...claim, process: null }, 240)).toBe(false);
+      // taken over from exactly the claim held (a stopped approval), then finished by the new claim
+      const over = { by: "cli:alice", at: 300, process: null };
+      expect(await s.evolution.claimApproval("q1", over, { ...claim, at: 199 })).toBe(false);
+      expect(await s.evolution.claimApproval("q1", over, claim)).toBe(true);
+      expect(await s.evolution.finishApproval("q1", claim, 310)).toBe(false);
+      expect(await s.evolution.finishApproval("q1", over, 320)).toBe(true);
+      expect(await s.evolution.request("q1")).toMatchObject({ status: "approved", decidedBy: "cli:alice", decidedAt: 320, approvingProcess: null });
+      expect((await s.evolution.requests({ status: "approved" })).map((r) => r.id)).toEqual(["q1"]);
+      expect(await s.evolution.requests({ status: "approving" })).toEqual([]);
+      // released: pending again, and a decline may land
+      expect(await s.evolution.claimApproval("q2", claim)).toBe(true);
+      expect(await s.evolution.releaseApproval("q2", claim)).toBe(true);
+      expect(await s.evolution.request("q2")).toMatchObject({ status: "pending", decidedBy: null, decidedAt: null, approvingProcess: null });
+      expect(await s.evolution.decide("q2", "rejected", "cli:bob", 400)).toBe(true);
+      expect(await s.evolution.finishApproval("q2", claim, 410)).toBe(false);
+      expect(await s.evolution.request("q2")).toMatchObject({ status: "rejected", decidedBy: "cli:bob" });
+    });
+
+    it("two servers claiming one request for approval at once: one claim wins", async () => {
+      const [a, b] = await c.freshPair(2);
+      const base = { kind: "retire" as const, skillName: "s", versionId: null, otherSkill: null, policyId: null, reportId: null, detail: {} };
+      await a!.evolution.addRequest({ ...base, id: "q", createdAt: 100 });
+      const won = await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 ? a : b)!.evolution.claimApproval("q", { by: `p${i}`, at: 200 + i, process: null })));
+      expect(won.filter(Boolean)).toHaveLength(1);
+      const winner = won.indexOf(true);
+      expect(await a!.evolution.request("q")).toMatchObject({ status: "approving", decidedBy: `p${winner}` });
     });
 
     it("two servers filing a request for one skill at once leave one pending", async () => {

@@ -1948,7 +1948,8 @@ export type SkillRequest = Message<"infinity.memory.v1.SkillRequest"> & {
   reportId?: number | undefined;
 
   /**
-   * "pending" | "approved" | "rejected" | "superseded"
+   * "pending" | "approving" | "approved" | "rejected" | "superseded"; "approving": approved and its
+   * action under way (decided_by, decided_at: who, since when), a decline is refused meanwhile
    *
    * @generated from field: string status = 8;
    */
@@ -2304,7 +2305,7 @@ export const DiffVersionsResponseSchema: GenMessage<DiffVersionsResponse> = /*@_
  */
 export type ListCandidatesRequest = Message<"infinity.memory.v1.ListCandidatesRequest"> & {
   /**
-   * "pending" (default) | "approved" | "rejected" | "superseded" | "all"
+   * "pending" (default) | "approving" | "approved" | "rejected" | "superseded" | "all"
    *
    * @generated from field: optional string status = 1;
    */

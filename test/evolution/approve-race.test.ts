@@ -1,0 +1,166 @@
+// Approve and decline of one skill request from two processes on one SQLite file. Approving ran
+// the request's action and then recorded the decision, so a decline landing in between left the
+// request "rejected" with its skill already retired. An approval now claims the request first
+// (status "approving"), acts, then records "approved" from its claim: a decline meanwhile is
+// refused, and an approval whose process died after its claim is finished by approving again or
+// by a server's start-up sweep.
+import { spawnSync } from "node:child_process";
+import { cpSync, readFileSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+import { openMemory } from "../../cli/context.js";
+import { processIds } from "../../cli/process-ids.js";
+import { openSkills } from "../../cli/skills-context.js";
+import { fixedClock } from "../../core/clock.js";
+import { defaultConfig } from "../../core/config.js";
+import { EvolutionService } from "../../core/learning/evolution.js";
+import type { EvolutionStore, SkillStore } from "../../stores/traits.js";
+import { CLI, runCli, spawnCommandServer } from "../helpers/cli.js";
+import { T0 } from "../helpers/memory.js";
+import { pauseAtCall } from "../helpers/paused-call.js";
+import { tempDir } from "../helpers/tmp.js";
+
+const FIXTURES = resolve(fileURLToPath(import.meta.url), "../../fixtures/skills");
+const CRASH_CHILD = resolve(fileURLToPath(import.meta.url), "../../../dist/test/evolution/approve-crash-child.js");
+
+/** k8s-rollout v1 published (and v2 a candidate) through the CLI, and a request to retire v1. */
+async function world() {
+  const dir = tempDir();
+  const db = join(dir, "m.db");
+  const env = { INFINITY_MEMORY_HOME: dir, INFINITY_MEMORY_USER: "alice" };
+  const skills = (...args: string[]) => runCli(["skills", ...args, "--db", db], env);
+  cpSync(join(FIXTURES, "hermes"), join(dir, "src"), { recursive: true });
+  expect(skills("import", join(dir, "src")).stdout).toContain("1 imported as candidates");
+  expect(skills("approve", "k8s-rollout").stdout).toBe("Published k8s-rollout v1.\n");
+  const file = join(dir, "src", "devops", "k8s-rollout", "SKILL.md");
+  writeFileSync(file, readFileSync(file, "utf8").replace("--timeout=5m", "--timeout=10m"));
+  expect(skills("import", join(dir, "src")).stdout).toContain("1 imported as candidates");
+  const ctx = openMemory({ dbPath: db, config: defaultConfig({ localUser: "alice" }), clock: fixedClock(T0), env: {} });
+  const versions = async () => Object.fromEntries((await ctx.backend.skills.versionsOf((await ctx.backend.skills.skillByName("k8s-rollout"))!.id)).map((v) => [`v${v.seq}`, v]));
+  const v1 = (await versions()).v1!;
+  await ctx.backend.evolution.addRequest({ id: "srq_stale", kind: "retire", skillName: "k8s-rollout", versionId: v1.id, otherSkill: null, policyId: null, reportId: null, detail: { reason: "unused for 90 days" }, createdAt: T0 });
+  /** this process's evolution service over these stores (paused where the test says) */
+  const evolutionOver = (o: { skills?: SkillStore; evolution?: EvolutionStore } = {}) =>
+    new EvolutionService({
+      store: o.evolution ?? ctx.backend.evolution,
+      learning: ctx.backend.learning,
+      skills: openSkills({ backend: { skills: o.skills ?? ctx.backend.skills, evolution: ctx.backend.evolution }, clock: ctx.clock, config: ctx.config }).service,
+      config: ctx.config,
+      clock: ctx.clock,
+      llm: null,
+      processes: processIds,
+    });
+  const request = async () => (await ctx.backend.evolution.request("srq_stale"))!;
+  /** approve srq_stale in a child process that is killed right after its claim */
+  const crashAfterClaim = () => {
+    const r = spawnSync(process.execPath, [CRASH_CHILD, db, "srq_stale"], { env: { ...process.env, ...env }, encoding: "utf8", timeout: 30_000 });
+    expect(r.stdout, r.stderr).toBe('{"claimed":true}\n');
+    expect(r.signal).toBe("SIGKILL");
+  };
+  return { dir, db, env, ctx, skills, versions, evolutionOver, request, crashAfterClaim, close: () => ctx.close() };
+}
+
+describe("approve and decline of one skill request across processes (SQLite)", () => {
+  it("a decline from another process while an approval is acting is refused naming the state; the approval finishes", async () => {
+    const w = await world();
+    try {
+      // paused after its claim, just before it retires v1
+      const paused = pauseAtCall(w.ctx.backend.skills, "setStatus", { before: true });
+      const approving = w.evolutionOver({ skills: paused.target }).approve("srq_stale", "alice");
+      await paused.reached;
+      const declined = w.skills("decline", "srq_stale", "--reason", "keep it");
+      expect(declined.status).toBe(1);
+      expect(declined.stderr).toContain("request srq_stale is approving (approved by alice at ");
+      expect(declined.stderr).toContain("so it can no longer be declined; nothing was changed");
+      paused.release();
+      expect(await approving).toMatchObject({ status: "approved", decidedBy: "alice" });
+      expect((await w.versions()).v1!.status).toBe("retired");
+    } finally {
+      w.close();
+    }
+  });
+
+  it("a decline whose request another process approved meanwhile fails; the request stays approved, not rejected", async () => {
+    const w = await world();
+    try {
+      // paused after its read (pending), just before it records the decline
+      const paused = pauseAtCall(w.ctx.backend.evolution, "decide", { before: true });
+      const declining = w.evolutionOver({ evolution: paused.target }).reject("srq_stale", "alice", "keep it");
+      await paused.reached;
+      expect(w.skills("accept", "srq_stale").stdout).toBe("retire k8s-rollout: approved.\n");
+      paused.release();
+      await expect(declining).rejects.toMatchObject({ code: "conflict", message: "request srq_stale is already approved" });
+      expect(await w.request()).toMatchObject({ status: "approved", decidedBy: "cli:alice" });
+      expect((await w.versions()).v1!.status).toBe("retired");
+    } finally {
+      w.close();
+    }
+  });
+
+  it("an approval another live process is carrying out is not taken over", async () => {
+    const w = await world();
+    try {
+      // claimed by this (live) process, as an approval under way
+      expect(await w.ctx.backend.evolution.claimApproval("srq_stale", { by: "alice", at: Date.now(), process: processIds.self })).toBe(true);
+      const again = w.skills("accept", "srq_stale");
+      expect(again.status).toBe(1);
+      expect(again.stderr).toContain("request srq_stale is being approved already (by alice since ");
+      expect((await w.versions()).v1!.status).toBe("probationary");
+    } finally {
+      w.close();
+    }
+  });
+
+  it("an approval whose process died after its claim is listed as approving, cannot be declined, and approving it again finishes it", async () => {
+    const w = await world();
+    try {
+      w.crashAfterClaim();
+      expect((await w.versions()).v1!.status).toBe("probationary");
+      expect(await w.request()).toMatchObject({ status: "approving", decidedBy: "cli:alice" });
+      expect(w.skills("requests").stdout).toMatch(/^srq_stale · retire k8s-rollout · approving \(approved by cli:alice at \d{4}-\d\d-\d\dT[^)]+\)\n/);
+      const declined = w.skills("decline", "srq_stale");
+      expect(declined.status).toBe(1);
+      expect(declined.stderr).toContain("request srq_stale is approving");
+      expect(w.skills("accept", "srq_stale").stdout).toBe("retire k8s-rollout: approved.\n");
+      expect((await w.versions()).v1!.status).toBe("retired");
+      expect(await w.request()).toMatchObject({ status: "approved", decidedBy: "cli:alice", approvingProcess: null });
+    } finally {
+      w.close();
+    }
+  });
+
+  it("a server starting finishes an approval whose process died after its claim", async () => {
+    const w = await world();
+    try {
+      w.crashAfterClaim();
+      const s = await spawnCommandServer(`exec "${process.execPath}" "${CLI}" serve --toolset skills --db "${w.db}"`, w.dir, w.env);
+      try {
+        const deadline = Date.now() + 15_000;
+        while ((await w.request()).status !== "approved" && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      } finally {
+        process.kill(-s.child.pid!, "SIGINT");
+        await s.exited;
+      }
+      expect(await w.request()).toMatchObject({ status: "approved", decidedBy: "cli:alice" });
+      expect((await w.versions()).v1!.status).toBe("retired");
+    } finally {
+      w.close();
+    }
+  });
+
+  it("the sweep re-opens an approval whose process died when its action no longer applies; a decline may land then", async () => {
+    const w = await world();
+    try {
+      w.crashAfterClaim();
+      // a newer version published since: v1 is no longer the one to retire
+      expect(w.skills("approve", "k8s-rollout", "v2").stdout).toBe("Published k8s-rollout v2 (v1 retired).\n");
+      expect(await w.evolutionOver().finishApprovals()).toEqual({ finished: [], reopened: ["srq_stale"] });
+      expect(await w.request()).toMatchObject({ status: "pending", decidedBy: null });
+      expect((await w.versions()).v2!.status).toBe("probationary");
+      expect(w.skills("decline", "srq_stale").stdout).toBe("retire k8s-rollout: rejected.\n");
+    } finally {
+      w.close();
+    }
+  });
+});
