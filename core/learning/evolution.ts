@@ -292,7 +292,6 @@ export class EvolutionService {
     if (llm.error) await this.deps.learning.event("skill_draft_llm_failed", null, null, { policy: p.id, error: llm.error }, this.deps.clock.now());
     const results: { d: (typeof drafts)[number]; g: GateResult }[] = [];
     for (const d of drafts) results.push({ d, g: await this.gate(d.doc, p, d.source) });
-    await this.deps.store.markBuilt(p.id, name, p.contentHash, p.gain, this.deps.clock.now());
     const best = results.filter((r) => r.g.passed).sort((a, b) => b.g.report.margin - a.g.report.margin)[0];
     const outcomes: CandidateOutcome[] = results.map((r) => ({
       policyId: p.id,
@@ -305,9 +304,10 @@ export class EvolutionService {
       published: false,
       problems: r.g.report.reasons,
     }));
-    if (!best) return outcomes;
-    const o = outcomes[results.indexOf(best)]!;
-    Object.assign(o, await this.submit(best.d.doc, p, best.g));
+    if (best) Object.assign(outcomes[results.indexOf(best)]!, await this.submit(best.d.doc, p, best.g));
+    // Built only once the candidate and its request are stored: a process that stopped before then
+    // (marked first, the policy was never built again) leaves it to be built on the next pass.
+    await this.deps.store.markBuilt(p.id, name, p.contentHash, p.gain, this.deps.clock.now());
     return outcomes;
   }
 
@@ -321,7 +321,11 @@ export class EvolutionService {
     try {
       const r = await skills.propose(doc, { actor: `${ACTOR}:policy:${p.id}`, author: "agent", ref: `policy:${p.id}` });
       version = r.version;
-      if (!r.created) return { versionId: version.id, requestId: null, published: false, problems: r.notes };
+      // The same content stored before: nothing new to ask, unless it is a candidate nobody was
+      // asked about (a process stopped between storing it and filing its request).
+      if (!r.created && (version.status !== "candidate" || (await this.openRequestFor(version.id)))) {
+        return { versionId: version.id, requestId: null, published: false, problems: r.notes };
+      }
     } catch (e) {
       return { versionId: null, requestId: null, published: false, problems: [(e as Error).message] };
     }
@@ -515,6 +519,13 @@ export class EvolutionService {
       // that version only: one published between the check above and the write is not retired
       await skills.retire(r.otherSkill, actor, `merged into ${r.skillName}`, typeof r.detail.dropVersionId === "string" ? r.detail.dropVersionId : undefined);
     }
+  }
+
+  /** The open (pending or approving) publish request for this version, if any. */
+  private async openRequestFor(versionId: string): Promise<SkillRequest | undefined> {
+    const { store } = this.deps;
+    const open = [...(await store.requests({ status: "approving", limit: 1000 })), ...(await store.requests({ status: "pending", limit: 1000 }))];
+    return open.find((r) => r.kind === "publish" && r.versionId === versionId);
   }
 
   /** The pending publish request the loop filed for this version, if any. */
