@@ -528,9 +528,12 @@ export class EvolutionService {
     return open.find((r) => r.kind === "publish" && r.versionId === versionId);
   }
 
-  /** The pending publish request the loop filed for this version, if any. */
+  /**
+   * The open publish request the loop filed for this version, if any: pending, or approving (one
+   * whose approval stopped part way is finished through it, not published around it).
+   */
   async filedRequestFor(versionId: string): Promise<SkillRequest | undefined> {
-    return (await this.requests("pending")).find((r) => r.kind === "publish" && r.versionId === versionId);
+    return this.openRequestFor(versionId);
   }
 
   /**

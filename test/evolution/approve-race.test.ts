@@ -9,6 +9,7 @@ import { cpSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { openChoreWorld, rng, task } from "../../bench/evolution/chore.js";
 import { openMemory } from "../../cli/context.js";
 import { processIds } from "../../cli/process-ids.js";
 import { openSkills } from "../../cli/skills-context.js";
@@ -159,6 +160,27 @@ describe("approve and decline of one skill request across processes (SQLite)", (
       expect(await w.request()).toMatchObject({ status: "pending", decidedBy: null });
       expect((await w.versions()).v2!.status).toBe("probationary");
       expect(w.skills("decline", "srq_stale").stdout).toBe("retire k8s-rollout: rejected.\n");
+    } finally {
+      w.close();
+    }
+  });
+
+  it("publishing by name a learned candidate whose approval died part way finishes that approval (its new tools granted)", async () => {
+    const dir = tempDir("evo-approve-by-name-");
+    const w = openChoreWorld(dir);
+    try {
+      const r = rng(7);
+      for (let i = 0; i < 12; i++) await w.runTask(task(i), r, { skills: false });
+      await w.worker.drain();
+      const made = (await w.evolution.run(true)).find((o) => o.requestId)!;
+      const env = { INFINITY_MEMORY_HOME: dir, INFINITY_MEMORY_USER: "alice" };
+      const child = spawnSync(process.execPath, [CRASH_CHILD, join(dir, "memory.db"), made.requestId!], { env: { ...process.env, ...env }, encoding: "utf8", timeout: 30_000 });
+      expect(child.stdout, child.stderr).toBe('{"claimed":true}\n');
+      // (before: published around the stuck request, and refused, its tools never granted)
+      const approved = runCli(["skills", "approve", made.skillName, "--db", join(dir, "memory.db")], env);
+      expect(approved.stdout, approved.stderr).toBe(`Published ${made.skillName} v1 (request ${made.requestId} approved).\n`);
+      expect(await w.evolution.store.request(made.requestId!)).toMatchObject({ status: "approved" });
+      expect(await w.skills.grants(made.skillName)).toContain("bump_version");
     } finally {
       w.close();
     }
