@@ -66,4 +66,42 @@ describe("skill_review", () => {
       w.close();
     }
   });
+
+  it("a question whose change is refused does not stop the review: the others are asked and decided, and the result names both", async () => {
+    const w = openChoreWorld(tempDir("evo-rap-refused-"));
+    const body = "1. Build the image.\n2. Push it.\n3. Roll out the web service on staging.\n";
+    const publish = async (name: string, text: string, description = "Deploy the web service to staging") => {
+      const p = await w.skills.propose(parseSkillMd(renderSkillMd({ frontmatter: { name, description }, body: text })), { actor: "cli:alice", author: "human", ref: null });
+      await w.skills.publish(await w.skills.preparePublish(name, p.version.id), "cli:alice");
+      return p.version;
+    };
+    await publish("deploy-a", body);
+    await publish("deploy-b", body);
+    const lint = await publish("lint-code", "1. Run the linter.\n2. Fix what it reports.\n", "Lint the code base");
+    // asked second (older): retiring lint-code, which nothing stands in the way of
+    await w.evolutionStore.addRequest({ id: "srq_lint", kind: "retire", skillName: "lint-code", versionId: lint.id, otherSkill: null, policyId: null, reportId: null, detail: { reason: "unused" }, createdAt: w.clock.now() - 1 });
+    // asked first: a merge measured on deploy-b v1, replaced since (its approval is refused)
+    expect((await w.evolution.curate()).map((r) => r.kind)).toEqual(["merge"]);
+    await publish("deploy-b", `${body}4. Check the health endpoint.\n`);
+    const sink = await startCallbackSink();
+    const toolset = skillsToolset({ service: w.skills, toggles: w.ctx.toggles, localUser: "alice", projectOf: () => "/work/app", evolution: w.evolution });
+    const server = await startRapServer({ toolset, db: w.ctx.db, host: "127.0.0.1", port: 0, logger: pino({ level: "silent" }) });
+    const base = `http://127.0.0.1:${server.port}`;
+    const rs = { sink, base, endpoint: `${base}/invoke` } as unknown as SkillsServer;
+    try {
+      const res = await callAnswering(rs, "skill_review", {}, [0, 0]);
+      expect(res.prompts[0]).toMatch(/^Merge deploy-b v1 into deploy-a v1/);
+      expect(res.prompts[1]).toMatch(/^Retire the skill lint-code/);
+      const lines = res.text.split("\n");
+      expect(lines[0]).toMatch(/^Error: merge deploy-a \(with deploy-b\) was not changed: .*deploy-b is now v2 \(the request measured v1\).*nothing was retired/);
+      expect(lines.slice(1)).toEqual(["retire lint-code: approved"]);
+      expect((await w.skills.version(await w.skills.skill("lint-code"))).status).toBe("retired");
+      expect((await w.skills.version(await w.skills.skill("deploy-b"))).status).toBe("probationary");
+    } finally {
+      await server.close({ graceMs: 1000 });
+      await sink.close();
+      w.close();
+    }
+  });
 });
+

@@ -330,12 +330,23 @@ export function skillsToolset(deps: SkillsToolsetDeps): Toolset {
           const pending = await evolution.requests("pending");
           if (pending.length === 0) return { text: "No learned skill changes are waiting." };
           const lines: string[] = [];
+          const refused: string[] = [];
           for (const r of pending.slice(0, 5)) {
             const report = r.reportId !== null ? await evolution.report(r.reportId) : null;
             const answer = await decide(ctx, requestPrompt(r, report), typeof r.detail.diff === "string" ? r.detail.diff : "");
-            const done = answer === "approve" ? await evolution.approve(r.id, personActor(req)) : await evolution.reject(r.id, personActor(req), "rejected through user_choice");
-            lines.push(`${r.kind} ${r.skillName}${r.otherSkill ? ` (with ${r.otherSkill})` : ""}: ${done.status}`);
+            const what = `${r.kind} ${r.skillName}${r.otherSkill ? ` (with ${r.otherSkill})` : ""}`;
+            // One refused (measured on a version replaced since, decided elsewhere meanwhile) is
+            // reported with the others: thrown, it hid the answers already carried out and the
+            // questions after it were never asked.
+            try {
+              const done = answer === "approve" ? await evolution.approve(r.id, personActor(req)) : await evolution.reject(r.id, personActor(req), "rejected through user_choice");
+              lines.push(`${what}: ${done.status}`);
+            } catch (e) {
+              if (!(e instanceof CoreError)) throw e;
+              refused.push(`${what} was not changed: ${e.message}`);
+            }
           }
+          if (refused.length > 0) return { text: [`Error: ${refused.join("\n")}`, ...lines].join("\n") };
           return { text: lines.join("\n") };
         },
       }),
