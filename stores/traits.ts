@@ -933,7 +933,8 @@ export interface EvolutionStore {
   /** a new pending request supersedes the pending one (not one being approved) of the same kind and skill */
   addRequest(r: Omit<SkillRequest, "status" | "decidedAt" | "decidedBy" | "approvingProcess">): Promise<SkillRequest>;
   request(id: string): Promise<SkillRequest | null>;
-  requests(opts?: { status?: SkillRequestStatus; limit?: number }): Promise<SkillRequest[]>;
+  /** newest first; `kinds`: only these kinds */
+  requests(opts?: { status?: SkillRequestStatus; kinds?: SkillRequestKind[]; limit?: number }): Promise<SkillRequest[]>;
   /** false when it was no longer pending (decided, or being approved) */
   decide(id: string, status: "approved" | "rejected", by: string, at: number): Promise<boolean>;
   /**

@@ -90,6 +90,9 @@ export interface GateResult {
 
 const ACTOR = "learning";
 
+/** the curator's own requests it reads back (small rows: a reason, two versions, an overlap) */
+const CURATOR_ROWS = 1_000_000;
+
 /**
  * What changed in a merge request's pair since the curator measured it ("deploy-b is now v3 (the
  * request measured v2)"), or null when both published versions are the ones it measured. One filed
@@ -576,14 +579,17 @@ export class EvolutionService {
     const { skills, store, clock } = this.deps;
     const now = clock.now();
     // (one being approved is still open: not asked again beside it)
-    const pending = [...(await store.requests({ status: "approving", limit: 1000 })), ...(await store.requests({ status: "pending", limit: 1000 }))];
+    const kinds: SkillRequest["kind"][] = ["retire", "merge"];
+    const pending = [...(await store.requests({ status: "approving", kinds, limit: CURATOR_ROWS })), ...(await store.requests({ status: "pending", kinds, limit: CURATOR_ROWS }))];
     const has = (kind: string, name: string, other: string | null) => pending.some((q) => q.kind === kind && q.skillName === name && q.otherSkill === other);
     // a pair already up for merging, either way round (η may have swapped which one is kept)
     const pendingMerge = (a: string, b: string) => pending.find((q) => q.kind === "merge" && ((q.skillName === a && q.otherSkill === b) || (q.skillName === b && q.otherSkill === a)));
     // A person's "no" is an answer, not to be asked again on the next pass: a declined retirement
     // counts as use (staleness restarts from the decline), a declined merge stands until one of
     // the two publishes a new version.
-    const declined = await store.requests({ status: "rejected", limit: 1000 });
+    // (every one of its own kinds: the newest 1000 of all kinds were soon only declined publish
+    // requests, and a merge a person declined long ago was asked about again)
+    const declined = await store.requests({ status: "rejected", kinds, limit: CURATOR_ROWS });
     const declinedAt = (kind: string, a: string, b: string | null) =>
       Math.max(0, ...declined.filter((q) => q.kind === kind && ((q.skillName === a && q.otherSkill === b) || (b !== null && q.skillName === b && q.otherSkill === a))).map((q) => q.decidedAt ?? q.createdAt));
     const live = (await skills.list()).filter((r) => r.published && (r.published.status === "probationary" || r.published.status === "active") && !r.skill.pinned);

@@ -10,6 +10,7 @@ import type {
   GoldenTask,
   SkillAuditEntry,
   SkillRequest,
+  SkillRequestKind,
   SkillRequestStatus,
   StoredEvalReport,
   StoredPolicy,
@@ -263,21 +264,23 @@ export class PgEvolutionStore implements EvolutionStore {
     return r ? toRequest(r) : null;
   }
 
-  async requests(opts: { status?: SkillRequestStatus; limit?: number } = {}): Promise<SkillRequest[]> {
+  async requests(opts: { status?: SkillRequestStatus; kinds?: SkillRequestKind[]; limit?: number } = {}): Promise<SkillRequest[]> {
     const limit = opts.limit ?? 100;
+    const kinds = opts.kinds ?? null;
+    const ofKinds = `($2::text[] IS NULL OR kind = ANY($2::text[]))`;
     // only a pending row carries a claim: by status, the claimed ones are "approving"
     const r =
       opts.status === "approving"
         ? await this.pool.query<RequestRow>(
-            `SELECT * FROM skill_requests WHERE status = 'pending' AND approving_at IS NOT NULL ORDER BY created_at DESC, id COLLATE "C" LIMIT $1`,
-            [limit],
+            `SELECT * FROM skill_requests WHERE status = 'pending' AND approving_at IS NOT NULL AND ${ofKinds} ORDER BY created_at DESC, id COLLATE "C" LIMIT $1`,
+            [limit, kinds],
           )
         : opts.status
           ? await this.pool.query<RequestRow>(
-              `SELECT * FROM skill_requests WHERE status = $1 AND approving_at IS NULL ORDER BY created_at DESC, id COLLATE "C" LIMIT $2`,
-              [opts.status, limit],
+              `SELECT * FROM skill_requests WHERE status = $3 AND approving_at IS NULL AND ${ofKinds} ORDER BY created_at DESC, id COLLATE "C" LIMIT $1`,
+              [limit, kinds, opts.status],
             )
-          : await this.pool.query<RequestRow>(`SELECT * FROM skill_requests ORDER BY created_at DESC, id COLLATE "C" LIMIT $1`, [limit]);
+          : await this.pool.query<RequestRow>(`SELECT * FROM skill_requests WHERE ${ofKinds} ORDER BY created_at DESC, id COLLATE "C" LIMIT $1`, [limit, kinds]);
     return r.rows.map(toRequest);
   }
 

@@ -9,6 +9,7 @@ import type {
   GoldenTask,
   SkillAuditEntry,
   SkillRequest,
+  SkillRequestKind,
   SkillRequestStatus,
   StoredEvalReport,
   StoredPolicy,
@@ -62,6 +63,9 @@ interface ReportRow {
   report: string;
   created_at: number;
 }
+
+/** a request listing's kind filter (@kinds: a JSON array, or null for every kind) */
+const OF_KINDS = `(@kinds IS NULL OR kind IN (SELECT value FROM json_each(@kinds)))`;
 
 /** rows per page of a forget's scan (requests keep diffs of whole versions: a few milliseconds of reading) */
 const SCAN_PAGE = 500;
@@ -176,10 +180,12 @@ export class SqliteEvolutionStore implements EvolutionStore {
          VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?) RETURNING *`,
       ),
       request: p(`SELECT * FROM skill_requests WHERE id = ?`),
-      requests: p(`SELECT * FROM skill_requests ORDER BY created_at DESC, id LIMIT ?`),
+      requests: p(`SELECT * FROM skill_requests WHERE ${OF_KINDS} ORDER BY created_at DESC, id LIMIT @limit`),
       // only a pending row carries a claim: by status, the claimed ones are "approving"
-      requestsBy: p(`SELECT * FROM skill_requests WHERE status = ? AND approving_at IS NULL ORDER BY created_at DESC, id LIMIT ?`),
-      requestsApproving: p(`SELECT * FROM skill_requests WHERE status = 'pending' AND approving_at IS NOT NULL ORDER BY created_at DESC, id LIMIT ?`),
+      requestsBy: p(`SELECT * FROM skill_requests WHERE status = @status AND approving_at IS NULL AND ${OF_KINDS} ORDER BY created_at DESC, id LIMIT @limit`),
+      requestsApproving: p(
+        `SELECT * FROM skill_requests WHERE status = 'pending' AND approving_at IS NOT NULL AND ${OF_KINDS} ORDER BY created_at DESC, id LIMIT @limit`,
+      ),
       decide: p(`UPDATE skill_requests SET status = ?, decided_at = ?, decided_by = ? WHERE id = ? AND status = 'pending' AND approving_at IS NULL`),
       claim: p(
         `UPDATE skill_requests SET approving_by = @by, approving_at = @at, approving_process = @process
@@ -322,10 +328,10 @@ export class SqliteEvolutionStore implements EvolutionStore {
     return r ? toRequest(r) : null;
   }
 
-  async requests(opts: { status?: SkillRequestStatus; limit?: number } = {}): Promise<SkillRequest[]> {
-    const limit = opts.limit ?? 100;
+  async requests(opts: { status?: SkillRequestStatus; kinds?: SkillRequestKind[]; limit?: number } = {}): Promise<SkillRequest[]> {
+    const q = { limit: opts.limit ?? 100, kinds: opts.kinds ? JSON.stringify(opts.kinds) : null };
     const rows = (
-      opts.status === "approving" ? this.st.requestsApproving.all(limit) : opts.status ? this.st.requestsBy.all(opts.status, limit) : this.st.requests.all(limit)
+      opts.status === "approving" ? this.st.requestsApproving.all(q) : opts.status ? this.st.requestsBy.all({ ...q, status: opts.status }) : this.st.requests.all(q)
     ) as RequestRow[];
     return rows.map(toRequest);
   }

@@ -46,4 +46,27 @@ describe("the curator after a person declined", () => {
     w.clock.advance(staleDays * DAY);
     expect(kinds(await w.evolution.curate())).toEqual(["merge:deploy-a<-deploy-b", "retire:deploy-a", "retire:deploy-b"]);
   });
+
+  it("remembers a declined merge however many other requests were declined since", async () => {
+    w = openChoreWorld(tempDir("evo-declined-many-"));
+    const world = w;
+    const publish = async (name: string, body: string) => {
+      const p = await world.skills.propose(parseSkillMd(renderSkillMd({ frontmatter: { name, description: "Deploy the web service to staging" }, body })), { actor: "cli:alice", author: "human", ref: null });
+      await world.skills.publish(await world.skills.preparePublish(name, p.version.id), "cli:alice");
+    };
+    const body = "1. Build the image.\n2. Push it.\n3. Roll out the web service on staging.\n";
+    await publish("deploy-a", body);
+    await publish("deploy-b", body);
+    const first = await w.evolution.curate();
+    expect(kinds(first)).toEqual(["merge:deploy-a<-deploy-b"]);
+    await w.evolution.reject(first[0]!.id, "cli:alice", "keep both");
+    // a busy learning loop: a thousand learned candidates declined since
+    for (let i = 0; i < 1000; i++) {
+      w.clock.advance(1000);
+      await w.evolutionStore.addRequest({ id: `srq_pub${i}`, kind: "publish", skillName: `learned-${i}`, versionId: null, otherSkill: null, policyId: null, reportId: null, detail: {}, createdAt: w.clock.now() });
+      expect(await w.evolutionStore.decide(`srq_pub${i}`, "rejected", "cli:alice", w.clock.now())).toBe(true);
+    }
+    expect(await w.evolution.curate()).toEqual([]);
+  });
 });
+

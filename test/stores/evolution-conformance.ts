@@ -91,6 +91,10 @@ export function evolutionConformance(name: string, factory: CatalogFactory): voi
       await s.evolution.addRequest({ ...merge, id: "m2", otherSkill: "deploy-c", createdAt: 610 });
       await s.evolution.addRequest({ ...merge, id: "m3", otherSkill: "deploy-b", createdAt: 620 });
       expect((await s.evolution.requests({ status: "pending" })).map((r) => r.id)).toEqual(["m3", "m2", "q3"]);
+      // by kind, with or without a status
+      expect((await s.evolution.requests({ status: "pending", kinds: ["retire", "publish"] })).map((r) => r.id)).toEqual(["q3"]);
+      expect((await s.evolution.requests({ kinds: ["publish"] })).map((r) => r.id)).toEqual(["q2", "q1"]);
+      expect((await s.evolution.requests({ status: "approved", kinds: ["merge"] })).map((r) => r.id)).toEqual([]);
 
       const g = await s.evolution.addGoldenTask("fix-build", "fix the failing test", ["read", "test"], 50);
       await s.evolution.addGoldenTask("other", "x", [], 60);
@@ -172,6 +176,7 @@ export function evolutionConformance(name: string, factory: CatalogFactory): voi
       expect(await s.evolution.claimApproval("q1", { ...claim, by: "cli:bob" })).toBe(false);
       expect(await s.evolution.request("q1")).toMatchObject({ status: "approving", decidedBy: "cli:alice", decidedAt: 200, approvingProcess: "host-a:41:9001" });
       expect((await s.evolution.requests({ status: "approving" })).map((r) => r.id)).toEqual(["q1"]);
+      expect((await s.evolution.requests({ status: "approving", kinds: ["merge"] })).map((r) => r.id)).toEqual([]);
       expect(await s.evolution.requests({ status: "pending" })).toEqual([]);
       // a decline loses; a new request of the same kind does not supersede it; a forget does not close it
       expect(await s.evolution.decide("q1", "rejected", "cli:bob", 210)).toBe(false);
