@@ -490,6 +490,9 @@ export class EvolutionService {
       if (skill.publishedVersionId !== r.versionId) {
         const v = (await skills.history(r.skillName)).versions.find((x) => x.id === r.versionId);
         if (!v) throw new CoreError("not_found", `request ${id} names a version that does not exist`);
+        // published already (by this approval before its process stopped, or by name) and rolled
+        // away from since: done; publishing it again would undo the person's rollback
+        if (v.publishedAt !== null) return;
         let missing: string[] = [];
         if (r.detail.newSkill === true && skill.publishedVersionId === null) {
           const granted = await skills.grants(r.skillName);

@@ -185,4 +185,22 @@ describe("approve and decline of one skill request across processes (SQLite)", (
       w.close();
     }
   });
+
+  it("an approval that died after publishing, rolled back by a person since, is finished without publishing that version again", async () => {
+    const w = await world();
+    try {
+      const v2 = (await w.versions()).v2!;
+      await w.ctx.backend.evolution.addRequest({ id: "srq_pub", kind: "publish", skillName: "k8s-rollout", versionId: v2.id, otherSkill: null, policyId: null, reportId: null, detail: { seq: 2, newSkill: false, newTools: [] }, createdAt: T0 });
+      const child = spawnSync(process.execPath, [CRASH_CHILD, w.db, "srq_pub", "before-finish"], { env: { ...process.env, ...w.env }, encoding: "utf8", timeout: 30_000 });
+      expect(child.stdout, child.stderr).toBe('{"claimed":true}\ndying before finishing\n');
+      expect(w.skills("rollback", "k8s-rollout").stdout).toBe("Rolled k8s-rollout back to v1 (v2 retired).\n");
+      expect(w.skills("accept", "srq_pub").stdout).toBe("publish k8s-rollout: approved.\n");
+      const v = await w.versions();
+      expect([v.v1!.status, v.v2!.status]).toEqual(["active", "retired"]);
+      expect((await w.ctx.backend.skills.skillByName("k8s-rollout"))?.publishedVersionId).toBe(v.v1!.id);
+    } finally {
+      w.close();
+    }
+  });
 });
+
