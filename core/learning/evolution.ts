@@ -445,7 +445,15 @@ export class EvolutionService {
     try {
       await this.act(r, claim.by);
     } catch (e) {
-      await store.releaseApproval(r.id, claim).catch(() => false);
+      if (!(await store.releaseApproval(r.id, claim).catch(() => false))) throw e;
+      // A version a person rejected while this approval was under way (or stopped part way) was
+      // never closed (only pending requests are): pending again, it was asked about for good.
+      if (r.kind === "publish" && r.versionId && e instanceof CoreError) {
+        const v = (await this.deps.skills.history(r.skillName)).versions.find((x) => x.id === r.versionId);
+        if (v?.status === "rejected" && (await store.decide(r.id, "rejected", "version-rejected", clock.now()))) {
+          await store.audit({ at: clock.now(), actor: claim.by, action: "evolve", targetKind: "skill", targetId: r.skillName, detail: { request: r.id, kind: r.kind, decision: "rejected", reason: "its version was rejected" } });
+        }
+      }
       throw e;
     }
     if (await store.finishApproval(r.id, claim, clock.now())) {

@@ -202,5 +202,23 @@ describe("approve and decline of one skill request across processes (SQLite)", (
       w.close();
     }
   });
+
+  it("a publish whose version a person rejected while its approval was stuck is closed as rejected, not re-opened", async () => {
+    const w = await world();
+    try {
+      const v2 = (await w.versions()).v2!;
+      await w.ctx.backend.evolution.addRequest({ id: "srq_pub", kind: "publish", skillName: "k8s-rollout", versionId: v2.id, otherSkill: null, policyId: null, reportId: null, detail: { seq: 2, newSkill: false, newTools: [] }, createdAt: T0 });
+      const child = spawnSync(process.execPath, [CRASH_CHILD, w.db, "srq_pub"], { env: { ...process.env, ...w.env }, encoding: "utf8", timeout: 30_000 });
+      expect(child.stdout, child.stderr).toBe('{"claimed":true}\n');
+      expect(w.skills("reject", "k8s-rollout", "v2").stdout).toBe("Rejected k8s-rollout v2.\n");
+      const again = w.skills("accept", "srq_pub");
+      expect(again.status).toBe(1);
+      expect(again.stderr).toContain('v2 of "k8s-rollout" was rejected');
+      expect(await w.ctx.backend.evolution.request("srq_pub")).toMatchObject({ status: "rejected", decidedBy: "version-rejected" });
+      expect(w.skills("requests").stdout).not.toContain("srq_pub");
+    } finally {
+      w.close();
+    }
+  });
 });
 
