@@ -16,6 +16,7 @@ import type { SkillDecisionHook, SkillService } from "../skills/service.js";
 import type { SkillDocument } from "../skills/skill-md.js";
 import type { SkillVersion } from "../skills/version.js";
 import type { ApprovalClaim, EvolutionStore, LearningStore, SkillRequest, StoredEvalReport, StoredPolicy } from "../../stores/traits.js";
+import { failureText } from "./failure.js";
 import { driftEta, thumbEta } from "./lifecycle.js";
 import { inducePolicies, type EpisodeRecord } from "./policy.js";
 import { evaluate, outcomeTable, type EvalReport, type ReplayTask } from "./replay.js";
@@ -193,7 +194,7 @@ export class EvolutionService {
       try {
         out.push(...(await this.crystallize(p)));
       } catch (e) {
-        await this.deps.learning.event("crystallize_failed", null, null, { policy: p.id, error: (e as Error).message.slice(0, 300) }, this.deps.clock.now());
+        await this.deps.learning.event("crystallize_failed", null, null, { policy: p.id, error: failureText(e) }, this.deps.clock.now());
       }
     }
     return out;
@@ -276,7 +277,7 @@ export class EvolutionService {
     try {
       return { tasks: set, candidate: await run(doc.body), baseline: await run(baseline ? baseline.body : null) };
     } catch (e) {
-      await this.deps.learning.event("skill_eval_llm_failed", null, null, { skill: doc.name, error: (e as Error).message.slice(0, 300) }, this.deps.clock.now());
+      await this.deps.learning.event("skill_eval_llm_failed", null, null, { skill: doc.name, error: failureText(e) }, this.deps.clock.now());
       return null;
     }
   }

@@ -12,6 +12,7 @@ import type { RequestScope } from "../memory/scope.js";
 import { isInfinityStoreError } from "../../stores/infinity/errors.js";
 import { loadTolerant } from "../../stores/infinity/history.js";
 import type { ConversationReader, LearningStore, MemoryStore, StoredTraceEvent, TraceFeed, TraceStore } from "../../stores/traits.js";
+import { failureText } from "./failure.js";
 import { CandidateWriter, correctionCandidate, extractCandidates, isSuppressed, type Candidate } from "./candidates.js";
 import { segmentEpisodes } from "./episodes.js";
 import { DERIVED_KINDS, backup, combine, derivedSignals } from "./reward.js";
@@ -282,7 +283,7 @@ export class LearningService {
         previous = ep;
       } catch (e) {
         result.failed++;
-        await store.event("episode_failed", item.threadId, null, { start_ord: d.startOrd, error: (e as Error).message.slice(0, 500) }, clock.now());
+        await store.event("episode_failed", item.threadId, null, { start_ord: d.startOrd, error: failureText(e) }, clock.now());
       }
     }
     // The episodes that worked are stored; failing the thread retries the rest with back-off.
@@ -330,7 +331,7 @@ export class LearningService {
       });
     } catch (e) {
       // The rubric is optional: a failed or unavailable model leaves the other signals.
-      await store.event("rubric_failed", ep.threadId, ep.id, { error: (e as Error).message.slice(0, 300) }, clock.now());
+      await store.event("rubric_failed", ep.threadId, ep.id, { error: failureText(e) }, clock.now());
       return false;
     }
   }
@@ -450,7 +451,7 @@ export class LearningService {
         messageIds,
       }));
     } catch (e) {
-      await store.event("candidate_llm_failed", ep.threadId, ep.id, { error: (e as Error).message.slice(0, 300) }, clock.now());
+      await store.event("candidate_llm_failed", ep.threadId, ep.id, { error: failureText(e) }, clock.now());
       return [];
     }
   }

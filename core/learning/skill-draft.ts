@@ -8,6 +8,7 @@ import type { Llm } from "../llm/types.js";
 import { scanContent } from "../safety/index.js";
 import { headOf } from "../text.js";
 import { nameProblem, parseSkillMd, renderSkillMd, type SkillDocument } from "../skills/skill-md.js";
+import { failureText } from "./failure.js";
 import type { PolicyDraft } from "./policy.js";
 
 type EvolutionConfig = MemoryConfig["evolution"];
@@ -115,7 +116,8 @@ export async function llmDraft(llm: Llm | null | undefined, p: PolicyDraft, name
     const frontmatter = { name, description: oneLine(d.description, 1000), "allowed-tools": tools, metadata: { origin: "learning-llm", policy: p.signature } };
     return { doc: parseSkillMd(renderSkillMd({ frontmatter, body })), error: null };
   } catch (e) {
-    return { doc: null, error: (e as Error).message.slice(0, 300) };
+    // stored in an event: the model's answer a message may quote is not (failure.ts)
+    return { doc: null, error: failureText(e) };
   }
 }
 

@@ -6,6 +6,7 @@
 import type { MemoryConfig } from "../config.js";
 import type { Clock } from "../clock.js";
 import type { LearningService, ThreadResult } from "./service.js";
+import { failureText } from "./failure.js";
 import type { QueueItem } from "./types.js";
 
 export interface WorkerLog {
@@ -63,7 +64,7 @@ export class LearningWorker {
       if (fresh.length > 0) this.log?.warn({ threads: fresh }, "learning: conversation threads that could not be read were left for a later pass; the others are learned from");
     } catch (e) {
       this.log?.warn({ err: e }, "learning: discovery failed");
-      await store.event("discover_failed", null, null, { error: (e as Error).message.slice(0, 500) }, this.clock.now()).catch(() => undefined);
+      await store.event("discover_failed", null, null, { error: failureText(e) }, this.clock.now()).catch(() => undefined);
     }
     const claimedAt = this.clock.now();
     let items: QueueItem[];
@@ -94,12 +95,13 @@ export class LearningWorker {
         await this.hooks.afterThread?.(item, r);
       } catch (e) {
         out.failed++;
-        const msg = (e as Error).message;
+        // what the rows keep: no message, which can quote the thread (failure.ts)
+        const msg = failureText(e);
         this.log?.warn({ err: e, thread: item.threadId }, "learning: processing a thread failed");
         try {
           const dropped = await store.fail(item.source, item.threadId, msg, this.cfg.maxAttempts, this.clock.now() + this.cfg.intervalMs * 2 ** item.attempts);
-          if (dropped) await this.service.threadDropped(item, msg.slice(0, 500));
-          await store.event(dropped ? "thread_dropped" : "thread_failed", item.threadId, null, { source: item.source, attempts: item.attempts + 1, error: msg.slice(0, 500) }, this.clock.now());
+          if (dropped) await this.service.threadDropped(item, msg);
+          await store.event(dropped ? "thread_dropped" : "thread_failed", item.threadId, null, { source: item.source, attempts: item.attempts + 1, error: msg }, this.clock.now());
         } catch (e2) {
           // refused as well: the claim expires and a later pass takes the thread again
           this.log?.warn({ err: e2, thread: item.threadId }, "learning: recording a failed thread failed");

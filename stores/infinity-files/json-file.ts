@@ -48,15 +48,19 @@ export class JsonFileCache {
         this.entries.delete(path);
         return null;
       }
-      throw new InfinityStoreError("io", `cannot read ${path}: ${(e as Error).message}`);
+      throw new InfinityStoreError("io", `cannot read ${path}: ${(e as Error).message}`, { file: path });
     }
     let value: T;
     try {
       value = parse(JSON.parse(text));
     } catch (e) {
       if (cached && this.tornReads === "last-good") return cached.value as T;
-      if (e instanceof InfinityStoreError) throw e;
-      throw new InfinityStoreError("corrupt", `${path}: ${(e as Error).message}`);
+      if (e instanceof InfinityStoreError) throw e.file === undefined ? new InfinityStoreError(e.code, e.message, { file: path }) : e;
+      if (e instanceof SyntaxError) {
+        const { text: why, position } = jsonSyntax(e);
+        throw new InfinityStoreError("corrupt", `${path}: ${why}`, position === undefined ? { file: path } : { file: path, position });
+      }
+      throw new InfinityStoreError("corrupt", `${path}: ${(e as Error).message}`, { file: path });
     }
     this.touch(path, { mtimeNs: st.mtimeNs, size: st.size, value });
     return value;
@@ -72,12 +76,24 @@ export class JsonFileCache {
   }
 }
 
+/**
+ * JSON.parse's complaint without the input it quotes: Node 20 says `Unexpected token 'x', "…" is
+ * not valid JSON` with up to a few dozen characters of the file, and this text reaches logs and
+ * stored rows (the learning worker's). The forms that give a position quote nothing.
+ */
+function jsonSyntax(e: SyntaxError): { text: string; position?: number } {
+  const at = /^(.*?) at position (\d+)/s.exec(e.message);
+  if (at && !at[1]!.includes('"')) return { text: `${at[1]} at position ${at[2]}`, position: Number(at[2]) };
+  if (e.message === "Unexpected end of JSON input") return { text: "not valid JSON: it ends early" };
+  return { text: "not valid JSON (an unexpected character)" };
+}
+
 async function statOrNull(path: string): Promise<{ mtimeNs: bigint; size: bigint } | null> {
   try {
     return await stat(path, { bigint: true });
   } catch (e) {
     if (isNotFound(e)) return null;
-    throw new InfinityStoreError("io", `cannot stat ${path}: ${(e as Error).message}`);
+    throw new InfinityStoreError("io", `cannot stat ${path}: ${(e as Error).message}`, { file: path });
   }
 }
 

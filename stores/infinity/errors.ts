@@ -16,12 +16,20 @@ export type InfinityStoreErrorCode =
   | "io";
 
 export class InfinityStoreError extends Error {
+  /** the file it is about, when a file of the daemon's home */
+  readonly file?: string;
+  /** where in that file's text the parser stopped, when it says */
+  readonly position?: number;
+
   constructor(
     readonly code: InfinityStoreErrorCode,
     message: string,
+    where: { file?: string; position?: number } = {},
   ) {
     super(message);
     this.name = "InfinityStoreError";
+    if (where.file !== undefined) this.file = where.file;
+    if (where.position !== undefined) this.position = where.position;
   }
 }
 

@@ -7,6 +7,7 @@
 // Each step has a "postgres" text and a "dsql" text (Aurora DSQL: no sequences — the stores
 // supply ids —, no foreign keys, triggers, GIN or tsvector columns, no partial indexes; indexes
 // built with CREATE INDEX ASYNC). What that costs is listed in stores/postgres/README.md.
+import { OLD_ERROR } from "../../core/learning/failure.js";
 import type { PgMigration } from "./migrate.js";
 import { rebuildSkillSearch } from "./skill-store.js";
 
@@ -494,4 +495,17 @@ ALTER TABLE skill_requests ADD COLUMN IF NOT EXISTS approving_by text;
 ALTER TABLE skill_requests ADD COLUMN IF NOT EXISTS approving_at bigint;
 ALTER TABLE skill_requests ADD COLUMN IF NOT EXISTS approving_process text;
 `),
+  // An error's message can quote what failed (the thread file JSON.parse could not parse), and
+  // these rows outlived a forget of that text: from here on they hold the error's class, code and
+  // place only (core/learning/failure.ts); what older versions kept is cleared.
+  // (Under DSQL a data step is left out: a transaction there may change only a few thousand rows.)
+  step(112, "the learning loop keeps no error message text", (p) =>
+    p === "postgres"
+      ? `
+UPDATE learning_queue SET last_error = NULL WHERE last_error IS NOT NULL;
+UPDATE learning_dropped SET reason = '${OLD_ERROR}';
+UPDATE learning_events SET detail = regexp_replace(detail, '"error":"(?:[^"\\\\]|\\\\.)*"', '"error":"${OLD_ERROR}"') WHERE detail LIKE '%"error":%';
+`
+      : `-- none under the DSQL profile (no data steps there)`,
+  ),
 ];

@@ -1,6 +1,7 @@
 // Numbered, transactional schema migrations. Append only: a released step is never edited;
 // a change is a new step. `PRAGMA user_version` holds the schema version.
 import { cjkBigrams } from "../../core/retrieval/analyze.js";
+import { OLD_ERROR } from "../../core/learning/failure.js";
 import { projectKey } from "../../core/skills/scope.js";
 import { rebuildWordIndex } from "./memory-fts.js";
 import type { Db } from "./database.js";
@@ -911,6 +912,18 @@ CREATE TABLE learning_dropped (
 ALTER TABLE skill_requests ADD COLUMN approving_by TEXT;
 ALTER TABLE skill_requests ADD COLUMN approving_at INTEGER;
 ALTER TABLE skill_requests ADD COLUMN approving_process TEXT;
+`,
+  },
+  {
+    version: 27,
+    name: "the learning loop keeps no error message text",
+    sql: `
+-- An error's message can quote what failed (Node's JSON.parse quotes the thread file it could not
+-- parse), and these rows outlived a forget of that text. From here on they hold the error's class,
+-- code and place only (core/learning/failure.ts); what older versions kept is cleared.
+UPDATE learning_queue SET last_error = NULL WHERE last_error IS NOT NULL;
+UPDATE learning_dropped SET reason = '${OLD_ERROR}';
+UPDATE learning_events SET detail = json_set(detail, '$.error', '${OLD_ERROR}') WHERE json_extract(detail, '$.error') IS NOT NULL;
 `,
   },
 ];

@@ -17,6 +17,7 @@ import { PgSessionIndex } from "../../stores/postgres/session-index.js";
 import { PgSkillStore } from "../../stores/postgres/skill-store.js";
 import { newVersion } from "../stores/skills-conformance.js";
 import { grantServerRole } from "../../stores/postgres/grants.js";
+import { OLD_ERROR } from "../../core/learning/failure.js";
 
 describe("postgres migration units", () => {
   it("memory versions stay within 1–99 and every step has a DSQL variant", () => {
@@ -349,6 +350,34 @@ describePg("postgres migrations on a cluster", (base) => {
       const db = await openPg(t.url, { max: 1 });
       try {
         expect(await find(new PgSkillStore(db.pool))).toEqual(["sync-scripts"]);
+      } finally {
+        await db.close();
+      }
+    } finally {
+      await t.drop();
+    }
+  });
+
+  it("step 112 clears the error texts older versions kept in the learning queue, dropped threads and events (a parser's message quotes the file)", async () => {
+    const t = await createTestDatabase(base(), "migerr");
+    try {
+      const old = await openPg(t.url, { max: 1, targetVersion: 110 });
+      const quoted = `/h/threads/t1.json: Unexpected token 's', ..."text": sk-9f8e7d}"... is not valid JSON`;
+      await old.pool.query(`INSERT INTO learning_queue (source, thread_id, root_thread_id, enqueued_at, attempts, last_error) VALUES ('conversation', 't1', 't1', 1, 1, $1)`, [quoted]);
+      await old.pool.query(`INSERT INTO learning_dropped (source, thread_id, root_thread_id, format, drops, retry_at, reason) VALUES ('conversation', 't2', 't2', 'v1', 0, 5, $1)`, [quoted]);
+      const details = [
+        { source: "conversation", attempts: 1, error: quoted },
+        { start_ord: 4, error: 'say "sk-9f8e7d"\\ twice', after: "kept" },
+        {},
+      ];
+      for (const d of details) await old.pool.query(`INSERT INTO learning_events (at, kind, thread_id, episode_id, detail) VALUES (1, 'thread_failed', 't1', NULL, $1)`, [JSON.stringify(d)]);
+      await old.close();
+      const db = await openPg(t.url, { max: 1 });
+      try {
+        expect((await db.pool.query(`SELECT attempts, last_error FROM learning_queue`)).rows).toEqual([{ attempts: 1, last_error: null }]);
+        expect((await db.pool.query(`SELECT reason FROM learning_dropped`)).rows).toEqual([{ reason: OLD_ERROR }]);
+        const after = (await db.pool.query<{ detail: string }>(`SELECT detail FROM learning_events ORDER BY id`)).rows.map((r) => JSON.parse(r.detail) as unknown);
+        expect(after).toEqual([{ source: "conversation", attempts: 1, error: OLD_ERROR }, { start_ord: 4, error: OLD_ERROR, after: "kept" }, {}]);
       } finally {
         await db.close();
       }

@@ -7,6 +7,8 @@ import { visibilityKey } from "../../core/memory/scope.js";
 import { projectKey } from "../../core/skills/scope.js";
 import { openTestMemory, req, trigramMatch } from "../helpers/memory.js";
 import { tempDir } from "../helpers/tmp.js";
+import { holding } from "../helpers/holding.js";
+import { OLD_ERROR } from "../../core/learning/failure.js";
 
 const LATEST = Math.max(...MIGRATIONS.map((m) => m.version));
 
@@ -89,6 +91,34 @@ describe("schema migrations", () => {
       m.close();
     });
   }
+
+  it("27 clears the error texts older versions kept in the learning queue, dropped threads and events (a parser's message quotes the file)", () => {
+    const dir = tempDir();
+    const path = join(dir, "memory.db");
+    const old = openDatabase(path, { targetVersion: 25 });
+    const quoted = `/h/threads/t1.json: Unexpected token 's', ..."text": sk-9f8e7d}"... is not valid JSON`;
+    old.prepare(`INSERT INTO learning_queue (source, thread_id, root_thread_id, enqueued_at, attempts, last_error) VALUES ('conversation', 't1', 't1', 1, 1, ?)`).run(quoted);
+    old.prepare(`INSERT INTO learning_dropped (source, thread_id, root_thread_id, format, drops, retry_at, reason) VALUES ('conversation', 't2', 't2', 'v1', 0, 5, ?)`).run(quoted);
+    const ev = old.prepare(`INSERT INTO learning_events (at, kind, thread_id, episode_id, detail) VALUES (1, ?, 't1', NULL, ?)`);
+    ev.run("thread_failed", JSON.stringify({ source: "conversation", attempts: 1, error: quoted }));
+    ev.run("episode_failed", JSON.stringify({ start_ord: 4, error: 'say "sk-9f8e7d"\\ twice' }));
+    ev.run("candidates_suppressed", JSON.stringify({}));
+    old.close();
+
+    const m = openTestMemory(dir);
+    try {
+      expect(holding(m.db, "sk-9f8e7d")).toEqual([]);
+      expect(m.db.prepare(`SELECT attempts, last_error FROM learning_queue`).all()).toEqual([{ attempts: 1, last_error: null }]);
+      expect(m.db.prepare(`SELECT drops, reason FROM learning_dropped`).all()).toEqual([{ drops: 0, reason: OLD_ERROR }]);
+      expect((m.db.prepare(`SELECT detail FROM learning_events ORDER BY id`).pluck().all() as string[]).map((d) => JSON.parse(d) as unknown)).toEqual([
+        { source: "conversation", attempts: 1, error: OLD_ERROR },
+        { start_ord: 4, error: OLD_ERROR },
+        {},
+      ]);
+    } finally {
+      m.close();
+    }
+  });
 
   it("19 rebuilds the trigram index without positions from every memory not forgotten, and drops its pending purge mark", async () => {
     const dir = tempDir();
