@@ -762,6 +762,13 @@ export interface LearningStore {
   addCandidate(episodeId: string, memoryId: string, disposition: CandidateDisposition, at: number): Promise<void>;
   candidatesOf(episodeId: string): Promise<{ memoryId: string; disposition: CandidateDisposition }[]>;
   /**
+   * Remember that a person rejected (or forgot) learned candidates: their fingerprints (hashes, no
+   * text) in the visibility key of their scope. Idempotent.
+   */
+  addRejected(visKey: string, fingerprints: string[], at: number): Promise<void>;
+  /** whether that fingerprint was rejected in that visibility key */
+  isRejected(visKey: string, fingerprint: string): Promise<boolean>;
+  /**
    * Episodes one of whose texts (task, final answer, step excerpts and argument shapes, signal and
    * feedback notes) contains one of `probes` (ASCII letters and digits, case ignored; an empty one
    * matches every text), with the texts that matched for the caller's exact check. A forget looks

@@ -3,12 +3,13 @@
 // patterns; every candidate is written `pending` (trust model_inferred, tag auto_extracted) with
 // provenance to its messages and the episode, and reaches the context prefix only once a person
 // confirms it. A duplicate of an existing memory becomes another source of that memory instead.
+import { createHash } from "node:crypto";
 import type { Clock } from "../clock.js";
 import type { MemoryConfig } from "../config.js";
 import { newId } from "../ids.js";
 import type { Actor, MemoryKind, MemoryRecord, NewMemory, ScopeLevel } from "../memory/record.js";
 import { recordScopeFor, visibilityKey, type RequestScope } from "../memory/scope.js";
-import { contentHash } from "../memory/write-policy.js";
+import { contentHash, normalizeForHash } from "../memory/write-policy.js";
 import { analyzeQuery, contentWords, isEmptyQuery } from "../retrieval/analyze.js";
 import { scanContent } from "../safety/index.js";
 import { DuplicateMemoryError, type MemoryStore } from "../../stores/traits.js";
@@ -18,6 +19,16 @@ import type { EpisodeDraft } from "./types.js";
 
 /** the tag every auto-extracted memory carries (trust stays model_inferred until confirmed) */
 export const AUTO_EXTRACTED_TAG = "auto_extracted";
+
+/**
+ * What is kept of a learned candidate a person rejected or forgot: a hash of its normalised text
+ * (case, spacing and a closing full stop aside), so the loop does not propose it again in that
+ * scope (a thread re-learnt after an upgrade said it again) while no text of it stays.
+ */
+export function candidateFingerprint(content: string): string {
+  const norm = normalizeForHash(content).replace(/[.!。！]+$/u, "").trimEnd();
+  return createHash("sha256").update(`learning-candidate\u0000${norm}`).digest("hex").slice(0, 32);
+}
 
 export interface Candidate {
   kind: MemoryKind;
@@ -204,6 +215,8 @@ export class CandidateWriter {
     private readonly memory: MemoryStore,
     private readonly clock: Clock,
     private readonly config: MemoryConfig["learning"]["candidates"],
+    /** whether a person rejected (or forgot) this candidate in this scope before (candidateFingerprint) */
+    private readonly rejected: (visKey: string, fingerprint: string) => Promise<boolean> = async () => false,
   ) {}
 
   private async existing(visKey: string, content: string): Promise<MemoryRecord | null> {
@@ -224,14 +237,16 @@ export class CandidateWriter {
   }
 
   /**
-   * null when the safety scan refuses the text (a credential or an injection). `own`: the
-   * memories this episode already wrote or merged into (a pass that failed half way is retried).
+   * Refused when the safety scan refuses the text (a credential or an injection) or a person
+   * rejected it in this scope before. `own`: the memories this episode already wrote or merged
+   * into (a pass that failed half way is retried).
    */
-  async write(c: Candidate, scope: RequestScope, episode: { id: string; threadId: string }, own: ReadonlySet<string> = new Set()): Promise<WrittenCandidate | null> {
+  async write(c: Candidate, scope: RequestScope, episode: { id: string; threadId: string }, own: ReadonlySet<string> = new Set()): Promise<WrittenCandidate | { refused: "safety scan" | "rejected before" }> {
     const scan = scanContent(c.content);
-    if (scan.verdict === "refuse_secret" || scan.verdict === "refuse_injection") return null;
+    if (scan.verdict === "refuse_secret" || scan.verdict === "refuse_injection") return { refused: "safety scan" };
     const level: ScopeLevel = c.level === "project" && !scope.project ? "user" : c.level;
     const recScope = recordScopeFor(scope, level);
+    if (await this.rejected(visibilityKey(recScope), candidateFingerprint(c.content))) return { refused: "rejected before" };
     const now = this.clock.now();
     const source = { threadId: episode.threadId, messageIds: c.messageIds, toolCallId: null, actor: c.actor, at: now };
     const audit = (action: "create" | "duplicate", targetId: string) => ({

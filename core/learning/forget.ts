@@ -3,11 +3,14 @@
 // proxy's and the gRPC hook's record of model calls, so both held a forgotten memory's text after
 // the memory itself was gone. An episode holding it (or the memory's id, which results quoting
 // the memory carry) is blanked and never rebuilt; an event holding it is deleted. So is an episode
-// built from a message the memory was made from (a candidate's user turn).
+// built from a message the memory was made from (a candidate's user turn). A learned candidate
+// rejected or forgotten leaves its fingerprint, so the loop does not propose it again.
 import type { Clock } from "../clock.js";
 import type { ForgetHook } from "../memory/service.js";
+import { visibilityKey } from "../memory/scope.js";
 import { copyMatcher } from "../sessions/forget-needles.js";
 import type { LearningStore, MessageRef, RootContextStore, TraceStore } from "../../stores/traits.js";
+import { AUTO_EXTRACTED_TAG, candidateFingerprint } from "./candidates.js";
 
 export interface ExperienceForgetDeps {
   learning: Pick<LearningStore, "episodesMentioning" | "forgetEpisodes" | "episodesOfMessages">;
@@ -63,5 +66,18 @@ export function experienceForgetHook(stores: { learning: LearningStore; traces: 
     userOfRoot: async (root) => (await stores.roots.get(root))?.userId ?? null,
     now: () => clock.now(),
   };
-  return { beforeForget: async (user, contents, madeFrom) => void (await forgetExperience(d, user, contents, madeFrom)) };
+  return {
+    beforeForget: async (user, contents, madeFrom, records) => {
+      await forgetExperience(d, user, contents, madeFrom);
+      // a learned candidate rejected or forgotten is not proposed again there (a re-learn after an
+      // upgrade reads its messages again): its fingerprint stays, its text does not
+      const byKey = new Map<string, string[]>();
+      for (const r of records) {
+        if (!r.tags.includes(AUTO_EXTRACTED_TAG) || r.content === "") continue;
+        const key = visibilityKey(r.scope);
+        byKey.set(key, [...(byKey.get(key) ?? []), candidateFingerprint(r.content)]);
+      }
+      for (const [key, fps] of byKey) await stores.learning.addRejected(key, fps, clock.now());
+    },
+  };
 }

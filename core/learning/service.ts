@@ -116,7 +116,7 @@ export class LearningService {
 
   constructor(private readonly deps: LearningDeps) {
     this.cfg = deps.config.learning;
-    this.writer = new CandidateWriter(deps.memory, deps.clock, this.cfg.candidates);
+    this.writer = new CandidateWriter(deps.memory, deps.clock, this.cfg.candidates, (visKey, fp) => deps.store.isRejected(visKey, fp));
   }
 
   /** release the LLM adapter (a spawned provider process) */
@@ -413,13 +413,13 @@ export class LearningService {
     return (await this.writeCandidate(c, await this.deps.scopeOf(ep.rootThreadId, ep.threadId), ep)) ? 1 : 0;
   }
 
-  /** One candidate through the writer (scan, merge, pending), recorded against its episode; false when the scan refused it. */
+  /** One candidate through the writer (scan, merge, pending), recorded against its episode; false when refused (the scan, or a person rejected it before). */
   private async writeCandidate(c: Candidate, scope: RequestScope, ep: StoredEpisode): Promise<boolean> {
     const { store, clock } = this.deps;
     const own = new Set((await store.candidatesOf(ep.id)).map((x) => x.memoryId));
     const w = await this.writer.write(c, scope, ep, own);
-    if (!w) {
-      await store.event("candidate_refused", ep.threadId, ep.id, { kind: c.kind, reason: "safety scan" }, clock.now());
+    if ("refused" in w) {
+      await store.event("candidate_refused", ep.threadId, ep.id, { kind: c.kind, reason: w.refused }, clock.now());
       return false;
     }
     // a repeat keeps the disposition recorded the first time

@@ -132,9 +132,9 @@ export interface ForgetHook {
    * (their texts are still there if this fails or the process dies, so running the forget again,
    * or serve's start-up sweep, finishes both). `contents`: the texts and ids of one
    * user's records being forgotten, to find copies elsewhere; `madeFrom`: the conversation messages
-   * their sources name (what a candidate was extracted from).
+   * their sources name (what a candidate was extracted from); `records`: those records themselves.
    */
-  beforeForget(user: string, contents: string[], madeFrom: MessageRef[]): Promise<void>;
+  beforeForget(user: string, contents: string[], madeFrom: MessageRef[], records: readonly MemoryRecord[]): Promise<void>;
 }
 
 /** A caller's page size: a whole number of at least 1 (the stores put it into SQL). */
@@ -586,14 +586,15 @@ export class MemoryService {
     // Needles: the forgotten texts and the ids, which results quoting the memory carry.
     // And the messages a record was made from (a learning candidate's user turn), as the user turn
     // before a remember call is: forgetting the memory forgets what it came from.
-    const byUser = new Map<string, { contents: string[]; madeFrom: MessageRef[] }>();
+    const byUser = new Map<string, { contents: string[]; madeFrom: MessageRef[]; records: MemoryRecord[] }>();
     for (const r of targets) {
-      const u = byUser.get(r.scope.user) ?? { contents: [], madeFrom: [] };
+      const u = byUser.get(r.scope.user) ?? { contents: [], madeFrom: [], records: [] };
       u.contents.push(r.content, r.id);
+      u.records.push(r);
       for (const s of r.sources) if (s.threadId) for (const messageId of s.messageIds) u.madeFrom.push({ threadId: s.threadId, messageId });
       byUser.set(r.scope.user, u);
     }
-    for (const hook of this.forgetHooks) for (const [user, u] of byUser) await hook.beforeForget(user, u.contents, u.madeFrom);
+    for (const hook of this.forgetHooks) for (const [user, u] of byUser) await hook.beforeForget(user, u.contents, u.madeFrom, u.records);
     const audit = this.audit(origin, "forget", requested[0]!, { requested, ...(reason ? { reason } : {}) });
     await this.store.forget(
       targets.map((r) => r.id),

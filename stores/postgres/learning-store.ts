@@ -270,6 +270,19 @@ export class PgLearningStore implements LearningStore {
     return r.rows.map((x) => ({ memoryId: x.memory_id, disposition: x.disposition }));
   }
 
+  async addRejected(visKey: string, fingerprints: string[], at: number) {
+    if (fingerprints.length === 0) return;
+    await this.pool.query(
+      `INSERT INTO learning_rejected (vis_key, fingerprint, at) SELECT $1, f, $3 FROM unnest($2::text[]) AS f
+       ON CONFLICT (vis_key, fingerprint) DO NOTHING`,
+      [visKey, [...new Set(fingerprints)], at],
+    );
+  }
+
+  async isRejected(visKey: string, fingerprint: string): Promise<boolean> {
+    return (await this.pool.query(`SELECT 1 FROM learning_rejected WHERE vis_key = $1 AND fingerprint = $2`, [visKey, fingerprint])).rows.length > 0;
+  }
+
   async episodesMentioning(probes: string[]) {
     const r = await this.pool.query<{ episode_id: string; root_thread_id: string; text: string }>(
       `SELECT m.episode_id, e.root_thread_id, m.text FROM (

@@ -499,13 +499,23 @@ ALTER TABLE skill_requests ADD COLUMN IF NOT EXISTS approving_process text;
   // these rows outlived a forget of that text: from here on they hold the error's class, code and
   // place only (core/learning/failure.ts); what older versions kept is cleared.
   // (Under DSQL a data step is left out: a transaction there may change only a few thousand rows.)
-  step(112, "the learning loop keeps no error message text", (p) =>
-    p === "postgres"
-      ? `
+  // A learned candidate a person rejected (or forgot) came back when its thread was learnt again:
+  // its text was purged, so nothing matched it. Kept: a hash of its normalised text per
+  // visibility key (core/learning/candidates.ts), no text.
+  step(112, "the learning loop keeps no error message text, and the fingerprints of rejected candidates", (p) => `
+CREATE TABLE learning_rejected (
+  vis_key text NOT NULL,
+  fingerprint text NOT NULL,
+  at bigint NOT NULL,
+  PRIMARY KEY (vis_key, fingerprint)
+);
+${
+  p === "postgres"
+    ? `
 UPDATE learning_queue SET last_error = NULL WHERE last_error IS NOT NULL;
 UPDATE learning_dropped SET reason = '${OLD_ERROR}';
 UPDATE learning_events SET detail = regexp_replace(detail, '"error":"(?:[^"\\\\]|\\\\.)*"', '"error":"${OLD_ERROR}"') WHERE detail LIKE '%"error":%';
 `
-      : `-- none under the DSQL profile (no data steps there)`,
-  ),
+    : `-- (the texts: none under the DSQL profile, no data steps there)`
+}`),
 ];

@@ -1,6 +1,6 @@
 // SQLite store of the learning loop (migration 8): episodes with their steps and message edges,
-// reward signals, task feedback, proposed candidates, the on-disk work queue, read cursors and
-// worker events. Every multi-row change is one transaction.
+// reward signals, task feedback, proposed candidates (and the fingerprints of rejected ones,
+// migration 27), the on-disk work queue, read cursors and worker events. Every multi-row change is one transaction.
 import type Database from "better-sqlite3";
 import {
   FORGOTTEN_EPISODE_HASH,
@@ -162,6 +162,8 @@ export class SqliteLearningStore implements LearningStore {
          ON CONFLICT (episode_id, memory_id) DO UPDATE SET disposition = excluded.disposition, at = excluded.at`,
       ),
       candidates: p(`SELECT memory_id, disposition FROM learning_candidates WHERE episode_id = ? ORDER BY at, memory_id`),
+      addRejected: p(`INSERT INTO learning_rejected (vis_key, fingerprint, at) VALUES (?, ?, ?) ON CONFLICT (vis_key, fingerprint) DO NOTHING`),
+      isRejected: p(`SELECT 1 FROM learning_rejected WHERE vis_key = ? AND fingerprint = ?`).pluck(),
       recordFeedback: p(
         `INSERT INTO learning_feedback (thread_id, call_id, episode_id, rating, note, at) VALUES (?, ?, ?, ?, ?, ?)
          ON CONFLICT (thread_id, call_id) DO NOTHING`,
@@ -362,6 +364,16 @@ export class SqliteLearningStore implements LearningStore {
       memoryId: r.memory_id,
       disposition: r.disposition,
     }));
+  }
+
+  async addRejected(visKey: string, fingerprints: string[], at: number) {
+    this.db.transaction(() => {
+      for (const fp of fingerprints) this.s.addRejected!.run(visKey, fp, at);
+    }).immediate();
+  }
+
+  async isRejected(visKey: string, fingerprint: string): Promise<boolean> {
+    return this.s.isRejected!.get(visKey, fingerprint) !== undefined;
   }
 
   async episodesMentioning(probes: string[]) {

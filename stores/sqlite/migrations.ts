@@ -916,7 +916,7 @@ ALTER TABLE skill_requests ADD COLUMN approving_process TEXT;
   },
   {
     version: 27,
-    name: "the learning loop keeps no error message text",
+    name: "the learning loop keeps no error message text, and the fingerprints of rejected candidates",
     sql: `
 -- An error's message can quote what failed (Node's JSON.parse quotes the thread file it could not
 -- parse), and these rows outlived a forget of that text. From here on they hold the error's class,
@@ -924,6 +924,16 @@ ALTER TABLE skill_requests ADD COLUMN approving_process TEXT;
 UPDATE learning_queue SET last_error = NULL WHERE last_error IS NOT NULL;
 UPDATE learning_dropped SET reason = '${OLD_ERROR}';
 UPDATE learning_events SET detail = json_set(detail, '$.error', '${OLD_ERROR}') WHERE json_extract(detail, '$.error') IS NOT NULL;
+
+-- A learned candidate a person rejected (or forgot) came back when its thread was learnt again
+-- (after an upgrade that reads more of it): its text was purged, so nothing matched it. Kept: a
+-- hash of its normalised text per visibility key (core/learning/candidates.ts), no text.
+CREATE TABLE learning_rejected (
+  vis_key TEXT NOT NULL,
+  fingerprint TEXT NOT NULL,
+  at INTEGER NOT NULL,
+  PRIMARY KEY (vis_key, fingerprint)
+) STRICT, WITHOUT ROWID;
 `,
   },
 ];

@@ -220,6 +220,19 @@ export function learningConformance(name: string, factory: CatalogFactory): void
       expect((await s.learning.skippedThreads("conversation")).map((k) => k.threadId)).toEqual(["t2"]);
     });
 
+    it("keeps the fingerprints of rejected candidates per visibility key, each once", async () => {
+      const s = await c.fresh();
+      expect(await s.learning.isRejected("u:alice", "f1")).toBe(false);
+      await s.learning.addRejected("u:alice", ["f1", "f2", "f1"], 1);
+      await s.learning.addRejected("u:alice", ["f2"], 2);
+      await s.learning.addRejected("u:alice", [], 3);
+      expect(await s.learning.isRejected("u:alice", "f1")).toBe(true);
+      expect(await s.learning.isRejected("u:alice", "f2")).toBe(true);
+      // another scope's rejection is its own
+      expect(await s.learning.isRejected("u:bob", "f1")).toBe(false);
+      expect(await s.learning.isRejected("u:alice", "f3")).toBe(false);
+    });
+
     it("keeps the threads dropped after their retries until cleared", async () => {
       const s = await c.fresh();
       expect(await s.learning.droppedThreads()).toEqual([]);

@@ -1,0 +1,73 @@
+// A candidate a person rejected is not proposed again when an upgrade re-learns its thread. The
+// reject purged the candidate's text, and the re-learn compared what it found with the texts of the
+// episode's earlier candidates (none left) and its stored episodes (the message left out before now
+// opens a new one): "User prefers tabs." came back as a pending memory. Now a reject (or a forget)
+// of a learned candidate leaves a fingerprint of it (a hash, no text) per scope, and the worker does
+// not propose that text there again. The daemon's files on disk, a SQLite file; the older version
+// is the file reader with one message hidden (as a version before its form was added).
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { openSources } from "../../cli/sessions.js";
+import { defaultConfig } from "../../core/config.js";
+import { scopeResolver } from "../../core/learning/scope.js";
+import { LearningService } from "../../core/learning/service.js";
+import { LearningWorker } from "../../core/learning/worker.js";
+import { SqliteLearningStore } from "../../stores/sqlite/learning-store.js";
+import type { ConversationReader } from "../../stores/traits.js";
+import { holding } from "../helpers/holding.js";
+import { openTestMemory } from "../helpers/memory.js";
+import { olderReader } from "../helpers/paused-reader.js";
+import { copiedHome } from "../helpers/session-home.js";
+import { msg } from "./world.js";
+
+const SESSION = "0f6b3c9a-1d7e-4f25-8b4a-6e9c2d1f7a35";
+
+function learner(m: ReturnType<typeof openTestMemory>, reader: ConversationReader) {
+  const config = defaultConfig({ localUser: "alice" });
+  const store = new SqliteLearningStore(m.db);
+  const service = new LearningService({ store, memory: m.store, config, clock: m.clock, conversation: reader, scopeOf: scopeResolver({ localUser: "alice", projectOf: () => "/work/proj-a" }) });
+  return { store, worker: new LearningWorker(service, config.learning.worker, m.clock) };
+}
+
+const pending = (m: ReturnType<typeof openTestMemory>) =>
+  (m.db.prepare(`SELECT content FROM memories WHERE status = 'pending' ORDER BY content`).all() as { content: string }[]).map((r) => r.content);
+
+describe("a learned candidate a person rejected", () => {
+  it("is not proposed again when an upgrade re-learns its thread, and what is kept of it holds no text", async () => {
+    const { dir, home, m, src } = copiedHome();
+    const messages = [
+      [msg.user("Run the tests."), "m0"],
+      [msg.call("c1", "shell", { cmd: "npm test" }), "m1"],
+      [msg.result("c1", "Tests  4 passed (4)"), "m2"],
+      [msg.text("All 4 pass."), "m3"],
+      [msg.user("Here is the new layout."), "m4"],
+      [msg.user("I prefer tabs. I prefer short answers."), "m5"],
+      [msg.text("Noted."), "m6"],
+    ];
+    writeFileSync(join(home, "threads", `${SESSION}.json`), JSON.stringify({ messages, compaction_summaries: [] }, null, 2));
+
+    // the older version: m4 is of a form it does not read
+    await learner(m, olderReader(src.sources[0]!.reader, new Set(["m4"]))).worker.drain();
+    expect(pending(m)).toEqual(["User prefers short answers.", "User prefers tabs."]);
+    const tabs = m.db.prepare(`SELECT id FROM memories WHERE content = 'User prefers tabs.'`).pluck().get() as string;
+    expect(await m.service.reject({ owner: "alice" }, [tabs], { actor: "user", threadId: null, toolCallId: null })).toEqual([tabs]);
+    expect(pending(m)).toEqual(["User prefers short answers."]);
+    src.close();
+    m.close();
+
+    // the upgrade: a new process over the same database and the same files
+    const m2 = openTestMemory(dir);
+    const src2 = openSources([`infinity-home:${home}`], m2.db, m2.dbPath);
+    try {
+      expect(await learner(m2, src2.sources[0]!.reader).worker.drain()).toMatchObject({ processed: 1, failed: 0 });
+      // (the episode m4 opens now was learned: the pending one it repeats gained a source)
+      expect(m2.db.prepare(`SELECT count(*) FROM learning_episodes WHERE thread_id = ? AND start_ord = 4 AND candidates_done = 1`).pluck().get(SESSION)).toBe(1);
+      expect(pending(m2)).toEqual(["User prefers short answers."]);
+      expect(holding(m2.db, "prefers tabs")).toEqual([]);
+    } finally {
+      src2.close();
+      m2.close();
+    }
+  });
+});
