@@ -768,6 +768,8 @@ export interface LearningStore {
   addRejected(visKey: string, fingerprints: string[], at: number): Promise<void>;
   /** whether that fingerprint was rejected in that visibility key */
   isRejected(visKey: string, fingerprint: string): Promise<boolean>;
+  /** which of these memories the loop proposed or added a candidate to as evidence (learning_candidates) */
+  proposedAmong(memoryIds: string[]): Promise<Set<string>>;
   /**
    * Episodes one of whose texts (task, final answer, step excerpts and argument shapes, signal and
    * feedback notes) contains one of `probes` (ASCII letters and digits, case ignored; an empty one

@@ -69,11 +69,14 @@ export function experienceForgetHook(stores: { learning: LearningStore; traces: 
   return {
     beforeForget: async (user, contents, madeFrom, records) => {
       await forgetExperience(d, user, contents, madeFrom);
-      // a learned candidate rejected or forgotten is not proposed again there (a re-learn after an
-      // upgrade reads its messages again): its fingerprint stays, its text does not
+      // a learned candidate rejected or forgotten, or a memory a candidate was added to as evidence,
+      // is not proposed again there (a re-learn after an upgrade reads its messages again): its
+      // fingerprint stays, its text does not
+      const withText = records.filter((r) => r.content !== "");
+      const proposed = await stores.learning.proposedAmong(withText.filter((r) => !r.tags.includes(AUTO_EXTRACTED_TAG)).map((r) => r.id));
       const byKey = new Map<string, string[]>();
-      for (const r of records) {
-        if (!r.tags.includes(AUTO_EXTRACTED_TAG) || r.content === "") continue;
+      for (const r of withText) {
+        if (!r.tags.includes(AUTO_EXTRACTED_TAG) && !proposed.has(r.id)) continue;
         const key = visibilityKey(r.scope);
         byKey.set(key, [...(byKey.get(key) ?? []), candidateFingerprint(r.content)]);
       }

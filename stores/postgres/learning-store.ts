@@ -283,6 +283,12 @@ export class PgLearningStore implements LearningStore {
     return (await this.pool.query(`SELECT 1 FROM learning_rejected WHERE vis_key = $1 AND fingerprint = $2`, [visKey, fingerprint])).rows.length > 0;
   }
 
+  async proposedAmong(memoryIds: string[]): Promise<Set<string>> {
+    if (memoryIds.length === 0) return new Set();
+    const r = await this.pool.query<{ memory_id: string }>(`SELECT DISTINCT memory_id FROM learning_candidates WHERE memory_id = ANY($1::text[])`, [memoryIds]);
+    return new Set(r.rows.map((x) => x.memory_id));
+  }
+
   async episodesMentioning(probes: string[]) {
     const r = await this.pool.query<{ episode_id: string; root_thread_id: string; text: string }>(
       `SELECT m.episode_id, e.root_thread_id, m.text FROM (

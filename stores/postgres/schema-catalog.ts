@@ -509,6 +509,7 @@ CREATE TABLE learning_rejected (
   at bigint NOT NULL,
   PRIMARY KEY (vis_key, fingerprint)
 );
+${idx(p)} learning_candidates_memory ON learning_candidates (memory_id);
 ${
   p === "postgres"
     ? `

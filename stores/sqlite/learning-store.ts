@@ -164,6 +164,7 @@ export class SqliteLearningStore implements LearningStore {
       candidates: p(`SELECT memory_id, disposition FROM learning_candidates WHERE episode_id = ? ORDER BY at, memory_id`),
       addRejected: p(`INSERT INTO learning_rejected (vis_key, fingerprint, at) VALUES (?, ?, ?) ON CONFLICT (vis_key, fingerprint) DO NOTHING`),
       isRejected: p(`SELECT 1 FROM learning_rejected WHERE vis_key = ? AND fingerprint = ?`).pluck(),
+      proposed: p(`SELECT DISTINCT memory_id FROM learning_candidates WHERE memory_id IN (SELECT value FROM json_each(?))`).pluck(),
       recordFeedback: p(
         `INSERT INTO learning_feedback (thread_id, call_id, episode_id, rating, note, at) VALUES (?, ?, ?, ?, ?, ?)
          ON CONFLICT (thread_id, call_id) DO NOTHING`,
@@ -374,6 +375,10 @@ export class SqliteLearningStore implements LearningStore {
 
   async isRejected(visKey: string, fingerprint: string): Promise<boolean> {
     return this.s.isRejected!.get(visKey, fingerprint) !== undefined;
+  }
+
+  async proposedAmong(memoryIds: string[]): Promise<Set<string>> {
+    return new Set(memoryIds.length === 0 ? [] : (this.s.proposed!.all(JSON.stringify(memoryIds)) as string[]));
   }
 
   async episodesMentioning(probes: string[]) {

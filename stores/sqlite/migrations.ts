@@ -934,6 +934,8 @@ CREATE TABLE learning_rejected (
   at INTEGER NOT NULL,
   PRIMARY KEY (vis_key, fingerprint)
 ) STRICT, WITHOUT ROWID;
+-- (a forget asks which of its memories the loop proposed or added evidence to)
+CREATE INDEX learning_candidates_memory ON learning_candidates (memory_id);
 `,
   },
 ];

@@ -70,4 +70,36 @@ describe("a learned candidate a person rejected", () => {
       m2.close();
     }
   });
+
+  it("nor is a memory the loop only added its evidence to, once a person forgot it", async () => {
+    const { dir, home, m, src } = copiedHome();
+    const messages = [
+      [msg.user("Run the tests."), "m0"],
+      [msg.text("All 4 pass."), "m1"],
+      [msg.user("Here is the new layout."), "m2"],
+      [msg.user("I prefer tabs."), "m3"],
+      [msg.text("Noted."), "m4"],
+    ];
+    writeFileSync(join(home, "threads", `${SESSION}.json`), JSON.stringify({ messages, compaction_summaries: [] }, null, 2));
+    // the model had remembered it itself; the older version's candidate became its evidence
+    const own = await m.service.remember({ user: "alice", project: "/work/proj-a", session: "s0", thread: "s0", ancestors: [] }, { content: "User prefers tabs." }, { actor: "model", threadId: "s0", toolCallId: "tc-1" });
+    await learner(m, olderReader(src.sources[0]!.reader, new Set(["m2"]))).worker.drain();
+    expect(m.db.prepare(`SELECT memory_id, disposition FROM learning_candidates`).all()).toEqual([{ memory_id: own.record.id, disposition: "merged" }]);
+    expect(pending(m)).toEqual([]);
+    expect(await m.service.forget({ owner: "alice" }, [own.record.id], { actor: "user", threadId: null, toolCallId: null })).toEqual([own.record.id]);
+    src.close();
+    m.close();
+
+    const m2 = openTestMemory(dir);
+    const src2 = openSources([`infinity-home:${home}`], m2.db, m2.dbPath);
+    try {
+      expect(await learner(m2, src2.sources[0]!.reader).worker.drain()).toMatchObject({ processed: 1, failed: 0 });
+      expect(m2.db.prepare(`SELECT count(*) FROM learning_episodes WHERE thread_id = ? AND start_ord = 2 AND candidates_done = 1`).pluck().get(SESSION)).toBe(1);
+      expect(pending(m2)).toEqual([]);
+      expect(holding(m2.db, "prefers tabs")).toEqual([]);
+    } finally {
+      src2.close();
+      m2.close();
+    }
+  });
 });

@@ -233,6 +233,16 @@ export function learningConformance(name: string, factory: CatalogFactory): void
       expect(await s.learning.isRejected("u:alice", "f3")).toBe(false);
     });
 
+    it("says which memories the loop proposed or added a candidate to", async () => {
+      const s = await c.fresh();
+      const ep = (await s.learning.upsertEpisode(draft("t", 0, "h1"), [], [], "ep-p", 1)).episode;
+      await s.learning.addCandidate(ep.id, "mem-a", "created", 2);
+      await s.learning.addCandidate(ep.id, "mem-b", "merged", 2);
+      expect(await s.learning.proposedAmong([])).toEqual(new Set());
+      expect(await s.learning.proposedAmong(["mem-b", "mem-x", "mem-a"])).toEqual(new Set(["mem-a", "mem-b"]));
+      expect(await s.learning.proposedAmong(["mem-x"])).toEqual(new Set());
+    });
+
     it("keeps the threads dropped after their retries until cleared", async () => {
       const s = await c.fresh();
       expect(await s.learning.droppedThreads()).toEqual([]);
