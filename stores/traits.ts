@@ -783,6 +783,8 @@ export interface LearningStore {
    * FORGOTTEN_EPISODE_HASH, so upsertEpisode never writes them again.
    */
   forgetEpisodes(ids: string[], at: number): Promise<void>;
+  /** the messages this thread's forgotten episodes were built from (read as empty when the thread is read again) */
+  forgottenEpisodeMessages(source: EpisodeSource, threadId: string): Promise<Set<string>>;
   /** episodes built from any of these messages (their message edges), not forgotten yet (`withForgotten`: those too) */
   episodesOfMessages(refs: MessageRef[], opts?: { withForgotten?: boolean }): Promise<{ id: string; rootThreadId: string }[]>;
 

@@ -152,7 +152,7 @@ export function segmentEpisodes(
     } else {
       cur.lastAssistant = t.text;
       // the answer is final only when nothing is still running
-      cur.answered = !t.isError && t.text.trim().length > 0 && cur.pending.size === 0;
+      cur.answered = !t.isError && (t.text.trim().length > 0 || t.forgotten === true) && cur.pending.size === 0;
     }
   }
   if (cur) finish(cur, null);

@@ -220,7 +220,9 @@ export class LearningService {
         }
         return e[0] === null ? [] : [[e[0], e[1], fromOrd + i] as const];
       });
-      const forgotten = (await this.deps.forgottenMessages?.(item.threadId)) ?? new Set<string>();
+      // and those a forgotten episode was built from: a re-learn that cuts the thread differently
+      // (an upgrade reads a message it left out) would build them into another episode
+      const forgotten = new Set([...((await this.deps.forgottenMessages?.(item.threadId)) ?? []), ...(await this.deps.store.forgottenEpisodeMessages(item.source, item.threadId))]);
       return withoutForgotten(turnsOfConversation(known), forgotten);
     }
     if (!this.deps.traces) throw new CoreError("unavailable", "no trace store is configured");

@@ -18,6 +18,8 @@ export interface Turn {
   isError?: boolean;
   /** observation time when the source has one (trace events) */
   at?: number;
+  /** what it said was forgotten (withoutForgotten): an answer still ended its task */
+  forgotten?: true;
 }
 
 /** trace events name positions in a request's history; items inside one position get sub-orders */
@@ -78,7 +80,7 @@ export function withoutForgotten(turns: Turn[], forgotten: ReadonlySet<string>):
   return turns.map((t) => {
     if (!forgotten.has(t.messageId)) return t;
     const { args: _args, argsDigest: _digest, ...rest } = t;
-    return { ...rest, text: "", ...(t.role === "tool_call" ? { args: null } : {}) };
+    return { ...rest, text: "", forgotten: true, ...(t.role === "tool_call" ? { args: null } : {}) };
   });
 }
 

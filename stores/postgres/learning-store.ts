@@ -324,6 +324,15 @@ export class PgLearningStore implements LearningStore {
     }, this.txOpts);
   }
 
+  async forgottenEpisodeMessages(source: EpisodeSource, threadId: string): Promise<Set<string>> {
+    const r = await this.pool.query<{ message_id: string }>(
+      `SELECT DISTINCT m.message_id FROM learning_episodes e JOIN learning_episode_messages m ON m.episode_id = e.id
+       WHERE e.source = $1 AND e.thread_id = $2 AND e.content_hash = $3`,
+      [source, threadId, FORGOTTEN_EPISODE_HASH],
+    );
+    return new Set(r.rows.map((x) => x.message_id));
+  }
+
   async episodesOfMessages(refs: MessageRef[], opts: { withForgotten?: boolean } = {}) {
     if (refs.length === 0) return [];
     const r = await this.pool.query<{ id: string; root_thread_id: string }>(

@@ -241,6 +241,10 @@ export class SqliteLearningStore implements LearningStore {
         `SELECT e.id, e.root_thread_id FROM learning_episode_messages m JOIN learning_episodes e ON e.id = m.episode_id
          WHERE m.message_id = @message AND e.thread_id = @thread AND e.content_hash <> @forgotten`,
       ),
+      forgottenMessages: p(
+        `SELECT DISTINCT m.message_id FROM learning_episodes e JOIN learning_episode_messages m ON m.episode_id = e.id
+         WHERE e.source = ? AND e.thread_id = ? AND e.content_hash = ?`,
+      ).pluck(),
       clearSignalNotes: p(`UPDATE learning_signals SET note = NULL WHERE episode_id = ?`),
       clearFeedbackNotes: p(`UPDATE learning_feedback SET note = NULL WHERE episode_id = ?`),
       events: p(`SELECT * FROM learning_events ORDER BY id DESC LIMIT ?`),
@@ -422,6 +426,10 @@ export class SqliteLearningStore implements LearningStore {
         this.s.clearFeedbackNotes!.run(id);
       }
     }).immediate();
+  }
+
+  async forgottenEpisodeMessages(source: EpisodeSource, threadId: string): Promise<Set<string>> {
+    return new Set(this.s.forgottenMessages!.all(source, threadId, FORGOTTEN_EPISODE_HASH) as string[]);
   }
 
   async episodesOfMessages(refs: MessageRef[], opts: { withForgotten?: boolean } = {}) {

@@ -139,6 +139,17 @@ export function learningConformance(name: string, factory: CatalogFactory): void
       expect(withForgotten.sort((a, b) => a.id.localeCompare(b.id))).toEqual([{ id: "e0", rootThreadId: "root-t" }, { id: "u0", rootThreadId: "root-u" }]);
     });
 
+    it("names the messages a thread's forgotten episodes were built from", async () => {
+      const s = await c.fresh();
+      await s.learning.upsertEpisode(draft("t", 0, "h0"), [], [], "e0", 1);
+      await s.learning.upsertEpisode(draft("t", 10, "h10"), [], [], "e10", 1);
+      await s.learning.upsertEpisode(draft("u", 0, "hu"), [], [], "u0", 1);
+      expect(await s.learning.forgottenEpisodeMessages("conversation", "t")).toEqual(new Set());
+      await s.learning.forgetEpisodes(["e10", "u0"], 2);
+      expect(await s.learning.forgottenEpisodeMessages("conversation", "t")).toEqual(new Set(["m10", "m15"]));
+      expect(await s.learning.forgottenEpisodeMessages("grpc", "t")).toEqual(new Set());
+    });
+
     it("resumes at the last episode, or an earlier one whose candidates are not done", async () => {
       const s = await c.fresh();
       expect(await s.learning.resumeOrd("conversation", "t")).toBeNull();
