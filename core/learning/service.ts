@@ -222,7 +222,10 @@ export class LearningService {
       });
       // and those a forgotten episode was built from: a re-learn that cuts the thread differently
       // (an upgrade reads a message it left out) would build them into another episode
-      const forgotten = new Set([...((await this.deps.forgottenMessages?.(item.threadId)) ?? []), ...(await this.deps.store.forgottenEpisodeMessages(item.source, item.threadId))]);
+      const forgotten = new Set([
+        ...((await this.deps.forgottenMessages?.(item.threadId)) ?? []),
+        ...(await this.deps.store.forgottenEpisodeMessages(item.source, item.threadId)),
+      ]);
       return withoutForgotten(turnsOfConversation(known), forgotten);
     }
     if (!this.deps.traces) throw new CoreError("unavailable", "no trace store is configured");

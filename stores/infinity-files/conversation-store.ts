@@ -191,6 +191,7 @@ export class InfinityFilesConversationStore implements ConversationStore, Conver
       throw new InfinityStoreError(
         "corrupt",
         `${this.layout.threadFile(threadId)}: message ${gap.index} (kind ${gap.kind}) is not one this version reads (written by a newer daemon?)`,
+        { file: this.layout.threadFile(threadId) },
       );
     }
     // the cache holds the parsed file; hand out copies so callers cannot edit it
