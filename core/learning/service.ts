@@ -141,8 +141,16 @@ export class LearningService {
     const format = conversation?.messageFormat?.() ?? "";
     const listed = conversation ? await conversation.listThreads() : [];
     if (conversation) {
-      // messages an earlier version left out as unknown kinds: a reader of another format reads them now
-      const stale = new Set((await store.skippedThreads("conversation")).filter((k) => k.format !== format).map((k) => k.threadId));
+      // messages an earlier version left out as unknown kinds: a reader of another format reads them
+      // now, unless this reader failed on the thread until it was dropped: then the drop's back-off
+      // holds (queued at every pass, the failing work ran again and again)
+      const at = clock.now();
+      const waiting = new Set(
+        (await store.droppedThreads()).filter((d) => d.source === "conversation" && d.format === format && d.retryAt > at).map((d) => d.threadId),
+      );
+      const stale = new Set(
+        (await store.skippedThreads("conversation")).filter((k) => k.format !== format && !waiting.has(k.threadId)).map((k) => k.threadId),
+      );
       for (const thread of listed) {
         try {
           const count = await conversation.messageCount(thread);

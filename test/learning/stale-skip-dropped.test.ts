@@ -1,0 +1,82 @@
+// A thread an older version read around unknown message kinds is re-learnt by a version that reads
+// them. When that re-learn fails until the thread is dropped, the drop's back-off holds as for any
+// other thread. Before, discovery queued it again at the next pass because its skip record still
+// named the older format: the failing work ran again and again, each time with fresh attempts. The
+// daemon's files on disk, a SQLite file; the older version is the file reader with a message hidden,
+// the failure a memory store that refuses writes.
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { openSources } from "../../cli/sessions.js";
+import { defaultConfig } from "../../core/config.js";
+import { scopeResolver } from "../../core/learning/scope.js";
+import { LearningService } from "../../core/learning/service.js";
+import { LearningWorker } from "../../core/learning/worker.js";
+import { SqliteLearningStore } from "../../stores/sqlite/learning-store.js";
+import type { ConversationReader, MemoryStore } from "../../stores/traits.js";
+import { openTestMemory } from "../helpers/memory.js";
+import { olderReader } from "../helpers/paused-reader.js";
+import { copiedHome } from "../helpers/session-home.js";
+import { msg } from "./world.js";
+
+const SESSION = "0f6b3c9a-1d7e-4f25-8b4a-6e9c2d1f7a35";
+const config = defaultConfig({ localUser: "alice", learning: { worker: { intervalMs: 1000, maxAttempts: 2 } } });
+
+function learner(m: ReturnType<typeof openTestMemory>, reader: ConversationReader, memory: MemoryStore = m.store) {
+  const store = new SqliteLearningStore(m.db);
+  const service = new LearningService({ store, memory, config, clock: m.clock, conversation: reader, scopeOf: scopeResolver({ localUser: "alice", projectOf: () => "/work/proj-a" }) });
+  return { store, worker: new LearningWorker(service, config.learning.worker, m.clock) };
+}
+
+describe("a re-learn after an upgrade that fails until its thread is dropped", () => {
+  it("waits out the drop's back-off like any dropped thread", async () => {
+    const { dir, home, m, src } = copiedHome();
+    const messages = [
+      [msg.user("Run the tests."), "m0"],
+      [msg.text("All 4 pass."), "m1"],
+      [msg.user("Here is the new layout."), "m2"],
+      [msg.user("I prefer tabs."), "m3"],
+      [msg.text("Noted."), "m4"],
+    ];
+    writeFileSync(join(home, "threads", `${SESSION}.json`), JSON.stringify({ messages, compaction_summaries: [] }, null, 2));
+    await learner(m, olderReader(src.sources[0]!.reader, new Set(["m2"]))).worker.drain();
+    expect(await new SqliteLearningStore(m.db).skipped("conversation", SESSION)).toMatchObject({ from: 2 });
+    src.close();
+    m.close();
+
+    const m2 = openTestMemory(dir);
+    const src2 = openSources([`infinity-home:${home}`], m2.db, m2.dbPath);
+    // the new version's writes of candidates fail (a store that refuses them)
+    const refusing = new Proxy(m2.store, {
+      get(target, prop, recv) {
+        if (prop === "insert" || prop === "addSource") return async () => Promise.reject(new Error("memory store is read-only"));
+        const v = Reflect.get(target, prop, recv) as unknown;
+        return typeof v === "function" ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+      },
+    });
+    const attempts = () => (m2.db.prepare(`SELECT kind FROM learning_events WHERE thread_id = ? AND kind IN ('thread_failed', 'thread_dropped') ORDER BY id`).all(SESSION) as { kind: string }[]).map((e) => e.kind);
+    try {
+      const l = learner(m2, src2.sources[0]!.reader, refusing);
+      await l.worker.runOnce();
+      m2.clock.advance(config.learning.worker.intervalMs + config.learning.worker.leaseMs);
+      await l.worker.runOnce();
+      expect(attempts()).toEqual(["thread_failed", "thread_dropped"]);
+      // passes within the back-off do not read it again
+      for (let i = 0; i < 5; i++) {
+        m2.clock.advance(1_000);
+        await l.worker.runOnce();
+      }
+      expect(attempts()).toEqual(["thread_failed", "thread_dropped"]);
+      // past it, the re-learn runs again (here with a store that takes the writes) and finishes
+      m2.clock.advance(10_000);
+      const ok = learner(m2, src2.sources[0]!.reader);
+      await ok.worker.drain();
+      expect(m2.db.prepare(`SELECT content FROM memories WHERE status = 'pending'`).pluck().all()).toEqual(["User prefers tabs."]);
+      expect(await ok.store.skipped("conversation", SESSION)).toBeNull();
+      expect(await ok.store.droppedThreads()).toEqual([]);
+    } finally {
+      src2.close();
+      m2.close();
+    }
+  });
+});
