@@ -367,6 +367,15 @@ UPDATE session_messages SET tsv = setweight(to_tsvector('english',
   || ts_filter(tsv, '{b}');`
     : `-- none under the DSQL profile (no tsvector)`;
 
+/**
+ * serve's start-up sweep (PgMemoryStore.unfinishedForgets) reads the forgets a stopped process
+ * claimed and never purged: deleted rows that still hold their text. Without an index it read
+ * every memory to find the few. The partial index holds claimed rows only (as SQLite's step 28);
+ * DSQL has no partial indexes: there status leads a plain index.
+ */
+const unfinishedForgets = (p: P) => `
+${idx(p)} memories_unfinished_forgets ON memories (${p === "postgres" ? "updated_at, rowid" : "status, updated_at, rowid"})${where(p, "status = 'deleted' AND content <> ''")};`;
+
 // Messages of a kind the reader did not know, left out: where the first one was and the reader's
 // message format then, so a reader of another format reads them (as SQLite's step 23).
 const threadSkips = (): string => `
@@ -529,6 +538,7 @@ export const MEMORY_MIGRATIONS: PgMigration[] = [
   step(13, "session threads know their parent", threadParents),
   step(14, "64-bit counters, compaction and spawn points, subscription and choice places", wideCounters),
   step(15, "session threads remember the messages they left out", threadSkips),
+  step(16, "forgets claimed and not yet finished, by claim time", unfinishedForgets),
 ];
 
 /** Tables whose rows belong to one user (column user_id): the row-level security set. */
