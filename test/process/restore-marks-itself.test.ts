@@ -4,13 +4,14 @@
 // refuses to start while that restore lives (naming its pid; the fix is to wait), a killed
 // restore's mark blocks nothing, and restore looks for servers again just before the final copy.
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { existsSync, readdirSync, rmSync, watch, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, readdirSync, rmSync, watch, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { CLI, runCli } from "../helpers/cli.js";
 import { tempDir } from "../helpers/tmp.js";
+import { SCRIPTED, startProxy } from "../context-hook/proxy-helpers.js";
 
 function start(args: string[], env: Record<string, string>) {
   const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
@@ -118,6 +119,55 @@ describe("a restore under way and servers starting", () => {
     expect(done.stdout).toMatch(/^restored 0 memories/);
     expect(done.stdout).toContain("1 of them had been forgotten after this backup was made and were forgotten again");
     expect(readdirSync(dir).filter((f) => f.includes("restoring"))).toEqual([]);
+  }, 120_000);
+
+  it("provider-proxy refuses to start while a restore runs, naming it, and leaves no mark; once the restore ended it starts and restore refuses under it", async () => {
+    const dir = tempDir();
+    const db = join(dir, "memory.db");
+    const backup = join(dir, "b.db");
+    const env = { INFINITY_MEMORY_HOME: dir, INFINITY_MEMORY_USER: "alice" };
+    expect(runCli(["memory", "add", "The standup moved to 9:30", "--db", db], env).status).toBe(0);
+    expect(runCli(["backup", "--out", backup, "--db", db], env).status).toBe(0);
+    const b = new Database(backup);
+    const fill = b.prepare(`INSERT INTO audit_log (at, actor, action, target_kind, target_id, detail) VALUES (?, 'user', 'create', 'memory', ?, ?)`);
+    b.transaction(() => {
+      for (let i = 0; i < 10_000; i++) fill.run(i, `mem_fill_${i}`, JSON.stringify({ note: "x".repeat(2000) }));
+    })();
+    b.close();
+    const id = (JSON.parse(runCli(["memory", "search", "standup", "--json", "--db", db], env).stdout.split("\n")[0]!) as { id: string }).id;
+    expect(runCli(["memory", "forget", id, "--db", db], env).status).toBe(0);
+
+    const run = start(["restore", backup, "--db", db], env);
+    await appears(dir, /^\.memory\.db\.\d+\.restoring$/, run.child);
+    run.child.kill("SIGSTOP");
+    const log = join(dir, "proxy.log");
+    const proxyArgs = ["--db", db, "--log", log, "--upstream", process.execPath, SCRIPTED];
+    try {
+      const refused = spawnSync(process.execPath, [CLI, "provider-proxy", ...proxyArgs], { env: { ...process.env, ...env }, encoding: "utf8", timeout: 20_000 });
+      expect(refused.status).toBe(1);
+      // the daemon reads the socket path from stdout: nothing there
+      expect(refused.stdout).toBe("");
+      expect(refused.stderr).toContain(`cannot serve ${db}: a restore is replacing it (pid ${run.child.pid}, since `);
+      expect(refused.stderr).toContain("wait for the restore to finish, then start again");
+      // the daemon keeps a provider's stderr to itself: its log says why
+      expect(existsSync(log) ? readFileSync(log, "utf8") : "").toContain("a restore is replacing it");
+      expect(readdirSync(dir).filter((f) => f.endsWith(".serving"))).toEqual([]);
+    } finally {
+      run.child.kill("SIGCONT");
+    }
+    expect((await run.exited).code).toBe(0);
+
+    // the restore over: the proxy starts, marks the database, and a restore now refuses under it
+    const proxy = await startProxy(proxyArgs, env);
+    try {
+      expect(readdirSync(dir).filter((f) => f.endsWith(".serving"))).toEqual([`.memory.db.${proxy.child.pid}.serving`]);
+      const r = runCli(["restore", backup, "--db", db], env);
+      expect(r.status).toBe(1);
+      expect(r.stderr).toContain(`cannot restore into ${db} while a server uses it: pid ${proxy.child.pid} (provider-proxy, since `);
+    } finally {
+      await proxy.stop();
+    }
+    expect(readdirSync(dir).filter((f) => f.endsWith(".serving"))).toEqual([]);
   }, 120_000);
 
   it("restore refuses while memory reindex rebuilds the word index, naming its pid; goes ahead once it finished", async () => {
