@@ -5,7 +5,9 @@
 // process is gone (and is removed by the next look). A running `restore` leaves
 // `.NAME.PID.restoring-mark` the same way, and a server refuses to start while one is live: each
 // side writes its own mark before it looks for the other's, so of two starting at once at least
-// one sees the other.
+// one sees the other. `memory reindex --vectors` leaves `.NAME.PID.reindexing` the same way: it
+// writes vectors by row id, so a restore under it would get vectors of the old content attached to
+// other memories (the word-index rebuild keeps its own mark inside the database, memory-fts.ts).
 import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { processGone, removeOnInterrupt } from "./temp-files.js";
@@ -18,7 +20,7 @@ export interface ServingMark {
   since: string | null;
 }
 
-type MarkKind = "serving" | "restoring-mark";
+type MarkKind = "serving" | "restoring-mark" | "reindexing";
 
 function markPath(db: string, pid: number, kind: MarkKind = "serving"): string {
   return join(dirname(db), `.${basename(db)}.${pid}.${kind}`);
@@ -45,12 +47,31 @@ export function markRestoring(db: string, now: Date = new Date()): () => void {
  * and the error names the restore. Returns the unmark.
  */
 export function claimServing(db: string, what: string): () => void {
-  const unmark = markServing(db, what);
+  return unlessRestoring(db, markServing(db, what), (who) => `cannot serve ${db}: a restore is replacing it (${who}); wait for the restore to finish, then start again`);
+}
+
+/**
+ * Mark `db` as having its vectors rebuilt by this process (`memory reindex --vectors`) until it
+ * ends, unless a restore is replacing it: then the mark goes again and the error names the
+ * restore. Returns the unmark.
+ */
+export function claimReindexing(db: string, what: string, now: Date = new Date()): () => void {
+  const unmark = mark(db, "reindexing", what, now);
+  // Ctrl-C ends a reindex without an exit event unless something listens for the signal
+  const release = db === ":memory:" ? () => undefined : removeOnInterrupt(markPath(db, process.pid, "reindexing"));
+  const both = () => {
+    unmark();
+    release();
+  };
+  return unlessRestoring(db, both, (who) => `cannot reindex ${db}: a restore is replacing it (${who}); wait for the restore to finish, then run the reindex again`);
+}
+
+/** `unmark` when no restore replaces `db`; otherwise unmarks and throws `refusal(who)`. */
+function unlessRestoring(db: string, unmark: () => void, refusal: (who: string) => string): () => void {
   const restoring = restoringProcesses(db);
   if (restoring.length === 0) return unmark;
   unmark();
-  const who = restoring.map((p) => `pid ${p.pid}${p.since ? `, since ${p.since}` : ""}`).join("; ");
-  throw new Error(`cannot serve ${db}: a restore is replacing it (${who}); wait for the restore to finish, then start again`);
+  throw new Error(refusal(restoring.map((p) => `pid ${p.pid}${p.since ? `, since ${p.since}` : ""}`).join("; ")));
 }
 
 function mark(db: string, kind: MarkKind, what: string, now: Date): () => void {
@@ -84,6 +105,11 @@ export function restoringProcesses(db: string): ServingMark[] {
   return liveMarks(db, "restoring-mark");
 }
 
+/** The live `memory reindex --vectors` runs writing `db`'s vectors; marks of ones that are gone are removed on the way. */
+export function reindexingProcesses(db: string): ServingMark[] {
+  return liveMarks(db, "reindexing");
+}
+
 /**
  * When process `pid` started (clock ticks after boot, /proc/PID/stat on Linux): with the pid it
  * names one process for good, so a pid reused by another program is told apart. Null where it
@@ -109,7 +135,7 @@ function liveMarks(db: string, kind: MarkKind): ServingMark[] {
   } catch {
     return [];
   }
-  const pattern = kind === "serving" ? /^([1-9]\d*)\.serving$/ : /^([1-9]\d*)\.restoring-mark$/;
+  const pattern = new RegExp(`^([1-9]\\d*)\\.${kind}$`);
   const live: ServingMark[] = [];
   for (const name of names) {
     if (!name.startsWith(prefix)) continue;

@@ -13,7 +13,7 @@ import { dropRebuild, runningRebuild } from "../../stores/sqlite/memory-fts.js";
 import { MIGRATIONS } from "../../stores/sqlite/migrations.js";
 import { databaseLocation, missingDatabase, openMemory } from "../context.js";
 import { placeNoReplace, processGone, removeOnInterrupt, removeStaleTemps, removeTemp, tempPath } from "../temp-files.js";
-import { markRestoring, servingProcesses } from "../serving-marks.js";
+import { markRestoring, reindexingProcesses, servingProcesses } from "../serving-marks.js";
 
 export interface VerifyReport {
   file: string;
@@ -165,8 +165,15 @@ function refuseWhileServed(target: string, force: boolean): void {
 /**
  * Throw when a `memory reindex` rebuilds `target`'s word index: replaced under it, the restored
  * file got the reindex's index of the old content (searches found memories the backup lacks).
+ * The same for `memory reindex --vectors`: it goes on storing vectors of the old texts by row id,
+ * which in the restored file are other memories'.
  */
 function refuseWhileReindexed(target: string): void {
+  const embedding = reindexingProcesses(target);
+  if (embedding.length > 0) {
+    const who = embedding.map((p) => `pid ${p.pid}`).join(", ");
+    throw new Error(`cannot restore into ${target} while memory reindex --vectors (${who}) stores its vectors; wait for the reindex to finish, then restore again; --force restores anyway`);
+  }
   let db: Database.Database;
   try {
     db = new Database(target, { readonly: true, fileMustExist: true });
@@ -211,8 +218,9 @@ async function restore(src: string, target: string, o: { bringBackForgotten?: bo
         await copyFile(src, staged);
         again = await forgetAgain(staged, forgottenSince);
       }
-      // a server that started while the copy was staged (one that did not see the mark) is caught here
+      // a server or reindex that started while the copy was staged (one that did not see the mark) is caught here
       refuseWhileServed(target, o.force === true);
+      if (!o.force) refuseWhileReindexed(target);
       // The backup API in the other direction: into the live file in one transaction, under its locks.
       await copyFile(staged ?? src, target);
     } finally {

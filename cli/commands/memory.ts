@@ -15,6 +15,7 @@ import { databaseLocation, openAnyMemory, openMemory, type AnyMemoryContext, typ
 import { backendKindOf } from "../../stores/backend.js";
 import { recreateWordIndex, wordIndexDrift } from "../../stores/sqlite/memory-fts.js";
 import { processGone } from "../temp-files.js";
+import { claimReindexing } from "../serving-marks.js";
 
 /** longer than the 100 ms a writer's busy handler sleeps at most between tries (see recreateWordIndex) */
 const REBUILD_PAUSE_MS = 120;
@@ -345,7 +346,13 @@ export function registerMemory(program: Command): void {
       const ctx = openMemory({ dbPath: o.db, existing: true });
       try {
         if (o.vectors) {
-          return await reindexVectors(ctx, { batch: Number(o.batch), json: o.json ?? false });
+          // vectors are written by row id: restore looks for this mark and refuses while it lives
+          const unmark = claimReindexing(ctx.dbPath, "memory reindex --vectors");
+          try {
+            return await reindexVectors(ctx, { batch: Number(o.batch), json: o.json ?? false });
+          } finally {
+            unmark();
+          }
         }
         const before = wordIndexDrift(ctx.db);
         if (before < Number(o.ifDrift)) {

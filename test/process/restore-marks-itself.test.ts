@@ -170,6 +170,61 @@ describe("a restore under way and servers starting", () => {
     expect(readdirSync(dir).filter((f) => f.endsWith(".serving"))).toEqual([]);
   }, 120_000);
 
+  it("restore refuses while memory reindex --vectors stores vectors, naming its pid; the reindex refuses while a restore runs", async () => {
+    const dir = tempDir();
+    const db = join(dir, "memory.db");
+    const env = { INFINITY_MEMORY_HOME: dir, INFINITY_MEMORY_USER: "alice" };
+    const lines = join(dir, "in.jsonl");
+    writeFileSync(lines, Array.from({ length: 3000 }, (_, i) => JSON.stringify({ content: `Note ${i}: the build server number ${i} runs the nightly job` })).join("\n"));
+    expect(runCli(["memory", "import", lines, "--batch", "3000", "--db", db], env).status).toBe(0);
+    expect(runCli(["backup", "--out", join(dir, "b.db"), "--db", db], env).status).toBe(0);
+    // written without an embedder: the reindex embeds them all, a few per transaction
+    writeFileSync(join(dir, "config.json"), JSON.stringify({ embedder: { kind: "hashing", hashing: { dimensions: 48 } } }));
+    const reindex = start(["memory", "reindex", "--vectors", "--batch", "2", "--db", db], env);
+    const reader = new Database(db, { readonly: true });
+    try {
+      // caught once it has stored some vectors and not all
+      await new Promise<void>((resolve, reject) => {
+        const timer = setInterval(() => {
+          let n = 0;
+          try {
+            n = (reader.prepare(`SELECT count(*) AS n FROM memory_vec_rowids`).get() as { n: number }).n;
+          } catch {
+            return; // the vector table is not made yet
+          }
+          if (n === 0) return;
+          clearInterval(timer);
+          reindex.child.kill("SIGSTOP");
+          resolve();
+        }, 2);
+        reindex.child.once("exit", (c) => { clearInterval(timer); reject(new Error(`reindex ended (${c}) before it was seen storing vectors: ${reindex.stderr()}`)); });
+      });
+    } finally {
+      reader.close();
+    }
+    try {
+      const r = runCli(["restore", join(dir, "b.db"), "--db", db], env);
+      expect(r.stderr).toContain(`cannot restore into ${db} while memory reindex --vectors (pid ${reindex.child.pid}) stores its vectors; wait for the reindex to finish, then restore again; --force restores anyway`);
+      expect(r.status).toBe(1);
+    } finally {
+      reindex.child.kill("SIGCONT");
+    }
+    expect((await reindex.exited).code).toBe(0);
+    expect(reindex.stdout()).toContain("embedded 3000 memories");
+    expect(readdirSync(dir).filter((f) => f.endsWith(".reindexing"))).toEqual([]);
+
+    // the other way round: a reindex started while a restore replaces the file refuses, naming it
+    // (the restore's mark is this test process's, which lives)
+    writeFileSync(join(dir, `.memory.db.${process.pid}.restoring-mark`), `${JSON.stringify({ pid: process.pid, what: "restore", since: "2026-12-07T20:00:00.000Z" })}\n`);
+    const refused = runCli(["memory", "reindex", "--vectors", "--db", db], env);
+    expect(refused.status).toBe(1);
+    expect(refused.stderr).toContain(`cannot reindex ${db}: a restore is replacing it (pid ${process.pid}, since 2026-12-07T20:00:00.000Z); wait for the restore to finish, then run the reindex again`);
+    expect(readdirSync(dir).filter((f) => f.endsWith(".reindexing"))).toEqual([]);
+    rmSync(join(dir, `.memory.db.${process.pid}.restoring-mark`));
+    const after = runCli(["restore", join(dir, "b.db"), "--db", db], env);
+    expect(after.stdout).toMatch(/^restored 3000 memories/);
+  }, 120_000);
+
   it("restore refuses while memory reindex rebuilds the word index, naming its pid; goes ahead once it finished", async () => {
     const dir = tempDir();
     const db = join(dir, "memory.db");
