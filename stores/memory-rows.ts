@@ -57,6 +57,8 @@ export interface MemoryRow {
   updated_at: number;
   expires_at: number | null;
   content_hash: string | null;
+  /** the process holding a forget's claim on the row (claimForget), null otherwise */
+  claimed_by?: string | null;
 }
 
 export interface SourceRow {

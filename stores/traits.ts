@@ -157,6 +157,13 @@ export interface BatchInsertItem {
 /** per item of `insertMany`, in input order: the new record's id, or the id it duplicates */
 export type BatchInsertOutcome = { status: "created"; id: string } | { status: "duplicate"; id: string };
 
+/** A record a forget claimed and has not purged (MemoryStore.unfinishedForgets); record.updatedAt is when it was claimed. */
+export interface UnfinishedForget {
+  record: MemoryRecord;
+  /** the claiming process (an opaque id its service gave), null when none was recorded */
+  claimedBy: string | null;
+}
+
 /** One change of MemoryStore.setStatuses; the fields are setStatus's. */
 export interface StatusChange {
   id: string;
@@ -231,10 +238,18 @@ export interface MemoryStore {
    * never purged are returned again; missing and purged ones are skipped. With `expect` (id →
    * status the caller saw) it fails with StatusChangedError, claiming nothing, when any of those
    * records has another status at the time of the write. Returns the claimed records, with text.
+   * The claim records `owner` (the claiming process, null: unknown) and `at` as its time, on records
+   * claimed before too: a forget run again takes its earlier claim over. With `heldBy` (id → owner
+   * a sweep read), a record claimed before is taken only while that owner still holds it; one
+   * another process took over meanwhile is skipped.
    */
-  claimForget(ids: string[], at: number, opts?: { expect?: ReadonlyMap<string, MemoryStatus> }): Promise<MemoryRecord[]>;
-  /** Records claimed by a forget that never purged them (its process stopped), oldest claim first: for a sweep to finish. */
-  unfinishedForgets(limit: number): Promise<MemoryRecord[]>;
+  claimForget(
+    ids: string[],
+    at: number,
+    opts?: { expect?: ReadonlyMap<string, MemoryStatus>; owner?: string | null; heldBy?: ReadonlyMap<string, string | null> },
+  ): Promise<MemoryRecord[]>;
+  /** Records claimed by a forget that has not purged them (yet, or ever: its process stopped), oldest claim first, with who claimed them: for a sweep to finish. */
+  unfinishedForgets(limit: number): Promise<UnfinishedForget[]>;
   /**
    * tombstone + purge content from every index, source, tag and edge payload (records a
    * claimForget left deleted with their text included); returns ids purged.

@@ -145,6 +145,25 @@ function wholeLimit(limit: number | undefined): number | undefined {
   return limit;
 }
 
+/**
+ * Who this service's forget claims belong to, and whether another claim's process still runs: the
+ * sweep for unfinished forgets leaves a claim whose process still runs its cascade to it. The CLI
+ * passes the process (cli/forget-claims.ts); without one, claims carry no owner and any sweep
+ * finishes them, as before owners were recorded.
+ */
+export interface ForgetOwner {
+  /** recorded with each claim this service makes */
+  readonly id: string;
+  /** true: that claim's process is gone; false: it runs; null: this process cannot tell (another machine) */
+  gone(owner: string): boolean | null;
+}
+
+/**
+ * How long a claim whose process runs (or cannot be checked: another machine) is left to it. A
+ * cascade takes seconds; one held longer is taken as stuck and finished by the sweep.
+ */
+export const FORGET_CLAIM_LEASE_MS = 10 * 60_000;
+
 export class MemoryService {
   private readonly forgetHooks: ForgetHook[] = [];
 
@@ -152,6 +171,7 @@ export class MemoryService {
     private readonly store: MemoryStore,
     private readonly clock: Clock,
     private readonly config: MemoryConfig,
+    private readonly owner: ForgetOwner | null = null,
   ) {}
 
   onForget(hook: ForgetHook): void {
@@ -536,7 +556,7 @@ export class MemoryService {
           const open: string[] = [];
           for (const l of lineages) for (const v of await this.store.lineage(l)) if (!claimed.has(v.id) && !purged(v)) open.push(v.id);
           if (open.length === 0) break;
-          for (const r of await this.store.claimForget(open, this.clock.now())) claimed.set(r.id, r);
+          for (const r of await this.store.claimForget(open, this.clock.now(), { owner: this.ownerId })) claimed.set(r.id, r);
         }
         return [...claimed.values()];
       },
@@ -557,18 +577,40 @@ export class MemoryService {
       const rec = await this.visible(viewer, id);
       if (!purged(rec)) targets.push(rec.id);
     }
-    return this.purge(() => this.store.claimForget(targets, this.clock.now()), ids, origin, reason);
+    return this.purge(() => this.store.claimForget(targets, this.clock.now(), { owner: this.ownerId }), ids, origin, reason);
   }
 
   /**
    * Forgets that a process claimed and never finished (it stopped in the cascade; the RAP journal
-   * re-runs the call only when it was a tool call): cascaded and purged now. Run at start-up.
+   * re-runs the call only when it was a tool call): cascaded and purged now. Run at start-up. A
+   * claim whose process still runs (its cascade under way) is left to it for FORGET_CLAIM_LEASE_MS;
+   * one whose process is gone, or that nobody can tell about, or held longer, is finished here,
+   * taken over from the owner read here only (another sweep that took it first keeps it).
    */
   async finishForgets(): Promise<string[]> {
-    const left = await this.store.unfinishedForgets(this.config.forget.maxByQuery);
+    const now = this.clock.now();
+    const left = (await this.store.unfinishedForgets(this.config.forget.maxByQuery)).filter((u) => this.abandoned(u.claimedBy, now - u.record.updatedAt));
     if (left.length === 0) return [];
-    const ids = left.map((r) => r.id);
-    return this.purge(() => this.store.claimForget(ids, this.clock.now()), ids, { actor: "user", threadId: null, toolCallId: null }, "finishing a forget that stopped part way", "system");
+    const ids = left.map((u) => u.record.id);
+    const heldBy = new Map(left.map((u) => [u.record.id, u.claimedBy]));
+    return this.purge(
+      () => this.store.claimForget(ids, now, { owner: this.ownerId, heldBy }),
+      ids,
+      { actor: "user", threadId: null, toolCallId: null },
+      "finishing a forget that stopped part way",
+      "system",
+    );
+  }
+
+  private get ownerId(): string | null {
+    return this.owner?.id ?? null;
+  }
+
+  /** Whether a claim held this long by `owner` is for the sweep to finish (finishForgets). */
+  private abandoned(owner: string | null, heldMs: number): boolean {
+    if (owner === null || heldMs >= FORGET_CLAIM_LEASE_MS) return true;
+    // a process that cannot check (none given) leaves a recorded owner its lease
+    return this.owner?.gone(owner) === true;
   }
 
   /**
@@ -735,7 +777,7 @@ export class MemoryService {
     // and then nothing is claimed, so nothing is cascaded either
     const expect = new Map<string, MemoryStatus>([...targets.values()].map((t) => [t.id, t.status]));
     try {
-      return await this.purge(() => this.store.claimForget([...targets.keys()], this.clock.now(), { expect }), ids, origin, "rejected in review");
+      return await this.purge(() => this.store.claimForget([...targets.keys()], this.clock.now(), { expect, owner: this.ownerId }), ids, origin, "rejected in review");
     } catch (e) {
       if (!(e instanceof StatusChangedError)) throw e;
       throw decidedMeanwhile(e, "nothing was rejected");

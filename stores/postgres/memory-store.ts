@@ -31,6 +31,7 @@ import {
   type SearchHit,
   type SearchQuery,
   type StatusChange,
+  type UnfinishedForget,
   type StoredAuditEntry,
   type Visibility,
 } from "../traits.js";
@@ -828,9 +829,14 @@ export class PgMemoryStore implements MemoryStore {
     return rec;
   }
 
-  async claimForget(ids: string[], at: number, opts: { expect?: ReadonlyMap<string, MemoryStatus> } = {}): Promise<MemoryRecord[]> {
+  async claimForget(
+    ids: string[],
+    at: number,
+    opts: { expect?: ReadonlyMap<string, MemoryStatus>; owner?: string | null; heldBy?: ReadonlyMap<string, string | null> } = {},
+  ): Promise<MemoryRecord[]> {
     const left: { vis_key: string; rowid: number }[] = [];
     const done: { tokens?: OwnTokens } = {};
+    const owner = opts.owner ?? null;
     const out = await this.db.tx(async (c) => {
       left.length = 0;
       // locked and checked before any claim; the rows stay locked to the commit
@@ -842,10 +848,15 @@ export class PgMemoryStore implements MemoryStore {
         if (!row || purgedRow(row)) continue;
         if (row.status !== "deleted") {
           for (const n of await this.neighbours(c, row.rowid)) around.add(n.rowid);
-          // deleted for everyone from now; the text stays for the forget's cascade until forget() purges it
-          await c.query(`UPDATE memories SET status = 'deleted', updated_at = $1 WHERE rowid = $2`, [at, row.rowid]);
+          // deleted for everyone from now; the text stays for the forget's cascade until forget() purges it;
+          // who claimed it and when, so a sweep leaves a claim alone while its process lives
+          await c.query(`UPDATE memories SET status = 'deleted', updated_at = $1, claimed_by = $2 WHERE rowid = $3`, [at, owner, row.rowid]);
           row.status = "deleted";
           left.push(row);
+        } else {
+          // claimed by a forget that has not finished: taken over (a sweep's only from the owner it saw)
+          if (opts.heldBy?.has(id) && opts.heldBy.get(id) !== (row.claimed_by ?? null)) continue;
+          await c.query(`UPDATE memories SET updated_at = $1, claimed_by = $2 WHERE rowid = $3`, [at, owner, row.rowid]);
         }
         claimed.push(row);
       }
@@ -861,11 +872,12 @@ export class PgMemoryStore implements MemoryStore {
   }
 
   /** a sweep across every user's records: runs as system maintenance under RLS */
-  async unfinishedForgets(limit: number): Promise<MemoryRecord[]> {
+  async unfinishedForgets(limit: number): Promise<UnfinishedForget[]> {
     return asPgSystem(() =>
-      this.db.read(async (c) =>
-        this.hydrateAll(c, (await c.query<MemoryRow>(`SELECT * FROM memories WHERE status = 'deleted' AND content <> '' ORDER BY updated_at, rowid LIMIT $1`, [limit])).rows),
-      ),
+      this.db.read(async (c) => {
+        const rows = (await c.query<MemoryRow>(`SELECT * FROM memories WHERE status = 'deleted' AND content <> '' ORDER BY updated_at, rowid LIMIT $1`, [limit])).rows;
+        return (await this.hydrateAll(c, rows)).map((record, i) => ({ record, claimedBy: rows[i]!.claimed_by ?? null }));
+      }),
     );
   }
 
@@ -893,7 +905,7 @@ export class PgMemoryStore implements MemoryStore {
         await c.query(`DELETE FROM memory_source_messages WHERE source_id IN (SELECT id FROM memory_sources WHERE memory_rowid = $1)`, [row.rowid]);
         await c.query(`DELETE FROM memory_sources WHERE memory_rowid = $1`, [row.rowid]);
         await c.query(
-          `UPDATE memories SET content = '', content_hash = NULL, flags = '', status = 'deleted', updated_at = $1 WHERE rowid = $2`,
+          `UPDATE memories SET content = '', content_hash = NULL, flags = '', status = 'deleted', updated_at = $1, claimed_by = NULL WHERE rowid = $2`,
           [audit.at, row.rowid],
         );
         around.delete(row.rowid);

@@ -371,10 +371,12 @@ UPDATE session_messages SET tsv = setweight(to_tsvector('english',
  * serve's start-up sweep (PgMemoryStore.unfinishedForgets) reads the forgets a stopped process
  * claimed and never purged: deleted rows that still hold their text. Without an index it read
  * every memory to find the few. The partial index holds claimed rows only (as SQLite's step 28);
- * DSQL has no partial indexes: there status leads a plain index.
+ * DSQL has no partial indexes: there status leads a plain index. claimed_by names the process
+ * holding a claim, so the sweep leaves a forget whose process still runs its cascade to it.
  */
 const unfinishedForgets = (p: P) => `
-${idx(p)} memories_unfinished_forgets ON memories (${p === "postgres" ? "updated_at, rowid" : "status, updated_at, rowid"})${where(p, "status = 'deleted' AND content <> ''")};`;
+${idx(p)} memories_unfinished_forgets ON memories (${p === "postgres" ? "updated_at, rowid" : "status, updated_at, rowid"})${where(p, "status = 'deleted' AND content <> ''")};
+ALTER TABLE memories ADD COLUMN IF NOT EXISTS claimed_by text;`;
 
 // Messages of a kind the reader did not know, left out: where the first one was and the reader's
 // message format then, so a reader of another format reads them (as SQLite's step 23).

@@ -18,6 +18,7 @@ import {
   type SearchHit,
   type SearchQuery,
   type StatusChange,
+  type UnfinishedForget,
   type StoredAuditEntry,
   type Visibility,
 } from "../traits.js";
@@ -199,10 +200,12 @@ export class SqliteMemoryStore implements MemoryStore {
         ON CONFLICT (vis_key) DO UPDATE SET token = excluded.token, user_id = coalesce(scope_tokens.user_id, excluded.user_id)`),
       touch: p(`UPDATE memories SET updated_at = ? WHERE rowid = ?`),
       lineage: p(`SELECT * FROM memories WHERE lineage_id = ? ORDER BY version`),
-      purge: p(`UPDATE memories SET content = '', content_hash = NULL, flags = '', status = 'deleted', updated_at = ?
+      purge: p(`UPDATE memories SET content = '', content_hash = NULL, flags = '', status = 'deleted', updated_at = ?, claimed_by = NULL
         WHERE rowid = ?`),
-      // a forget's claim: deleted for everyone from now, the text kept for its cascade (claimForget)
-      claim: p(`UPDATE memories SET status = 'deleted', updated_at = ? WHERE rowid = ?`),
+      // a forget's claim: deleted for everyone from now, the text kept for its cascade (claimForget);
+      // who claimed it and when, so a sweep leaves a claim alone while its process lives
+      claim: p(`UPDATE memories SET status = 'deleted', updated_at = ?, claimed_by = ? WHERE rowid = ?`),
+      reclaim: p(`UPDATE memories SET updated_at = ?, claimed_by = ? WHERE rowid = ?`),
       unfinished: p(`SELECT * FROM memories WHERE status = 'deleted' AND content <> '' ORDER BY updated_at, rowid LIMIT ?`),
       deleteTags: p(`DELETE FROM memory_tags WHERE memory_rowid = ?`),
       deleteSources: p(`DELETE FROM memory_sources WHERE memory_rowid = ?`),
@@ -482,8 +485,13 @@ export class SqliteMemoryStore implements MemoryStore {
         : [this.indexChange(old.vis_key, [old.rowid]), this.indexChange(row.vis_key, [row.rowid])];
   }
 
-  async claimForget(ids: string[], at: number, opts: { expect?: ReadonlyMap<string, MemoryStatus> } = {}): Promise<MemoryRecord[]> {
+  async claimForget(
+    ids: string[],
+    at: number,
+    opts: { expect?: ReadonlyMap<string, MemoryStatus>; owner?: string | null; heldBy?: ReadonlyMap<string, string | null> } = {},
+  ): Promise<MemoryRecord[]> {
     const claimed: string[] = [];
+    const owner = opts.owner ?? null;
     const changes = this.db.transaction(() => {
       // every condition before any claim (a decision made elsewhere since the caller's read wins)
       this.checkExpected(opts.expect);
@@ -492,10 +500,16 @@ export class SqliteMemoryStore implements MemoryStore {
       for (const id of ids) {
         const row = this.st.byId!.get(id) as MemoryRow | undefined;
         if (!row || purgedRow(row)) continue;
+        if (row.status === "deleted") {
+          // claimed by a forget that has not finished: taken over (a sweep's only from the owner it saw)
+          if (opts.heldBy?.has(id) && opts.heldBy.get(id) !== (row.claimed_by ?? null)) continue;
+          this.st.reclaim!.run(at, owner, row.rowid);
+          claimed.push(id);
+          continue;
+        }
         claimed.push(id);
-        if (row.status === "deleted") continue; // claimed by a forget that did not finish
         for (const n of neighbours(this.db, row.rowid)) around.add(n);
-        this.st.claim!.run(at, row.rowid);
+        this.st.claim!.run(at, owner, row.rowid);
         // its word row goes now (a deleted memory has none); its neighbours' context loses its text
         writeWordRow(this.db, row.rowid);
         pushTo(left, row.vis_key, row.rowid);
@@ -507,8 +521,9 @@ export class SqliteMemoryStore implements MemoryStore {
     return claimed.map((id) => this.mustGet(id));
   }
 
-  async unfinishedForgets(limit: number): Promise<MemoryRecord[]> {
-    return this.hydrateAll(this.st.unfinished!.all(limit) as MemoryRow[]);
+  async unfinishedForgets(limit: number): Promise<UnfinishedForget[]> {
+    const rows = this.st.unfinished!.all(limit) as MemoryRow[];
+    return this.hydrateAll(rows).map((record, i) => ({ record, claimedBy: rows[i]!.claimed_by ?? null }));
   }
 
   async forget(ids: string[], audit: AuditEntry, opts: { expect?: ReadonlyMap<string, MemoryStatus> } = {}): Promise<string[]> {

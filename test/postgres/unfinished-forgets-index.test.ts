@@ -54,7 +54,7 @@ describePg("the sweep for unfinished forgets (PostgreSQL)", (base) => {
         };
         return c;
       };
-      expect((await store.unfinishedForgets(10)).map((r) => r.id)).toEqual(["mem_500", "mem_1500"]);
+      expect((await store.unfinishedForgets(10)).map((u) => u.record.id)).toEqual(["mem_500", "mem_1500"]);
       (db.pool as { connect: unknown }).connect = connect;
       const onMemories = sent.filter((s) => /\bFROM memories\b/.test(s.text));
       expect(onMemories.length).toBeGreaterThan(0);

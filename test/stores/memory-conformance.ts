@@ -758,13 +758,36 @@ export function memoryConformance(name: string, make: () => Promise<MemoryUnderT
       await expect(s.addSource(a.id, { threadId: "t", messageIds: [], toolCallId: null, actor: "user", at: T0 + 11 }, audit(a.id, "duplicate"))).rejects.toMatchObject({ code: "not_found" });
       // claimed again (a retry) it is returned again, with its text; a sweep finds it
       expect((await s.claimForget([a.id], T0 + 12)).map((r) => r.content)).toEqual(["Pending fact about puffins"]);
-      expect((await s.unfinishedForgets(10)).map((r) => r.id)).toEqual([a.id]);
+      expect((await s.unfinishedForgets(10)).map((u) => u.record.id)).toEqual([a.id]);
       expect(await s.forget([a.id], audit(a.id, "forget"))).toEqual([a.id]);
       expect(await s.get(a.id)).toMatchObject({ status: "deleted", content: "", tags: [], sources: [] });
       // purged: nothing left to claim or sweep
       expect(await s.claimForget([a.id], T0 + 13)).toEqual([]);
       expect(await s.unfinishedForgets(10)).toEqual([]);
       expect((await s.get(b.id))?.status).toBe("active");
+    });
+
+    it("a claim records who made it and when; claimed again it is taken over, and with heldBy only from the owner a sweep read", async () => {
+      const s = await fresh();
+      const a = mem("Fact about kittiwakes");
+      const b = mem("Fact about fulmars");
+      for (const r of [a, b]) await s.insert(r, audit(r.id));
+      const swept = async () => (await s.unfinishedForgets(10)).map((u) => [u.record.id, u.claimedBy, u.record.updatedAt]);
+      await s.claimForget([a.id, b.id], T0 + 10, { owner: "host-a/11/100" });
+      expect(await swept()).toEqual([[a.id, "host-a/11/100", T0 + 10], [b.id, "host-a/11/100", T0 + 10]]);
+      // a forget run again in another process (a retry) takes a's claim over, lease and all
+      expect((await s.claimForget([a.id], T0 + 20, { owner: "host-a/22/200" })).map((r) => r.id)).toEqual([a.id]);
+      // a sweep that read both as host-a/11's takes b; a, taken over since, stays with its new owner
+      const took = await s.claimForget([a.id, b.id], T0 + 30, { owner: "host-b/33/300", heldBy: new Map([[a.id, "host-a/11/100"], [b.id, "host-a/11/100"]]) });
+      expect(took.map((r) => [r.id, r.content])).toEqual([[b.id, "Fact about fulmars"]]);
+      expect(await swept()).toEqual([[a.id, "host-a/22/200", T0 + 20], [b.id, "host-b/33/300", T0 + 30]]);
+      expect(await s.forget([a.id, b.id], audit(a.id, "forget"))).toEqual([a.id, b.id]);
+      expect(await s.unfinishedForgets(10)).toEqual([]);
+      // a claim made without an owner records none
+      const c = mem("Fact about shags");
+      await s.insert(c, audit(c.id));
+      await s.claimForget([c.id], T0 + 40);
+      expect(await swept()).toEqual([[c.id, null, T0 + 40]]);
     });
 
     it("addSource refuses a forgotten record, writing no provenance onto its tombstone", async () => {

@@ -59,7 +59,7 @@ function plan(db: Db, sql: string, args: unknown[]): string[] {
 async function sweepPlans(db: Db): Promise<string[]> {
   return statementsRead(
     db,
-    async (s) => expect((await s.unfinishedForgets(10)).map((r) => r.id)).toEqual(["mem_500", "mem_1500"]),
+    async (s) => expect((await s.unfinishedForgets(10)).map((u) => u.record.id)).toEqual(["mem_500", "mem_1500"]),
     (ran) => {
       const onMemories = ran.filter((r) => /\bFROM memories\b/.test(r.sql));
       expect(onMemories.length).toBeGreaterThan(0);

@@ -1,0 +1,98 @@
+// A sweep for unfinished forgets (serve's, at start-up) that started while another process's
+// forget was in its cascade took that claim for a stopped one and ran the cascade a second time.
+// A claim now names its process (host, pid, the pid's start time): the sweep leaves a claim whose
+// process runs to it, finishes one whose process is gone (or whose pid another program has taken
+// since), and one held past its lease (a process it cannot check: another machine). Two processes
+// on one SQLite file: the forget runs in a real child process.
+import { spawn } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { hostname } from "node:os";
+import { dirname, join } from "node:path";
+import { createInterface } from "node:readline";
+import { describe, expect, it } from "vitest";
+import { FORGET_CLAIM_LEASE_MS } from "../../core/memory/service.js";
+import { processStart } from "../../cli/serving-marks.js";
+import { CLI } from "../helpers/cli.js";
+import { openTestMemory, req } from "../helpers/memory.js";
+import { tempDir } from "../helpers/tmp.js";
+
+const DIST = dirname(dirname(CLI));
+const origin = { actor: "user" as const, threadId: null, toolCallId: null };
+
+/** A process that forgets `id` in `db` and stops in the cascade (it never ends on its own); resolves once it is there. */
+async function forgetStuckInCascade(dir: string, db: string, id: string) {
+  const script = join(dir, "forgetting.mjs");
+  writeFileSync(
+    script,
+    `import { openMemory } from ${JSON.stringify(join(DIST, "cli/context.js"))};
+import { defaultConfig } from ${JSON.stringify(join(DIST, "core/config.js"))};
+const ctx = openMemory({ dbPath: ${JSON.stringify(db)}, config: defaultConfig({ localUser: "alice" }), env: {} });
+setInterval(() => {}, 60_000);
+ctx.service.onForget({ beforeForget: () => { process.stdout.write("cascading\\n"); return new Promise(() => {}); } });
+await ctx.service.forget({ owner: "alice", project: null }, [${JSON.stringify(id)}], { actor: "user", threadId: null, toolCallId: null });
+`,
+  );
+  const child = spawn(process.execPath, [script], { stdio: ["ignore", "pipe", "pipe"] });
+  let err = "";
+  child.stderr!.on("data", (d: Buffer) => (err += d.toString()));
+  const exited = new Promise<void>((r) => child.on("exit", () => r()));
+  await new Promise<void>((resolve, reject) => {
+    createInterface({ input: child.stdout! }).on("line", (l) => l === "cascading" && resolve());
+    void exited.then(() => reject(new Error(`the forgetting process ended before its cascade: ${err}`)));
+  });
+  return { child, exited };
+}
+
+describe("the sweep for unfinished forgets and the process that claimed them", () => {
+  it("leaves a claim to its running process, finishes it once that process is gone, cascade run once", async () => {
+    const dir = tempDir();
+    const ctx = openTestMemory(dir);
+    const cascades: string[][] = [];
+    ctx.service.onForget({ beforeForget: async (_user, contents) => void cascades.push(contents) });
+    let stuck: Awaited<ReturnType<typeof forgetStuckInCascade>> | null = null;
+    try {
+      const { record } = await ctx.service.remember(req(), { content: "Alice's garage code is 4471", scope: "user" }, origin);
+      stuck = await forgetStuckInCascade(dir, ctx.dbPath, record.id);
+      const claimed = await ctx.store.get(record.id);
+      expect(claimed).toMatchObject({ status: "deleted", content: "Alice's garage code is 4471" });
+      // the other process is in its cascade: this process's sweep leaves the claim to it
+      expect(await ctx.service.finishForgets()).toEqual([]);
+      expect(cascades).toEqual([]);
+      expect(await ctx.store.get(record.id)).toMatchObject({ status: "deleted", content: "Alice's garage code is 4471" });
+      // that process dies in its cascade: the sweep finishes the forget, cascade and all
+      stuck.child.kill("SIGKILL");
+      await stuck.exited;
+      expect(await ctx.service.finishForgets()).toEqual([record.id]);
+      expect(cascades).toEqual([["Alice's garage code is 4471", record.id]]);
+      expect(await ctx.store.get(record.id)).toMatchObject({ status: "deleted", content: "" });
+      expect(await ctx.service.finishForgets()).toEqual([]);
+    } finally {
+      if (stuck && stuck.child.exitCode === null && stuck.child.signalCode === null) {
+        stuck.child.kill("SIGKILL");
+        await stuck.exited;
+      }
+      ctx.close();
+    }
+  });
+
+  it.runIf(process.platform === "linux")("finishes a claim whose pid another program has taken since, and one of another machine once its lease is out", async () => {
+    const dir = tempDir();
+    const ctx = openTestMemory(dir);
+    try {
+      const reused = (await ctx.service.remember(req(), { content: "Alice's bike lock is 2290", scope: "user" }, origin)).record;
+      const remote = (await ctx.service.remember(req(), { content: "Alice's gym locker is 118", scope: "user" }, origin)).record;
+      // this process's pid, as a claim of a process that started at another time leaves it
+      await ctx.store.claimForget([reused.id], ctx.clock.now(), { owner: `${hostname()}/${process.pid}/${processStart(process.pid)!}1` });
+      // a server on another machine (a shared PostgreSQL): nothing here can tell whether it runs
+      await ctx.store.claimForget([remote.id], ctx.clock.now(), { owner: "elsewhere.example/4242/99" });
+      expect(await ctx.service.finishForgets()).toEqual([reused.id]);
+      ctx.clock.advance(FORGET_CLAIM_LEASE_MS - 1);
+      expect(await ctx.service.finishForgets()).toEqual([]);
+      ctx.clock.advance(1);
+      expect(await ctx.service.finishForgets()).toEqual([remote.id]);
+      expect((await ctx.store.get(remote.id))?.content).toBe("");
+    } finally {
+      ctx.close();
+    }
+  });
+});
