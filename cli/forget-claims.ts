@@ -5,8 +5,7 @@
 // checked from here: its lease decides.
 import { hostname } from "node:os";
 import type { ForgetOwner } from "../core/memory/service.js";
-import { processStart } from "./serving-marks.js";
-import { processGone } from "./temp-files.js";
+import { processEnded, processStart } from "./serving-marks.js";
 
 /** This process as a claim owner: `host/pid/start` (start empty where it cannot be read). */
 export function processOwner(): ForgetOwner {
@@ -20,10 +19,8 @@ export function processOwner(): ForgetOwner {
       const start = parts.at(-1)!;
       const pid = Number(parts.at(-2));
       if (parts.slice(0, -2).join("/") !== host || !Number.isSafeInteger(pid) || pid <= 0) return null;
-      if (processGone(pid)) return true;
-      // the pid runs, but another program may have taken it since the claim
-      const now = start === "" ? null : processStart(pid);
-      return now !== null && now !== start;
+      // the pid may run, but another program may have taken it since the claim
+      return processEnded(pid, start === "" ? null : start);
     },
   };
 }

@@ -126,6 +126,16 @@ export function processStart(pid: number): string | null {
   }
 }
 
+/**
+ * Whether the process `pid` that started at `start` (processStart; null: not recorded) is gone:
+ * no process has the pid, or one that started at another time took it since.
+ */
+export function processEnded(pid: number, start: string | null): boolean {
+  if (processGone(pid)) return true;
+  const now = start === null ? null : processStart(pid);
+  return now !== null && now !== start;
+}
+
 function liveMarks(db: string, kind: MarkKind): ServingMark[] {
   const dir = dirname(db);
   const prefix = `.${basename(db)}.`;

@@ -12,8 +12,8 @@ import { ftsPurge } from "../../stores/sqlite/fts-purge.js";
 import { dropRebuild, runningRebuild } from "../../stores/sqlite/memory-fts.js";
 import { MIGRATIONS } from "../../stores/sqlite/migrations.js";
 import { databaseLocation, missingDatabase, openMemory } from "../context.js";
-import { placeNoReplace, processGone, removeOnInterrupt, removeStaleTemps, removeTemp, tempPath } from "../temp-files.js";
-import { markRestoring, reindexingProcesses, servingProcesses } from "../serving-marks.js";
+import { placeNoReplace, removeOnInterrupt, removeStaleTemps, removeTemp, tempPath } from "../temp-files.js";
+import { markRestoring, processEnded, reindexingProcesses, servingProcesses } from "../serving-marks.js";
 
 export interface VerifyReport {
   file: string;
@@ -182,7 +182,7 @@ function refuseWhileReindexed(target: string): void {
   }
   let pid: number | null = null;
   try {
-    pid = runningRebuild(db, processGone);
+    pid = runningRebuild(db, processEnded);
   } catch {
     // not an infinity-memory database: the restore replaces it whole
   } finally {

@@ -14,8 +14,7 @@ import { defaultInfinityHome, makeSessionSearch, openSources, type OpenedSources
 import { databaseLocation, openAnyMemory, openMemory, type AnyMemoryContext, type MemoryContext } from "../context.js";
 import { backendKindOf } from "../../stores/backend.js";
 import { recreateWordIndex, wordIndexDrift } from "../../stores/sqlite/memory-fts.js";
-import { processGone } from "../temp-files.js";
-import { claimReindexing } from "../serving-marks.js";
+import { claimReindexing, processEnded, processStart } from "../serving-marks.js";
 
 /** longer than the 100 ms a writer's busy handler sleeps at most between tries (see recreateWordIndex) */
 const REBUILD_PAUSE_MS = 120;
@@ -361,7 +360,7 @@ export function registerMemory(program: Command): void {
         }
         const t0 = performance.now();
         // beside the live index, in batches: servers' writes go on meanwhile
-        recreateWordIndex(ctx.db, { pid: process.pid, gone: processGone, pause: () => Atomics.wait(PAUSE, 0, 0, REBUILD_PAUSE_MS) });
+        recreateWordIndex(ctx.db, { pid: process.pid, start: processStart(process.pid), gone: processEnded, pause: () => Atomics.wait(PAUSE, 0, 0, REBUILD_PAUSE_MS) });
         process.stdout.write(`word index rebuilt in ${Math.round(performance.now() - t0)} ms (drift ${before.toFixed(2)} → ${wordIndexDrift(ctx.db).toFixed(2)})\n`);
       } finally {
         ctx.close();

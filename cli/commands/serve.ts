@@ -29,9 +29,9 @@ import { warmSafetyScan } from "../../core/safety/index.js";
 import { port, userId } from "../options.js";
 import { isLoopbackHost } from "../../core/loopback.js";
 import { listenProblem } from "../listen-errors.js";
-import { processGone, removeStaleTemps } from "../temp-files.js";
+import { removeStaleTemps } from "../temp-files.js";
 import { dropKilledRebuild } from "../../stores/sqlite/memory-fts.js";
-import { claimServing } from "../serving-marks.js";
+import { claimServing, processEnded } from "../serving-marks.js";
 import { processIds } from "../process-ids.js";
 import { setLogger as setGrpcLogger } from "@grpc/grpc-js";
 import { format } from "node:util";
@@ -196,7 +196,7 @@ async function serve(o: ServeOptions): Promise<void> {
     const stale = removeStaleTemps((ctx as MemoryContext).dbPath);
     if (stale.length > 0) logger.info({ removed: stale }, "removed what an interrupted restore left beside the database");
     // a memory reindex killed outright left its half-built index, which every write kept feeding
-    const rebuild = dropKilledRebuild((ctx as MemoryContext).db, processGone);
+    const rebuild = dropKilledRebuild((ctx as MemoryContext).db, processEnded);
     if (rebuild !== null) logger.info({ pid: rebuild }, "removed the half-built word index a killed memory reindex left");
   }
   const stores = ctx.backend;

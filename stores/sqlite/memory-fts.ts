@@ -246,16 +246,26 @@ export function dropRebuild(db: Db): void {
   db.exec(`DROP TABLE IF EXISTS ${REBUILD_DIRTY}; DROP TABLE IF EXISTS ${REBUILD_TABLE}; DROP TABLE IF EXISTS ${REBUILD_STATE}`);
 }
 
+/**
+ * Whether the process that recorded `pid` (and, where it could read it, the pid's start time) is
+ * gone: a pid another program has taken since no longer names it.
+ */
+export type RebuildGone = (pid: number, start: string | null) => boolean;
+
 /** The pid of the reindex rebuilding this database's word index right now, or null. */
-export function runningRebuild(db: Db, gone: (pid: number) => boolean): number | null {
-  const pid = rebuildPid(db);
-  return pid && !gone(pid) ? pid : null;
+export function runningRebuild(db: Db, gone: RebuildGone): number | null {
+  const owner = rebuildOwner(db);
+  return owner && owner.pid && !gone(owner.pid, owner.start) ? owner.pid : null;
 }
 
-/** The pid a rebuild under way (or killed) recorded: 0 when it recorded none, null when there is no rebuild. */
-function rebuildPid(db: Db): number | null {
+/**
+ * The process a rebuild under way (or killed) recorded: pid 0 when it recorded none, start null
+ * when it recorded no start time (a build before it did), null when there is no rebuild.
+ */
+function rebuildOwner(db: Db): { pid: number; start: string | null } | null {
   if (!db.prepare(`SELECT 1 FROM sqlite_schema WHERE name = ?`).get(REBUILD_STATE)) return null;
-  return (db.prepare(`SELECT pid FROM ${REBUILD_STATE}`).get() as { pid: number } | undefined)?.pid ?? 0;
+  const row = db.prepare(`SELECT * FROM ${REBUILD_STATE}`).get() as { pid: number; start?: string | null } | undefined;
+  return { pid: row?.pid ?? 0, start: row?.start ?? null };
 }
 
 /**
@@ -263,12 +273,12 @@ function rebuildPid(db: Db): number | null {
  * process is gone: until then every write to the database also noted its row there. Returns the
  * dead reindex's pid, or null when there was nothing to remove (or its reindex still runs).
  */
-export function dropKilledRebuild(db: Db, gone: (pid: number) => boolean): number | null {
+export function dropKilledRebuild(db: Db, gone: RebuildGone): number | null {
   return db.transaction(() => {
-    const pid = rebuildPid(db);
-    if (pid === null || (pid && !gone(pid))) return null;
+    const owner = rebuildOwner(db);
+    if (owner === null || (owner.pid && !gone(owner.pid, owner.start))) return null;
     dropRebuild(db);
-    return pid;
+    return owner.pid;
   }).immediate();
 }
 
@@ -282,8 +292,10 @@ export class RebuildRunning extends Error {
 export interface RecreateOptions {
   /** this process, recorded so a second reindex can tell a running rebuild from a killed one */
   pid: number;
-  /** whether process `pid` is gone (its half-built index is then removed) */
-  gone: (pid: number) => boolean;
+  /** when this process started, recorded with its pid so a pid taken by another program since is told apart */
+  start?: string | null;
+  /** whether the rebuild's recorded process is gone (its half-built index is then removed) */
+  gone: RebuildGone;
   batch?: number;
   /**
    * Between the rebuild's transactions. A writer in another process waits for the lock in
@@ -300,12 +312,12 @@ export interface RecreateOptions {
 export function recreateWordIndex(db: Db, opts: RecreateOptions = { pid: process.pid, gone: () => false }): void {
   const batch = opts.batch ?? REBUILD_BATCH;
   const last = db.transaction(() => {
-    const pid = rebuildPid(db);
-    if (pid && pid !== opts.pid && !opts.gone(pid)) throw new RebuildRunning(pid);
+    const owner = rebuildOwner(db);
+    if (owner && owner.pid && owner.pid !== opts.pid && !opts.gone(owner.pid, owner.start)) throw new RebuildRunning(owner.pid);
     dropRebuild(db); // what a killed reindex left
     db.exec(`${wordIndexDdl(REBUILD_TABLE)}
-      CREATE TABLE ${REBUILD_STATE} (pid INTEGER NOT NULL); CREATE TABLE ${REBUILD_DIRTY} (rowid INTEGER PRIMARY KEY);`);
-    db.prepare(`INSERT INTO ${REBUILD_STATE} VALUES (?)`).run(opts.pid);
+      CREATE TABLE ${REBUILD_STATE} (pid INTEGER NOT NULL, start TEXT); CREATE TABLE ${REBUILD_DIRTY} (rowid INTEGER PRIMARY KEY);`);
+    db.prepare(`INSERT INTO ${REBUILD_STATE} (pid, start) VALUES (?, ?)`).run(opts.pid, opts.start ?? null);
     for (const [name, body] of Object.entries(REBUILD_TRIGGERS)) db.exec(`CREATE TRIGGER ${name} ${body}`);
     return (db.prepare(`SELECT coalesce(max(rowid), 0) AS n FROM memories`).get() as { n: number }).n;
   }).immediate();

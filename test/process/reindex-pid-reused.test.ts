@@ -1,0 +1,75 @@
+// A memory reindex killed part-way leaves its half-built word index and its pid in the database.
+// When another program had since taken that pid, the leftover counted as a running reindex: a new
+// reindex and restore refused ("wait for it") for as long as that program ran, and serve did not
+// remove it, so every write kept noting its row there. The rebuild now records its process's start
+// time with the pid (Linux), as the serving marks do, and a pid that names a process started at
+// another time is taken for gone.
+import { spawn, type ChildProcess } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { describe, expect, it } from "vitest";
+import { CLI, runCli } from "../helpers/cli.js";
+import { tempDir } from "../helpers/tmp.js";
+
+/** Run `memory reindex`, kill it outright once its rebuild is under way, and give its recorded pid to `other`. */
+async function killedRebuildWithPidOf(db: string, env: Record<string, string>, other: ChildProcess): Promise<void> {
+  const child = spawn(process.execPath, [CLI, "memory", "reindex", "--db", db], { env: { ...process.env, ...env }, stdio: "ignore" });
+  const exited = new Promise<void>((r) => child.on("exit", () => r()));
+  const reader = new Database(db, { readonly: true });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const timer = setInterval(() => {
+        if (!reader.prepare(`SELECT 1 FROM sqlite_schema WHERE name = 'memory_fts_rebuild_dirty'`).get()) return;
+        clearInterval(timer);
+        child.kill("SIGKILL");
+        resolve();
+      }, 2);
+      void exited.then(() => {
+        clearInterval(timer);
+        reject(new Error("the reindex ended before its rebuild was seen"));
+      });
+    });
+  } finally {
+    reader.close();
+  }
+  await exited;
+  // the pid cannot be made to come round again: the state the reindex left is given the pid of
+  // another live program instead, which is what a reuse leaves
+  const w = new Database(db);
+  try {
+    expect(w.prepare(`UPDATE memory_fts_rebuild_state SET pid = ?`).run(other.pid!).changes).toBe(1);
+  } finally {
+    w.close();
+  }
+}
+
+describe.runIf(process.platform === "linux")("a killed reindex whose pid another program took since", () => {
+  it("blocks neither a new reindex nor a restore", async () => {
+    const dir = tempDir();
+    const db = join(dir, "memory.db");
+    const env = { INFINITY_MEMORY_HOME: dir, INFINITY_MEMORY_USER: "alice" };
+    const lines = join(dir, "in.jsonl");
+    writeFileSync(lines, Array.from({ length: 4000 }, (_, i) => JSON.stringify({ content: `Note ${i}: the build server number ${i} runs the nightly job` })).join("\n"));
+    expect(runCli(["memory", "import", lines, "--batch", "4000", "--db", db], env).status).toBe(0);
+    expect(runCli(["backup", "--out", join(dir, "b.db"), "--db", db], env).status).toBe(0);
+    const other = spawn("sleep", ["120"], { stdio: "ignore" });
+    const otherExited = new Promise((r) => other.on("exit", r));
+    try {
+      await killedRebuildWithPidOf(db, env, other);
+      const again = runCli(["memory", "reindex", "--db", db], env);
+      expect(again.stderr).toBe("");
+      expect(again.stdout).toMatch(/^word index rebuilt in \d+ ms/);
+      expect(new Database(db, { readonly: true }).prepare(`SELECT name FROM sqlite_schema WHERE name LIKE 'memory_fts_rebuild%'`).all()).toEqual([]);
+
+      await killedRebuildWithPidOf(db, env, other);
+      const r = runCli(["restore", join(dir, "b.db"), "--db", db], env);
+      expect(r.stderr).toBe("");
+      expect(r.stdout).toMatch(/^restored 4000 memories/);
+      expect(runCli(["memory", "search", "Note 1234", "--db", db], env).stdout).toContain("number 1234");
+    } finally {
+      other.kill("SIGKILL");
+      await otherExited;
+    }
+  }, 120_000);
+});
