@@ -347,18 +347,23 @@ async function serve(o: ServeOptions): Promise<void> {
           grpc: o.adminGrpc ? { port: Number(o.adminGrpcPort ?? DEFAULT_ADMIN_GRPC_PORT) } : false,
         }))
       : null;
-  const sweep = setInterval(() => {
-    ctx.service.expireDue("system").catch((e: unknown) => logger.warn({ err: e }, "expiry sweep failed"));
-  }, EXPIRY_SWEEP_MS);
-  sweep.unref();
   // A forget or reject whose process stopped between its claim and its purge (the records are
   // forgotten for everyone, their texts kept for the cascade) is finished now, cascade and all.
-  identity.asSystem(() => ctx.service.finishForgets()).then(
-    (ids) => {
-      if (ids.length > 0) logger.info({ ids }, "finished forgets that a stopped process left part way");
-    },
-    (e: unknown) => logger.warn({ err: e }, "finishing unfinished forgets failed"),
-  );
+  const finishForgets = () =>
+    identity.asSystem(() => ctx.service.finishForgets()).then(
+      (ids) => {
+        if (ids.length > 0) logger.info({ ids }, "finished forgets that a stopped process left part way");
+      },
+      (e: unknown) => logger.warn({ err: e }, "finishing unfinished forgets failed"),
+    );
+  const sweep = setInterval(() => {
+    ctx.service.expireDue("system").catch((e: unknown) => logger.warn({ err: e }, "expiry sweep failed"));
+    // and again each minute: a claim left to its process at start-up (its cascade was under way)
+    // is finished once that process is gone or its lease is out (cheap: a partial index finds them)
+    void finishForgets();
+  }, EXPIRY_SWEEP_MS);
+  sweep.unref();
+  void finishForgets();
   // A skill request approval whose process stopped between its claim and its decision (status
   // "approving") is finished as its approver asked, or pending again when its action is refused now.
   identity

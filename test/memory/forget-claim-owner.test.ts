@@ -4,8 +4,8 @@
 // process runs to it, finishes one whose process is gone (or whose pid another program has taken
 // since), and one held past its lease (a process it cannot check: another machine). Two processes
 // on one SQLite file: the forget runs in a real child process.
-import { spawn } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { spawn, type ChildProcess } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { dirname, join } from "node:path";
 import { createInterface } from "node:readline";
@@ -74,6 +74,45 @@ describe("the sweep for unfinished forgets and the process that claimed them", (
       ctx.close();
     }
   });
+
+  it("serve leaves a claim whose process runs at its start, and finishes it within its next sweep once that process is gone", async () => {
+    const dir = tempDir();
+    const ctx = openTestMemory(dir);
+    let stuck: Awaited<ReturnType<typeof forgetStuckInCascade>> | null = null;
+    let server: ChildProcess | null = null;
+    try {
+      const { record } = await ctx.service.remember(req(), { content: "Alice's shed code is 6610", scope: "user" }, origin);
+      stuck = await forgetStuckInCascade(dir, ctx.dbPath, record.id);
+      const log = join(dir, "serve.log");
+      server = spawn(process.execPath, [CLI, "serve", "--port", "0", "--db", ctx.dbPath, "--log", log], {
+        env: { ...process.env, INFINITY_MEMORY_HOME: dir, INFINITY_MEMORY_USER: "alice" },
+        stdio: ["ignore", "pipe", "ignore"],
+      });
+      await new Promise<void>((resolve) => createInterface({ input: server!.stdout! }).on("line", (l) => l.includes("listening on") && resolve()));
+      // its start-up sweep has run (and finished nothing): the claim is still the other process's
+      const seen = Date.now();
+      while (!readFileSync(log, "utf8").includes("standalone server ready") && Date.now() - seen < 10_000) await new Promise((r) => setTimeout(r, 50));
+      await new Promise((r) => setTimeout(r, 1000));
+      expect(await ctx.store.get(record.id)).toMatchObject({ status: "deleted", content: "Alice's shed code is 6610" });
+      stuck.child.kill("SIGKILL");
+      await stuck.exited;
+      const deadline = Date.now() + 90_000;
+      while ((await ctx.store.get(record.id))?.content !== "" && Date.now() < deadline) await new Promise((r) => setTimeout(r, 250));
+      expect(await ctx.store.get(record.id)).toMatchObject({ status: "deleted", content: "" });
+      expect(readFileSync(log, "utf8")).toContain("finished forgets that a stopped process left part way");
+    } finally {
+      if (stuck && stuck.child.exitCode === null && stuck.child.signalCode === null) {
+        stuck.child.kill("SIGKILL");
+        await stuck.exited;
+      }
+      if (server && server.exitCode === null) {
+        const gone = new Promise((r) => server!.once("exit", r));
+        server.kill("SIGINT");
+        await gone;
+      }
+      ctx.close();
+    }
+  }, 150_000);
 
   it.runIf(process.platform === "linux")("finishes a claim whose pid another program has taken since, and one of another machine once its lease is out", async () => {
     const dir = tempDir();
