@@ -90,6 +90,9 @@ export function registerBackup(program: Command): void {
         } finally {
           db.close();
         }
+        // a forget claimed and not purged yet (its cascade under way, or its process stopped) still
+        // has its text: finished in the copy, cascade and all, so the copy holds no forgotten text
+        await finishForgetsIn(partial);
         // one self-contained file: the copy keeps the live file's WAL mode otherwise, and reading
         // it (verify) leaves -wal and -shm files beside it
         const copy = new Database(partial);
@@ -259,6 +262,17 @@ function forgottenIds(file: string): string[] {
     return []; // not an infinity-memory database (the restore replaces it whole)
   } finally {
     db.close();
+  }
+}
+
+/** Finish, through the same cascade as `memory forget`, every forget a copy holds claimed and not purged. */
+async function finishForgetsIn(file: string): Promise<void> {
+  const ctx = openMemory({ dbPath: file, existing: true });
+  try {
+    // in rounds: a sweep takes a limited number at a time (bounded, whatever a round returns)
+    for (let round = 0; round < 1000 && (await ctx.service.finishForgets({ all: true })).length > 0; round++);
+  } finally {
+    await ctx.close();
   }
 }
 

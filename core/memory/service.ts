@@ -587,9 +587,10 @@ export class MemoryService {
    * one whose process is gone, or that nobody can tell about, or held longer, is finished here,
    * taken over from the owner read here only (another sweep that took it first keeps it).
    */
-  async finishForgets(): Promise<string[]> {
+  async finishForgets(opts: { all?: boolean } = {}): Promise<string[]> {
     const now = this.clock.now();
-    const left = (await this.store.unfinishedForgets(this.config.forget.maxByQuery)).filter((u) => this.abandoned(u.claimedBy, now - u.record.updatedAt));
+    // all: every claim, whoever holds it (a copy no process works on, such as a backup's)
+    const left = (await this.store.unfinishedForgets(this.config.forget.maxByQuery)).filter((u) => opts.all === true || this.abandoned(u.claimedBy, now - u.record.updatedAt));
     if (left.length === 0) return [];
     const ids = left.map((u) => u.record.id);
     const heldBy = new Map(left.map((u) => [u.record.id, u.claimedBy]));
