@@ -34,6 +34,7 @@ import { dropKilledRebuild } from "../../stores/sqlite/memory-fts.js";
 import { claimServing, processEnded } from "../serving-marks.js";
 import { processIds } from "../process-ids.js";
 import { setLogger as setGrpcLogger } from "@grpc/grpc-js";
+import type { Logger } from "pino";
 import { format } from "node:util";
 
 export const DEFAULT_PORT = 7411;
@@ -196,8 +197,7 @@ async function serve(o: ServeOptions): Promise<void> {
     const stale = removeStaleTemps((ctx as MemoryContext).dbPath);
     if (stale.length > 0) logger.info({ removed: stale }, "removed what an interrupted restore left beside the database");
     // a memory reindex killed outright left its half-built index, which every write kept feeding
-    const rebuild = dropKilledRebuild((ctx as MemoryContext).db, processEnded);
-    if (rebuild !== null) logger.info({ pid: rebuild }, "removed the half-built word index a killed memory reindex left");
+    dropKilledReindex(ctx as MemoryContext, logger);
   }
   const stores = ctx.backend;
   // With row-level security (postgres …?rls=1) every store call must run as a user or as system
@@ -361,6 +361,8 @@ async function serve(o: ServeOptions): Promise<void> {
     // and again each minute: a claim left to its process at start-up (its cascade was under way)
     // is finished once that process is gone or its lease is out (cheap: a partial index finds them)
     void finishForgets();
+    // and a reindex killed while this server runs (its triggers note every write until removed)
+    if ("dbPath" in ctx) dropKilledReindex(ctx as MemoryContext, logger);
   }, EXPIRY_SWEEP_MS);
   sweep.unref();
   void finishForgets();
@@ -405,4 +407,15 @@ async function serve(o: ServeOptions): Promise<void> {
       `${rapJson([serverEntry(o.toolset, server.url)])}\n\n` +
       `or as a command server the daemon starts per session:\n${rapJson([commandEntry(o.toolset)])}\n`,
   );
+}
+
+/** Remove what a memory reindex killed outright left in the database (logged), if its process is gone. */
+function dropKilledReindex(ctx: MemoryContext, logger: Logger): void {
+  try {
+    const rebuild = dropKilledRebuild(ctx.db, processEnded);
+    if (rebuild !== null) logger.info({ pid: rebuild }, "removed the half-built word index a killed memory reindex left");
+  } catch (e) {
+    // (the database busy for longer than its timeout: the next sweep tries again)
+    logger.warn({ err: e }, "removing a killed memory reindex's half-built word index failed");
+  }
 }

@@ -274,6 +274,9 @@ function rebuildOwner(db: Db): { pid: number; start: string | null } | null {
  * dead reindex's pid, or null when there was nothing to remove (or its reindex still runs).
  */
 export function dropKilledRebuild(db: Db, gone: RebuildGone): number | null {
+  // looked at first without the write lock: a server asks every minute, and mostly there is none
+  const seen = rebuildOwner(db);
+  if (seen === null || (seen.pid && !gone(seen.pid, seen.start))) return null;
   return db.transaction(() => {
     const owner = rebuildOwner(db);
     if (owner === null || (owner.pid && !gone(owner.pid, owner.start))) return null;

@@ -5,15 +5,16 @@
 // time with the pid (Linux), as the serving marks do, and a pid that names a process started at
 // another time is taken for gone.
 import { spawn, type ChildProcess } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { createInterface } from "node:readline";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { CLI, runCli } from "../helpers/cli.js";
 import { tempDir } from "../helpers/tmp.js";
 
-/** Run `memory reindex`, kill it outright once its rebuild is under way, and give its recorded pid to `other`. */
-async function killedRebuildWithPidOf(db: string, env: Record<string, string>, other: ChildProcess): Promise<void> {
+/** Run `memory reindex`, kill it outright once its rebuild is under way, and give its recorded pid to `other` (when given). */
+async function killedRebuildWithPidOf(db: string, env: Record<string, string>, other: ChildProcess | null): Promise<void> {
   const child = spawn(process.execPath, [CLI, "memory", "reindex", "--db", db], { env: { ...process.env, ...env }, stdio: "ignore" });
   const exited = new Promise<void>((r) => child.on("exit", () => r()));
   const reader = new Database(db, { readonly: true });
@@ -34,6 +35,7 @@ async function killedRebuildWithPidOf(db: string, env: Record<string, string>, o
     reader.close();
   }
   await exited;
+  if (!other) return;
   // the pid cannot be made to come round again: the state the reindex left is given the pid of
   // another live program instead, which is what a reuse leaves
   const w = new Database(db);
@@ -60,7 +62,9 @@ describe.runIf(process.platform === "linux")("a killed reindex whose pid another
       const again = runCli(["memory", "reindex", "--db", db], env);
       expect(again.stderr).toBe("");
       expect(again.stdout).toMatch(/^word index rebuilt in \d+ ms/);
-      expect(new Database(db, { readonly: true }).prepare(`SELECT name FROM sqlite_schema WHERE name LIKE 'memory_fts_rebuild%'`).all()).toEqual([]);
+      const after = new Database(db, { readonly: true });
+      expect(after.prepare(`SELECT name FROM sqlite_schema WHERE name LIKE 'memory_fts_rebuild%'`).all()).toEqual([]);
+      after.close();
 
       await killedRebuildWithPidOf(db, env, other);
       const r = runCli(["restore", join(dir, "b.db"), "--db", db], env);
@@ -72,4 +76,38 @@ describe.runIf(process.platform === "linux")("a killed reindex whose pid another
       await otherExited;
     }
   }, 120_000);
+});
+
+describe("a reindex killed while a server runs", () => {
+  it("its half-built word index is removed by the server's next sweep, not only at the server's next start", async () => {
+    const dir = tempDir();
+    const db = join(dir, "memory.db");
+    const env = { INFINITY_MEMORY_HOME: dir, INFINITY_MEMORY_USER: "alice" };
+    const lines = join(dir, "in.jsonl");
+    writeFileSync(lines, Array.from({ length: 4000 }, (_, i) => JSON.stringify({ content: `Note ${i}: the build server number ${i} runs the nightly job` })).join("\n"));
+    expect(runCli(["memory", "import", lines, "--batch", "4000", "--db", db], env).status).toBe(0);
+    const log = join(dir, "serve.log");
+    const server = spawn(process.execPath, [CLI, "serve", "--port", "0", "--db", db, "--log", log], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "ignore"] });
+    const stopped = new Promise((r) => server.once("exit", r));
+    try {
+      await new Promise<void>((resolve) => createInterface({ input: server.stdout! }).on("line", (l) => l.includes("listening on") && resolve()));
+      await killedRebuildWithPidOf(db, env, null);
+      const leftover = () => {
+        const r = new Database(db, { readonly: true });
+        try {
+          return r.prepare(`SELECT name FROM sqlite_schema WHERE name LIKE 'memory_fts_rebuild%' AND type = 'table'`).all();
+        } finally {
+          r.close();
+        }
+      };
+      expect(leftover().length).toBeGreaterThan(0);
+      const deadline = Date.now() + 90_000;
+      while (leftover().length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 250));
+      expect(leftover()).toEqual([]);
+      expect(readFileSync(log, "utf8")).toContain("removed the half-built word index a killed memory reindex left");
+    } finally {
+      server.kill("SIGINT");
+      await stopped;
+    }
+  }, 150_000);
 });
