@@ -17,7 +17,7 @@ import { outboxForgetHook } from "../toolsets/rap/outbox-forget.js";
 import { openDatabase, type Db, type MigrationEvent, type MigrationListener } from "../stores/sqlite/database.js";
 import type { SqliteMemoryStore } from "../stores/sqlite/memory-store.js";
 import type { SqliteToggleStore } from "../stores/sqlite/toggle-store.js";
-import { processOwner } from "./forget-claims.js";
+import { thisProcess } from "./process-ids.js";
 
 export function dataHome(env: NodeJS.ProcessEnv = process.env): string {
   return env.INFINITY_MEMORY_HOME ?? join(homedir(), ".infinity", "memory");
@@ -128,7 +128,7 @@ export function printMigration(e: MigrationEvent): void {
 /** The memory service over a backend, with forget cascading into the session index, the learning loop, its skills and the outbox. */
 function withService<B extends Backend>(backend: B, config: MemoryConfig, clock: Clock) {
   // its forget claims name this process, so another's sweep leaves a cascade under way alone
-  const service = new MemoryService(backend.memory, clock, config, processOwner());
+  const service = new MemoryService(backend.memory, clock, config, thisProcess);
   // Forgetting a memory also purges the conversation messages that said it from the session index,
   // after indexing whatever the conversation sources hold so far (serve sets `refresh`).
   const sessionForget: SessionForget = { refresh: null };

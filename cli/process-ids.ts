@@ -1,27 +1,24 @@
-// Names this process for good (host, pid and start time) and tells whether a process so named has
-// ended: a skill request being approved records its approver's process, so that an approval left
-// part way by one that stopped is finished at once rather than after the lease
-// (core/learning/evolution.ts ProcessIds).
+// This process as claims record it: host, pid and the pid's start time (`host/pid/start`, start
+// empty where it cannot be read), so a pid another program has taken since is told apart. A claim
+// made on another machine (a shared PostgreSQL) cannot be checked from here: its lease decides.
 import { hostname } from "node:os";
-import type { ProcessIds } from "../core/learning/evolution.js";
-import { processStart } from "./serving-marks.js";
-import { processGone } from "./temp-files.js";
+import type { ProcessIdentity } from "../core/process-identity.js";
+import { processEnded, processStart } from "./serving-marks.js";
 
-let self: string | null = null;
+let id: string | null = null;
 
-export const processIds: ProcessIds = {
-  get self(): string {
-    self ??= `${hostname()}:${process.pid}:${processStart(process.pid) ?? ""}`;
-    return self;
+export const thisProcess: ProcessIdentity = {
+  get id(): string {
+    id ??= `${hostname()}/${process.pid}/${processStart(process.pid) ?? ""}`;
+    return id;
   },
-  gone(name: string): boolean | null {
-    // host:pid:start, the host may be anything but the last two fields are ours
-    const m = /^(.*):([1-9]\d*):(\d*)$/.exec(name);
-    if (!m || m[1] !== hostname()) return null;
-    const pid = Number(m[2]);
-    if (processGone(pid)) return true;
-    // the pid is another program's since (a start time that differs)
-    const start = m[3] ? processStart(pid) : null;
-    return start !== null && start !== m[3];
+  gone(other: string): boolean | null {
+    // host names may hold "/": pid and start are the last two fields
+    const parts = other.split("/");
+    if (parts.length < 3) return null;
+    const start = parts.at(-1)!;
+    const pid = Number(parts.at(-2));
+    if (parts.slice(0, -2).join("/") !== hostname() || !Number.isSafeInteger(pid) || pid <= 0) return null;
+    return processEnded(pid, start === "" ? null : start);
   },
 };

@@ -25,7 +25,7 @@ import type * as C from "./contract.js";
 import { auditJson, iso, memoryJson, opt, policyJson, totalJson, reportJson, requestJson, skillJson, versionJson } from "./convert.js";
 import { ApiError } from "./errors.js";
 import type { AdminQueries, ToggleRow } from "./queries.js";
-import { processIds } from "../../cli/process-ids.js";
+import { thisProcess } from "../../cli/process-ids.js";
 
 type In<T extends z.ZodType> = z.output<T>;
 type Out<T extends z.ZodType> = z.input<T>;
@@ -568,6 +568,6 @@ export function createAdminService(d: AdminDeps): AdminHandlers {
 
 /** Services from a backend, for callers that have not built them (tests, a bare `serve --ui`). */
 export function evolutionOver(backend: Backend, skills: SkillService, config: MemoryConfig, clock: Clock): EvolutionService {
-  return new EvolutionService({ store: backend.evolution, learning: backend.learning, skills, config, clock, llm: null, processes: processIds });
+  return new EvolutionService({ store: backend.evolution, learning: backend.learning, skills, config, clock, llm: null, processes: thisProcess });
 }
 

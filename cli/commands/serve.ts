@@ -32,7 +32,7 @@ import { listenProblem } from "../listen-errors.js";
 import { removeStaleTemps } from "../temp-files.js";
 import { dropKilledRebuild } from "../../stores/sqlite/memory-fts.js";
 import { claimServing, processEnded } from "../serving-marks.js";
-import { processIds } from "../process-ids.js";
+import { thisProcess } from "../process-ids.js";
 import { setLogger as setGrpcLogger } from "@grpc/grpc-js";
 import type { Logger } from "pino";
 import { format } from "node:util";
@@ -279,7 +279,7 @@ async function serve(o: ServeOptions): Promise<void> {
   const evolution = learning && config.evolution.enabled
     ? identity.asSystem(() =>
         startEvolution(
-          { store: stores.evolution, learning: learning.service.store, skills: openSkills(ctx).service, config, clock: ctx.clock, llm: learningLlm, processes: processIds },
+          { store: stores.evolution, learning: learning.service.store, skills: openSkills(ctx).service, config, clock: ctx.clock, llm: learningLlm, processes: thisProcess },
           logger,
         ),
       )
@@ -289,7 +289,7 @@ async function serve(o: ServeOptions): Promise<void> {
       ? (() => {
           const skills = openSkills(ctx).service;
           // the learning loop's approval requests are decided here too (skill_review, RAP user_choice)
-          const evo = new EvolutionService({ store: stores.evolution, learning: stores.learning, skills, config, clock: ctx.clock, llm: null, processes: processIds });
+          const evo = new EvolutionService({ store: stores.evolution, learning: stores.learning, skills, config, clock: ctx.clock, llm: null, processes: thisProcess });
           return skillsToolset({ service: skills, toggles: stores.toggles, localUser: config.localUser, projectOf, evolution: config.evolution.enabled ? evo : null, limits: config });
         })()
       : bindCallsToUser(memoryToolset({
@@ -369,7 +369,7 @@ async function serve(o: ServeOptions): Promise<void> {
   // A skill request approval whose process stopped between its claim and its decision (status
   // "approving") is finished as its approver asked, or pending again when its action is refused now.
   identity
-    .asSystem(() => new EvolutionService({ store: stores.evolution, learning: stores.learning, skills: openSkills(ctx).service, config, clock: ctx.clock, llm: null, processes: processIds }).finishApprovals())
+    .asSystem(() => new EvolutionService({ store: stores.evolution, learning: stores.learning, skills: openSkills(ctx).service, config, clock: ctx.clock, llm: null, processes: thisProcess }).finishApprovals())
     .then(
       (r) => {
         if (r.finished.length + r.reopened.length > 0) logger.info(r, "finished skill request approvals that a stopped process left part way");

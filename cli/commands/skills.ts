@@ -17,7 +17,7 @@ import { shellQuote } from "../../core/shell.js";
 import { oneLine } from "../../core/text.js";
 import { openSkills } from "../skills-context.js";
 import { EvolutionService } from "../../core/learning/evolution.js";
-import { processIds } from "../process-ids.js";
+import { thisProcess } from "../process-ids.js";
 import type { SkillRequest, StoredEvalReport } from "../../stores/traits.js";
 
 interface Common {
@@ -52,7 +52,7 @@ function withEvolution<T extends Common>(fn: EvoAction<T>) {
     const ctx = await openAnyMemory({ location: o.db, existing: true });
     try {
       const user = o.user ?? ctx.config.localUser;
-      const evo = new EvolutionService({ store: ctx.backend.evolution, learning: ctx.backend.learning, skills: openSkills(ctx).service, config: ctx.config, clock: ctx.clock, llm: null, processes: processIds });
+      const evo = new EvolutionService({ store: ctx.backend.evolution, learning: ctx.backend.learning, skills: openSkills(ctx).service, config: ctx.config, clock: ctx.clock, llm: null, processes: thisProcess });
       await fn(evo, `cli:${user}`, o, ...positional);
     } finally {
       await ctx.close();

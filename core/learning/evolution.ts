@@ -13,6 +13,7 @@ import type { Llm } from "../llm/types.js";
 import { contentWords } from "../retrieval/analyze.js";
 import { diffVersions } from "../skills/diff.js";
 import type { SkillDecisionHook, SkillService } from "../skills/service.js";
+import type { ProcessIdentity } from "../process-identity.js";
 import type { SkillDocument } from "../skills/skill-md.js";
 import type { SkillVersion } from "../skills/version.js";
 import type { ApprovalClaim, EvolutionStore, LearningStore, SkillRequest, StoredEvalReport, StoredPolicy } from "../../stores/traits.js";
@@ -44,17 +45,6 @@ export function settleFiledRequests(store: EvolutionStore, clock: Clock): SkillD
   return hook;
 }
 
-/**
- * Which process this is, and whether another one is gone: an approval's claim names its process,
- * so one left by a process that stopped can be finished at once (cli/process-ids.ts).
- */
-export interface ProcessIds {
-  /** this process (host:pid:start) */
-  self: string;
-  /** true: that process has ended; false: it runs; null: cannot tell (another machine): the lease decides */
-  gone(process: string): boolean | null;
-}
-
 export interface EvolutionDeps {
   store: EvolutionStore;
   learning: Pick<LearningStore, "episode" | "stepsOf" | "event">;
@@ -63,7 +53,7 @@ export interface EvolutionDeps {
   clock: Clock;
   llm?: Llm | null;
   /** absent: claims carry no process and only `evolution.approval.leaseMs` frees a stopped one */
-  processes?: ProcessIds;
+  processes?: ProcessIdentity;
 }
 
 /** What an approving request's claim is (the store reports who and since when as its decider). */
@@ -420,7 +410,7 @@ export class EvolutionService {
     const { store, clock } = this.deps;
     const r = await store.request(id);
     if (!r) throw new CoreError("not_found", `no skill request "${id}"`);
-    const claim: ApprovalClaim = { by: actor, at: clock.now(), process: this.deps.processes?.self ?? null };
+    const claim: ApprovalClaim = { by: actor, at: clock.now(), process: this.deps.processes?.id ?? null };
     if (r.status === "approving") {
       // an approval left part way by a process that stopped: this one finishes it
       const held = claimOf(r);
@@ -477,7 +467,7 @@ export class EvolutionService {
     for (const r of await store.requests({ status: "approving", limit: 1000 })) {
       const held = claimOf(r);
       if (!this.stopped(held)) continue;
-      const claim: ApprovalClaim = { by: held.by, at: clock.now(), process: this.deps.processes?.self ?? null };
+      const claim: ApprovalClaim = { by: held.by, at: clock.now(), process: this.deps.processes?.id ?? null };
       if (!(await store.claimApproval(r.id, claim, held))) continue;
       try {
         await this.carryOut(r, claim);

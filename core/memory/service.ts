@@ -25,6 +25,7 @@ import {
   normalizeTags,
   parseExpiry,
 } from "./write-policy.js";
+import type { ProcessIdentity } from "../process-identity.js";
 import { DuplicateMemoryError, StatusChangedError, StoreError, type AuditEntry, type BatchInsertOutcome, type ListPage, type MemoryStore, type MessageRef, type SearchHit, type Visibility } from "../../stores/traits.js";
 import { prepareBatch, type BatchRememberItem, type BatchRememberResult, type PreparedBatch } from "./batch.js";
 
@@ -146,19 +147,6 @@ function wholeLimit(limit: number | undefined): number | undefined {
 }
 
 /**
- * Who this service's forget claims belong to, and whether another claim's process still runs: the
- * sweep for unfinished forgets leaves a claim whose process still runs its cascade to it. The CLI
- * passes the process (cli/forget-claims.ts); without one, claims carry no owner and any sweep
- * finishes them, as before owners were recorded.
- */
-export interface ForgetOwner {
-  /** recorded with each claim this service makes */
-  readonly id: string;
-  /** true: that claim's process is gone; false: it runs; null: this process cannot tell (another machine) */
-  gone(owner: string): boolean | null;
-}
-
-/**
  * How long a claim whose process runs (or cannot be checked: another machine) is left to it. A
  * cascade takes seconds; one held longer is taken as stuck and finished by the sweep.
  */
@@ -171,7 +159,8 @@ export class MemoryService {
     private readonly store: MemoryStore,
     private readonly clock: Clock,
     private readonly config: MemoryConfig,
-    private readonly owner: ForgetOwner | null = null,
+    /** who this service's forget claims belong to (the CLI passes cli/process-ids.ts); without one, claims carry no owner and any sweep finishes them */
+    private readonly owner: ProcessIdentity | null = null,
   ) {}
 
   onForget(hook: ForgetHook): void {

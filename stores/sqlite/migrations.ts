@@ -945,9 +945,9 @@ CREATE INDEX learning_candidates_memory ON learning_candidates (memory_id);
 -- serve's start-up sweep finishes the forgets a stopped process claimed and never purged
 -- (MemoryStore.unfinishedForgets): deleted rows that still hold their text. Without an index it
 -- read every memory to find the few, at each start. A partial index: it holds claimed rows only
--- (a purge empties the text and takes the row out). Versions 26 and 27 are other changes'.
+-- (a purge empties the text and takes the row out).
 CREATE INDEX memories_unfinished_forgets ON memories (updated_at) WHERE status = 'deleted' AND content <> '';
--- The process holding a claim (core/memory/service.ts ForgetOwner), so the sweep leaves a forget
+-- The process holding a claim (core/process-identity.ts), so the sweep leaves a forget
 -- whose process still runs its cascade to it instead of running that cascade a second time.
 -- Claims made before have none: the sweep finishes them, as it did. Cleared by the purge.
 ALTER TABLE memories ADD COLUMN claimed_by TEXT;

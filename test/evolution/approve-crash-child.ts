@@ -2,7 +2,7 @@
 // request's action (or, with "before-finish", after the action, before the decision is recorded):
 // the crash the approval's "approving" status must survive. argv: <db> <request> [before-finish]
 import { openMemory } from "../../cli/context.js";
-import { processIds } from "../../cli/process-ids.js";
+import { thisProcess } from "../../cli/process-ids.js";
 import { openSkills } from "../../cli/skills-context.js";
 import { defaultConfig } from "../../core/config.js";
 import { EvolutionService } from "../../core/learning/evolution.js";
@@ -29,6 +29,6 @@ const store = new Proxy(ctx.backend.evolution, {
     };
   },
 });
-const evo = new EvolutionService({ store, learning: ctx.backend.learning, skills: openSkills(ctx).service, config: ctx.config, clock: ctx.clock, llm: null, processes: processIds });
+const evo = new EvolutionService({ store, learning: ctx.backend.learning, skills: openSkills(ctx).service, config: ctx.config, clock: ctx.clock, llm: null, processes: thisProcess });
 await evo.approve(request!, "cli:alice");
 process.stdout.write("approved without dying\n");

@@ -11,7 +11,7 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { openChoreWorld, rng, task } from "../../bench/evolution/chore.js";
 import { openMemory } from "../../cli/context.js";
-import { processIds } from "../../cli/process-ids.js";
+import { thisProcess } from "../../cli/process-ids.js";
 import { openSkills } from "../../cli/skills-context.js";
 import { fixedClock } from "../../core/clock.js";
 import { defaultConfig } from "../../core/config.js";
@@ -50,7 +50,7 @@ async function world() {
       config: ctx.config,
       clock: ctx.clock,
       llm: null,
-      processes: processIds,
+      processes: thisProcess,
     });
   const request = async () => (await ctx.backend.evolution.request("srq_stale"))!;
   /** approve srq_stale in a child process that is killed right after its claim */
@@ -103,7 +103,7 @@ describe("approve and decline of one skill request across processes (SQLite)", (
     const w = await world();
     try {
       // claimed by this (live) process, as an approval under way
-      expect(await w.ctx.backend.evolution.claimApproval("srq_stale", { by: "alice", at: Date.now(), process: processIds.self })).toBe(true);
+      expect(await w.ctx.backend.evolution.claimApproval("srq_stale", { by: "alice", at: Date.now(), process: thisProcess.id })).toBe(true);
       const again = w.skills("accept", "srq_stale");
       expect(again.status).toBe(1);
       expect(again.stderr).toContain("request srq_stale is being approved already (by alice since ");
