@@ -9,15 +9,11 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { openSources } from "../../cli/sessions.js";
 import { defaultConfig } from "../../core/config.js";
-import { scopeResolver } from "../../core/learning/scope.js";
-import { LearningService } from "../../core/learning/service.js";
-import { LearningWorker } from "../../core/learning/worker.js";
 import { InfinityStoreError } from "../../stores/infinity/errors.js";
-import { SqliteLearningStore } from "../../stores/sqlite/learning-store.js";
 import type { ConversationReader } from "../../stores/traits.js";
 import { copiedHome } from "../helpers/session-home.js";
 import { openTestMemory } from "../helpers/memory.js";
-import { msg } from "./world.js";
+import { learnerOver, msg } from "./world.js";
 
 const SESSION = "0f6b3c9a-1d7e-4f25-8b4a-6e9c2d1f7a35";
 
@@ -40,11 +36,6 @@ function olderReader(inner: ConversationReader): ConversationReader {
 
 const config = defaultConfig({ localUser: "alice", learning: { worker: { intervalMs: 1000, maxAttempts: 2 } } });
 
-function learner(m: ReturnType<typeof openTestMemory>, reader: ConversationReader) {
-  const store = new SqliteLearningStore(m.db);
-  const service = new LearningService({ store, memory: m.store, config, clock: m.clock, conversation: reader, scopeOf: scopeResolver({ localUser: "alice", projectOf: () => "/work/proj-a" }) });
-  return { store, worker: new LearningWorker(service, config.learning.worker, m.clock) };
-}
 
 describe("a thread an older learning worker dropped after its retries", () => {
   it("is tried again after a growing back-off by the same version, and at once after an upgrade", async () => {
@@ -59,7 +50,7 @@ describe("a thread an older learning worker dropped after its retries", () => {
     const attempts = (mm: ReturnType<typeof openTestMemory>) =>
       (mm.db.prepare(`SELECT kind FROM learning_events WHERE thread_id = ? AND kind IN ('thread_failed', 'thread_dropped') ORDER BY id`).all(SESSION) as { kind: string }[]).map((e) => e.kind);
 
-    const older = learner(m, olderReader(src.sources[0]!.reader));
+    const older = learnerOver(m, olderReader(src.sources[0]!.reader), { config });
     await older.worker.runOnce();
     m.clock.advance(1_000);
     await older.worker.runOnce();
@@ -86,7 +77,7 @@ describe("a thread an older learning worker dropped after its retries", () => {
     // the upgrade: a new process over the same database and the same files, no new message
     const m2 = openTestMemory(dir);
     const src2 = openSources([`infinity-home:${home}`], m2.db, m2.dbPath);
-    const upgraded = learner(m2, src2.sources[0]!.reader);
+    const upgraded = learnerOver(m2, src2.sources[0]!.reader, { config });
     await upgraded.worker.drain();
     expect(m2.db.prepare(`SELECT task, candidates_done FROM learning_episodes WHERE thread_id = ?`).all(SESSION)).toEqual([{ task: "Run the tests. I prefer tabs.", candidates_done: 1 }]);
     expect(m2.db.prepare(`SELECT content FROM memories WHERE status = 'pending'`).all()).toEqual([{ content: "User prefers tabs." }]);

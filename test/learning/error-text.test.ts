@@ -9,26 +9,16 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { openSources } from "../../cli/sessions.js";
 import { defaultConfig } from "../../core/config.js";
-import { scopeResolver } from "../../core/learning/scope.js";
-import { LearningService } from "../../core/learning/service.js";
-import { LearningWorker } from "../../core/learning/worker.js";
-import { SqliteLearningStore } from "../../stores/sqlite/learning-store.js";
-import type { ConversationReader } from "../../stores/traits.js";
 import { holding } from "../helpers/holding.js";
 import { openTestMemory } from "../helpers/memory.js";
 import { copiedHome } from "../helpers/session-home.js";
-import { msg } from "./world.js";
+import { learnerOver, msg } from "./world.js";
 
 const SESSION = "0f6b3c9a-1d7e-4f25-8b4a-6e9c2d1f7a35";
 const SECRET = "sk-9f8e7d";
 
 const config = defaultConfig({ localUser: "alice", learning: { worker: { intervalMs: 1000, maxAttempts: 2 } } });
 
-function learner(m: ReturnType<typeof openTestMemory>, reader: ConversationReader) {
-  const store = new SqliteLearningStore(m.db);
-  const service = new LearningService({ store, memory: m.store, config, clock: m.clock, conversation: reader, scopeOf: scopeResolver({ localUser: "alice", projectOf: () => "/work/proj-a" }) });
-  return { store, service, worker: new LearningWorker(service, config.learning.worker, m.clock) };
-}
 
 describe("a thread file the learning worker cannot parse", () => {
   it("leaves no text of the file in the queue, the events or the dropped thread's reason", async () => {
@@ -40,7 +30,7 @@ describe("a thread file the learning worker cannot parse", () => {
     ];
     writeFileSync(file, JSON.stringify({ messages, compaction_summaries: [] }, null, 2));
     // a server found the thread and stopped before processing it
-    await learner(m, src.sources[0]!.reader).service.discover();
+    await learnerOver(m, src.sources[0]!.reader, { config }).service.discover();
     src.close();
     m.close();
     // the daemon's next write of it broke off: the key the user pasted lost its quotes
@@ -49,7 +39,7 @@ describe("a thread file the learning worker cannot parse", () => {
     const m2 = openTestMemory(dir);
     const src2 = openSources([`infinity-home:${home}`], m2.db, m2.dbPath);
     try {
-      const l = learner(m2, src2.sources[0]!.reader);
+      const l = learnerOver(m2, src2.sources[0]!.reader, { config });
       expect(await l.worker.runOnce()).toMatchObject({ failed: 1 });
       expect(holding(m2.db, SECRET)).toEqual([]);
       m2.clock.advance(config.learning.worker.intervalMs * 2 + config.learning.worker.leaseMs);

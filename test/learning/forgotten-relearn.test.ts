@@ -8,26 +8,14 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { openSources } from "../../cli/sessions.js";
-import { defaultConfig } from "../../core/config.js";
-import { scopeResolver } from "../../core/learning/scope.js";
-import { LearningService } from "../../core/learning/service.js";
-import { LearningWorker } from "../../core/learning/worker.js";
-import { SqliteLearningStore } from "../../stores/sqlite/learning-store.js";
-import type { ConversationReader } from "../../stores/traits.js";
 import { holding } from "../helpers/holding.js";
 import { openTestMemory } from "../helpers/memory.js";
 import { olderReader } from "../helpers/paused-reader.js";
 import { copiedHome } from "../helpers/session-home.js";
-import { msg } from "./world.js";
+import { learnerOver, msg } from "./world.js";
 
 const SESSION = "0f6b3c9a-1d7e-4f25-8b4a-6e9c2d1f7a35";
 
-function learner(m: ReturnType<typeof openTestMemory>, reader: ConversationReader) {
-  const config = defaultConfig({ localUser: "alice" });
-  const store = new SqliteLearningStore(m.db);
-  const service = new LearningService({ store, memory: m.store, config, clock: m.clock, conversation: reader, scopeOf: scopeResolver({ localUser: "alice", projectOf: () => "/work/proj-a" }) });
-  return { store, worker: new LearningWorker(service, config.learning.worker, m.clock) };
-}
 
 describe("a forgotten candidate's user turn, when an upgrade re-learns its thread", () => {
   it("is in no episode the re-learn builds, while the rest of the thread is learned", async () => {
@@ -42,7 +30,7 @@ describe("a forgotten candidate's user turn, when an upgrade re-learns its threa
       [msg.text("Lint is clean."), "m6"],
     ];
     writeFileSync(join(home, "threads", `${SESSION}.json`), JSON.stringify({ messages, compaction_summaries: [] }, null, 2));
-    await learner(m, olderReader(src.sources[0]!.reader, new Set(["m2"]))).worker.drain();
+    await learnerOver(m, olderReader(src.sources[0]!.reader, new Set(["m2"]))).worker.drain();
     const id = m.db.prepare(`SELECT id FROM memories WHERE content LIKE '%Quokkatheme%'`).pluck().get() as string;
     expect(await m.service.forget({ owner: "alice" }, [id], { actor: "user", threadId: null, toolCallId: null })).toEqual([id]);
     expect(holding(m.db, "Quokkatheme")).toEqual([]);
@@ -52,7 +40,7 @@ describe("a forgotten candidate's user turn, when an upgrade re-learns its threa
     const m2 = openTestMemory(dir);
     const src2 = openSources([`infinity-home:${home}`], m2.db, m2.dbPath);
     try {
-      expect(await learner(m2, src2.sources[0]!.reader).worker.drain()).toMatchObject({ processed: 1, failed: 0 });
+      expect(await learnerOver(m2, src2.sources[0]!.reader).worker.drain()).toMatchObject({ processed: 1, failed: 0 });
       expect(holding(m2.db, "Quokkatheme")).toEqual([]);
       // the episode m2 opens now is learned from what is not forgotten: the rest of the forgotten
       // episode's messages (its step, its answer) are empty, and it ended as before

@@ -9,26 +9,14 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { openSources } from "../../cli/sessions.js";
-import { defaultConfig } from "../../core/config.js";
-import { scopeResolver } from "../../core/learning/scope.js";
-import { LearningService } from "../../core/learning/service.js";
-import { LearningWorker } from "../../core/learning/worker.js";
-import { SqliteLearningStore } from "../../stores/sqlite/learning-store.js";
-import type { ConversationReader } from "../../stores/traits.js";
 import { holding } from "../helpers/holding.js";
 import { openTestMemory } from "../helpers/memory.js";
 import { olderReader } from "../helpers/paused-reader.js";
 import { copiedHome } from "../helpers/session-home.js";
-import { msg } from "./world.js";
+import { learnerOver, msg } from "./world.js";
 
 const SESSION = "0f6b3c9a-1d7e-4f25-8b4a-6e9c2d1f7a35";
 
-function learner(m: ReturnType<typeof openTestMemory>, reader: ConversationReader) {
-  const config = defaultConfig({ localUser: "alice" });
-  const store = new SqliteLearningStore(m.db);
-  const service = new LearningService({ store, memory: m.store, config, clock: m.clock, conversation: reader, scopeOf: scopeResolver({ localUser: "alice", projectOf: () => "/work/proj-a" }) });
-  return { store, worker: new LearningWorker(service, config.learning.worker, m.clock) };
-}
 
 const pending = (m: ReturnType<typeof openTestMemory>) =>
   (m.db.prepare(`SELECT content FROM memories WHERE status = 'pending' ORDER BY content`).all() as { content: string }[]).map((r) => r.content);
@@ -48,7 +36,7 @@ describe("a learned candidate a person rejected", () => {
     writeFileSync(join(home, "threads", `${SESSION}.json`), JSON.stringify({ messages, compaction_summaries: [] }, null, 2));
 
     // the older version: m4 is of a form it does not read
-    await learner(m, olderReader(src.sources[0]!.reader, new Set(["m4"]))).worker.drain();
+    await learnerOver(m, olderReader(src.sources[0]!.reader, new Set(["m4"]))).worker.drain();
     expect(pending(m)).toEqual(["User prefers short answers.", "User prefers tabs."]);
     const tabs = m.db.prepare(`SELECT id FROM memories WHERE content = 'User prefers tabs.'`).pluck().get() as string;
     expect(await m.service.reject({ owner: "alice" }, [tabs], { actor: "user", threadId: null, toolCallId: null })).toEqual([tabs]);
@@ -60,7 +48,7 @@ describe("a learned candidate a person rejected", () => {
     const m2 = openTestMemory(dir);
     const src2 = openSources([`infinity-home:${home}`], m2.db, m2.dbPath);
     try {
-      expect(await learner(m2, src2.sources[0]!.reader).worker.drain()).toMatchObject({ processed: 1, failed: 0 });
+      expect(await learnerOver(m2, src2.sources[0]!.reader).worker.drain()).toMatchObject({ processed: 1, failed: 0 });
       // (the episode m4 opens now was learned: the pending one it repeats gained a source)
       expect(m2.db.prepare(`SELECT count(*) FROM learning_episodes WHERE thread_id = ? AND start_ord = 4 AND candidates_done = 1`).pluck().get(SESSION)).toBe(1);
       expect(pending(m2)).toEqual(["User prefers short answers."]);
@@ -83,7 +71,7 @@ describe("a learned candidate a person rejected", () => {
     writeFileSync(join(home, "threads", `${SESSION}.json`), JSON.stringify({ messages, compaction_summaries: [] }, null, 2));
     // the model had remembered it itself; the older version's candidate became its evidence
     const own = await m.service.remember({ user: "alice", project: "/work/proj-a", session: "s0", thread: "s0", ancestors: [] }, { content: "User prefers tabs." }, { actor: "model", threadId: "s0", toolCallId: "tc-1" });
-    await learner(m, olderReader(src.sources[0]!.reader, new Set(["m2"]))).worker.drain();
+    await learnerOver(m, olderReader(src.sources[0]!.reader, new Set(["m2"]))).worker.drain();
     expect(m.db.prepare(`SELECT memory_id, disposition FROM learning_candidates`).all()).toEqual([{ memory_id: own.record.id, disposition: "merged" }]);
     expect(pending(m)).toEqual([]);
     expect(await m.service.forget({ owner: "alice" }, [own.record.id], { actor: "user", threadId: null, toolCallId: null })).toEqual([own.record.id]);
@@ -93,7 +81,7 @@ describe("a learned candidate a person rejected", () => {
     const m2 = openTestMemory(dir);
     const src2 = openSources([`infinity-home:${home}`], m2.db, m2.dbPath);
     try {
-      expect(await learner(m2, src2.sources[0]!.reader).worker.drain()).toMatchObject({ processed: 1, failed: 0 });
+      expect(await learnerOver(m2, src2.sources[0]!.reader).worker.drain()).toMatchObject({ processed: 1, failed: 0 });
       expect(m2.db.prepare(`SELECT count(*) FROM learning_episodes WHERE thread_id = ? AND start_ord = 2 AND candidates_done = 1`).pluck().get(SESSION)).toBe(1);
       expect(pending(m2)).toEqual([]);
       expect(holding(m2.db, "prefers tabs")).toEqual([]);

@@ -9,24 +9,15 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { openSources } from "../../cli/sessions.js";
 import { defaultConfig } from "../../core/config.js";
-import { scopeResolver } from "../../core/learning/scope.js";
-import { LearningService } from "../../core/learning/service.js";
-import { LearningWorker } from "../../core/learning/worker.js";
 import { SqliteLearningStore } from "../../stores/sqlite/learning-store.js";
-import type { ConversationReader, MemoryStore } from "../../stores/traits.js";
 import { openTestMemory } from "../helpers/memory.js";
 import { olderReader } from "../helpers/paused-reader.js";
 import { copiedHome } from "../helpers/session-home.js";
-import { msg } from "./world.js";
+import { learnerOver, msg } from "./world.js";
 
 const SESSION = "0f6b3c9a-1d7e-4f25-8b4a-6e9c2d1f7a35";
 const config = defaultConfig({ localUser: "alice", learning: { worker: { intervalMs: 1000, maxAttempts: 2 } } });
 
-function learner(m: ReturnType<typeof openTestMemory>, reader: ConversationReader, memory: MemoryStore = m.store) {
-  const store = new SqliteLearningStore(m.db);
-  const service = new LearningService({ store, memory, config, clock: m.clock, conversation: reader, scopeOf: scopeResolver({ localUser: "alice", projectOf: () => "/work/proj-a" }) });
-  return { store, worker: new LearningWorker(service, config.learning.worker, m.clock) };
-}
 
 describe("a re-learn after an upgrade that fails until its thread is dropped", () => {
   it("waits out the drop's back-off like any dropped thread", async () => {
@@ -39,7 +30,7 @@ describe("a re-learn after an upgrade that fails until its thread is dropped", (
       [msg.text("Noted."), "m4"],
     ];
     writeFileSync(join(home, "threads", `${SESSION}.json`), JSON.stringify({ messages, compaction_summaries: [] }, null, 2));
-    await learner(m, olderReader(src.sources[0]!.reader, new Set(["m2"]))).worker.drain();
+    await learnerOver(m, olderReader(src.sources[0]!.reader, new Set(["m2"])), { config }).worker.drain();
     expect(await new SqliteLearningStore(m.db).skipped("conversation", SESSION)).toMatchObject({ from: 2 });
     src.close();
     m.close();
@@ -56,7 +47,7 @@ describe("a re-learn after an upgrade that fails until its thread is dropped", (
     });
     const attempts = () => (m2.db.prepare(`SELECT kind FROM learning_events WHERE thread_id = ? AND kind IN ('thread_failed', 'thread_dropped') ORDER BY id`).all(SESSION) as { kind: string }[]).map((e) => e.kind);
     try {
-      const l = learner(m2, src2.sources[0]!.reader, refusing);
+      const l = learnerOver(m2, src2.sources[0]!.reader, { config, memory: refusing });
       await l.worker.runOnce();
       m2.clock.advance(config.learning.worker.intervalMs + config.learning.worker.leaseMs);
       await l.worker.runOnce();
@@ -69,7 +60,7 @@ describe("a re-learn after an upgrade that fails until its thread is dropped", (
       expect(attempts()).toEqual(["thread_failed", "thread_dropped"]);
       // past it, the re-learn runs again (here with a store that takes the writes) and finishes
       m2.clock.advance(10_000);
-      const ok = learner(m2, src2.sources[0]!.reader);
+      const ok = learnerOver(m2, src2.sources[0]!.reader, { config });
       await ok.worker.drain();
       expect(m2.db.prepare(`SELECT content FROM memories WHERE status = 'pending'`).pluck().all()).toEqual(["User prefers tabs."]);
       expect(await ok.store.skipped("conversation", SESSION)).toBeNull();

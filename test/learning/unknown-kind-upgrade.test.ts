@@ -8,26 +8,14 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { openSources } from "../../cli/sessions.js";
-import { defaultConfig } from "../../core/config.js";
-import { scopeResolver } from "../../core/learning/scope.js";
-import { LearningService } from "../../core/learning/service.js";
-import { LearningWorker } from "../../core/learning/worker.js";
-import { SqliteLearningStore } from "../../stores/sqlite/learning-store.js";
-import type { ConversationReader } from "../../stores/traits.js";
 import { copiedHome } from "../helpers/session-home.js";
 import { olderReader } from "../helpers/paused-reader.js";
 import { openTestMemory } from "../helpers/memory.js";
-import { msg } from "./world.js";
+import { learnerOver, msg } from "./world.js";
 
 const SESSION = "0f6b3c9a-1d7e-4f25-8b4a-6e9c2d1f7a35";
 
 
-function learner(m: ReturnType<typeof openTestMemory>, reader: ConversationReader) {
-  const config = defaultConfig({ localUser: "alice" });
-  const store = new SqliteLearningStore(m.db);
-  const service = new LearningService({ store, memory: m.store, config, clock: m.clock, conversation: reader, scopeOf: scopeResolver({ localUser: "alice", projectOf: () => "/work/proj-a" }) });
-  return { store, worker: new LearningWorker(service, config.learning.worker, m.clock) };
-}
 
 describe("messages an older learning worker left out as unknown kinds", () => {
   it("are learned from after the upgrade, once, and not read again by the same version", async () => {
@@ -50,20 +38,20 @@ describe("messages an older learning worker left out as unknown kinds", () => {
       mm.db.prepare(`SELECT start_ord, candidates_done FROM learning_episodes WHERE thread_id = ? ORDER BY start_ord`).all(SESSION);
 
     // the older version: m1 and m5 are of a form it does not read
-    const older = learner(m, olderReader(src.sources[0]!.reader, new Set(["m1", "m5"])));
+    const older = learnerOver(m, olderReader(src.sources[0]!.reader, new Set(["m1", "m5"])));
     await older.worker.drain();
     expect(pending(m)).toEqual(["User prefers short answers."]);
     const before = episodes(m);
     expect(await older.store.skipped("conversation", SESSION)).toEqual({ from: 1, format: "an-older-format" });
     // a restart of the same version: nothing is read again
-    expect(await learner(m, olderReader(src.sources[0]!.reader, new Set(["m1", "m5"]))).worker.drain()).toMatchObject({ discovered: 0, processed: 0 });
+    expect(await learnerOver(m, olderReader(src.sources[0]!.reader, new Set(["m1", "m5"]))).worker.drain()).toMatchObject({ discovered: 0, processed: 0 });
     src.close();
     m.close();
 
     // the upgrade: a new process over the same database and the same files
     const m2 = openTestMemory(dir);
     const src2 = openSources([`infinity-home:${home}`], m2.db, m2.dbPath);
-    const upgraded = learner(m2, src2.sources[0]!.reader);
+    const upgraded = learnerOver(m2, src2.sources[0]!.reader);
     expect(await upgraded.worker.drain()).toMatchObject({ discovered: 1, processed: 1, failed: 0 });
     expect(pending(m2)).toEqual(["User prefers short answers.", "User prefers tabs.", "User prefers answers in French."].sort());
     const after = episodes(m2);
@@ -71,7 +59,7 @@ describe("messages an older learning worker left out as unknown kinds", () => {
     expect(new Set(after.map((e) => (e as { start_ord: number }).start_ord)).size).toBe(after.length);
     expect(await upgraded.store.skipped("conversation", SESSION)).toBeNull();
     // and again (a restart of the new version): nothing more
-    expect(await learner(m2, src2.sources[0]!.reader).worker.drain()).toMatchObject({ discovered: 0, processed: 0 });
+    expect(await learnerOver(m2, src2.sources[0]!.reader).worker.drain()).toMatchObject({ discovered: 0, processed: 0 });
     expect(m2.db.prepare(`SELECT count(*) AS n FROM learning_candidates`).get()).toEqual({ n: 3 });
     src2.close();
     m2.close();

@@ -10,7 +10,7 @@ import { SqliteConversationStore } from "../../stores/sqlite/conversation-store.
 import { SqliteLearningStore } from "../../stores/sqlite/learning-store.js";
 import { SqliteTraceFeed } from "../../stores/sqlite/learning-trace-feed.js";
 import { SqliteTraceStore } from "../../stores/sqlite/trace-store.js";
-import type { InfinityMessage } from "../../stores/traits.js";
+import type { ConversationReader, InfinityMessage, MemoryStore } from "../../stores/traits.js";
 import { spawn, type ChildProcess } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -70,4 +70,16 @@ export async function serveLearningFrom(dir: string, home: string): Promise<{ ch
   const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));
   await new Promise<void>((res) => createInterface({ input: child.stdout! }).on("line", (l) => /listening on/.test(l) && res()));
   return { child, exited, log };
+}
+
+/** A learning worker over a test memory and a conversation reader (alice, project /work/proj-a). */
+export function learnerOver(
+  m: ReturnType<typeof openTestMemory>,
+  reader: ConversationReader,
+  opts: { config?: MemoryConfig; memory?: MemoryStore } = {},
+) {
+  const config = opts.config ?? defaultConfig({ localUser: "alice" });
+  const store = new SqliteLearningStore(m.db);
+  const service = new LearningService({ store, memory: opts.memory ?? m.store, config, clock: m.clock, conversation: reader, scopeOf: scopeResolver({ localUser: "alice", projectOf: () => "/work/proj-a" }) });
+  return { store, service, worker: new LearningWorker(service, config.learning.worker, m.clock) };
 }
