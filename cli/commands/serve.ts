@@ -356,26 +356,38 @@ async function serve(o: ServeOptions): Promise<void> {
       },
       (e: unknown) => logger.warn({ err: e }, "finishing unfinished forgets failed"),
     );
+  // A skill request approval whose process stopped between its claim and its decision (status
+  // "approving") is finished as its approver asked, or pending again when its action is refused now.
+  let approvalsRunning = false;
+  const finishApprovals = () => {
+    // one run at a time: a run still carrying out an action is not raced by the next minute's
+    if (approvalsRunning) return;
+    approvalsRunning = true;
+    void identity
+      .asSystem(() => new EvolutionService({ store: stores.evolution, learning: stores.learning, skills: openSkills(ctx).service, config, clock: ctx.clock, llm: null, processes: thisProcess }).finishApprovals())
+      .then(
+        (r) => {
+          if (r.finished.length + r.reopened.length > 0) logger.info(r, "finished skill request approvals that a stopped process left part way");
+        },
+        (e: unknown) => logger.warn({ err: e }, "finishing skill request approvals failed"),
+      )
+      .finally(() => {
+        approvalsRunning = false;
+      });
+  };
   const sweep = setInterval(() => {
     ctx.service.expireDue("system").catch((e: unknown) => logger.warn({ err: e }, "expiry sweep failed"));
     // and again each minute: a claim left to its process at start-up (its cascade was under way)
     // is finished once that process is gone or its lease is out (cheap: a partial index finds them)
     void finishForgets();
+    // likewise an approval whose process stopped while this server runs, not only at its next start
+    finishApprovals();
     // and a reindex killed while this server runs (its triggers note every write until removed)
     if ("dbPath" in ctx) dropKilledReindex(ctx as MemoryContext, logger);
   }, EXPIRY_SWEEP_MS);
   sweep.unref();
   void finishForgets();
-  // A skill request approval whose process stopped between its claim and its decision (status
-  // "approving") is finished as its approver asked, or pending again when its action is refused now.
-  identity
-    .asSystem(() => new EvolutionService({ store: stores.evolution, learning: stores.learning, skills: openSkills(ctx).service, config, clock: ctx.clock, llm: null, processes: thisProcess }).finishApprovals())
-    .then(
-      (r) => {
-        if (r.finished.length + r.reopened.length > 0) logger.info(r, "finished skill request approvals that a stopped process left part way");
-      },
-      (e: unknown) => logger.warn({ err: e }, "finishing skill request approvals failed"),
-    );
+  finishApprovals();
 
   installShutdown(async () => {
     clearInterval(sweep);

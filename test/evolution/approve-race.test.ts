@@ -3,7 +3,7 @@
 // request "rejected" with its skill already retired. An approval now claims the request first
 // (status "approving"), acts, then records "approved" from its claim: a decline meanwhile is
 // refused, and an approval whose process died after its claim is finished by approving again or
-// by a server's start-up sweep.
+// by a server's sweep (at its start and each minute).
 import { spawnSync } from "node:child_process";
 import { cpSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -149,6 +149,28 @@ describe("approve and decline of one skill request across processes (SQLite)", (
       w.close();
     }
   });
+
+  it("a running server finishes, within its minute sweep, an approval whose process died after the server started", async () => {
+    const w = await world();
+    try {
+      const s = await spawnCommandServer(`exec "${process.execPath}" "${CLI}" serve --toolset skills --db "${w.db}"`, w.dir, w.env);
+      try {
+        // (before: only a server's start and approving again finished it; this one has started already)
+        await new Promise((r) => setTimeout(r, 1000));
+        w.crashAfterClaim();
+        expect(await w.request()).toMatchObject({ status: "approving" });
+        const deadline = Date.now() + 90_000;
+        while ((await w.request()).status !== "approved" && Date.now() < deadline) await new Promise((r) => setTimeout(r, 250));
+      } finally {
+        process.kill(-s.child.pid!, "SIGINT");
+        await s.exited;
+      }
+      expect(await w.request()).toMatchObject({ status: "approved", decidedBy: "cli:alice" });
+      expect((await w.versions()).v1!.status).toBe("retired");
+    } finally {
+      w.close();
+    }
+  }, 150_000);
 
   it("the sweep re-opens an approval whose process died when its action no longer applies; a decline may land then", async () => {
     const w = await world();
