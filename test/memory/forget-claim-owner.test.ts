@@ -4,13 +4,14 @@
 // process runs to it, finishes one whose process is gone (or whose pid another program has taken
 // since), and one held past its lease (a process it cannot check: another machine). Two processes
 // on one SQLite file: the forget runs in a real child process.
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { dirname, join } from "node:path";
 import { createInterface } from "node:readline";
 import { describe, expect, it } from "vitest";
 import { FORGET_CLAIM_LEASE_MS } from "../../core/memory/service.js";
+import { thisProcess } from "../../cli/process-ids.js";
 import { processStart } from "../../cli/serving-marks.js";
 import { CLI } from "../helpers/cli.js";
 import { openTestMemory, req } from "../helpers/memory.js";
@@ -130,6 +131,37 @@ describe("the sweep for unfinished forgets and the process that claimed them", (
       ctx.clock.advance(1);
       expect(await ctx.service.finishForgets()).toEqual([remote.id]);
       expect((await ctx.store.get(remote.id))?.content).toBe("");
+    } finally {
+      ctx.close();
+    }
+  });
+
+  // Two containers given one host name, each with its own pid namespace: the other's pid is "not
+  // running" here though its process runs. Its claim was taken at once, cascade run twice.
+  it.runIf(process.platform === "linux")("leaves a claim of this host name made in another pid namespace to its lease, as another machine's", async () => {
+    const dir = tempDir();
+    const ctx = openTestMemory(dir);
+    try {
+      const space = thisProcess.id.split("/").at(-1)!;
+      expect(space).toMatch(/^pidns:\d+(,boot:[0-9a-f-]+)?$/);
+      // a pid no process here has (a child that has ended)
+      const dead = spawnSync(process.execPath, ["-e", ""]).pid;
+      const remember = async (content: string) => (await ctx.service.remember(req(), { content, scope: "user" }, origin)).record;
+      const elsewhere = await remember("Alice's safe code is 7702");
+      const here = await remember("Alice's alarm code is 5533");
+      const old = await remember("Alice's door code is 1906");
+      const otherSpace = space.replace(/^pidns:\d+/, "pidns:1");
+      await ctx.store.claimForget([elsewhere.id], ctx.clock.now(), { owner: `${hostname()}/${dead}/12345/${otherSpace}` });
+      // the same pid space (this one's): its pid is checked here, as is an identity recorded with none
+      await ctx.store.claimForget([here.id], ctx.clock.now(), { owner: `${hostname()}/${dead}/12345/${space}` });
+      await ctx.store.claimForget([old.id], ctx.clock.now(), { owner: `${hostname()}/${dead}/12345` });
+      expect((await ctx.service.finishForgets()).sort()).toEqual([here.id, old.id].sort());
+      ctx.clock.advance(FORGET_CLAIM_LEASE_MS - 1);
+      expect(await ctx.service.finishForgets()).toEqual([]);
+      expect(await ctx.store.get(elsewhere.id)).toMatchObject({ status: "deleted", content: "Alice's safe code is 7702" });
+      ctx.clock.advance(1);
+      expect(await ctx.service.finishForgets()).toEqual([elsewhere.id]);
+      expect((await ctx.store.get(elsewhere.id))?.content).toBe("");
     } finally {
       ctx.close();
     }
