@@ -248,8 +248,12 @@ export interface MemoryStore {
     at: number,
     opts?: { expect?: ReadonlyMap<string, MemoryStatus>; owner?: string | null; heldBy?: ReadonlyMap<string, string | null> },
   ): Promise<MemoryRecord[]>;
-  /** Records claimed by a forget that has not purged them (yet, or ever: its process stopped), oldest claim first, with who claimed them: for a sweep to finish. */
-  unfinishedForgets(limit: number): Promise<UnfinishedForget[]>;
+  /**
+   * Records claimed by a forget that has not purged them (yet, or ever: its process stopped), oldest
+   * claim first, with who claimed them: for a sweep to finish. With `after` (the last record of the
+   * page before), the page after it: a sweep looks past the claims it leaves to their processes.
+   */
+  unfinishedForgets(limit: number, after?: { updatedAt: number; id: string }): Promise<UnfinishedForget[]>;
   /**
    * tombstone + purge content from every index, source, tag and edge payload (records a
    * claimForget left deleted with their text included); returns ids purged.

@@ -26,7 +26,7 @@ import {
   parseExpiry,
 } from "./write-policy.js";
 import type { ProcessIdentity } from "../process-identity.js";
-import { DuplicateMemoryError, StatusChangedError, StoreError, type AuditEntry, type BatchInsertOutcome, type ListPage, type MemoryStore, type MessageRef, type SearchHit, type Visibility } from "../../stores/traits.js";
+import { DuplicateMemoryError, StatusChangedError, StoreError, type AuditEntry, type BatchInsertOutcome, type ListPage, type MemoryStore, type UnfinishedForget, type MessageRef, type SearchHit, type Visibility } from "../../stores/traits.js";
 import { prepareBatch, type BatchRememberItem, type BatchRememberResult, type PreparedBatch } from "./batch.js";
 
 export type { BatchRememberItem, BatchRememberResult, PreparedBatch } from "./batch.js";
@@ -151,6 +151,8 @@ function wholeLimit(limit: number | undefined): number | undefined {
  * cascade takes seconds; one held longer is taken as stuck and finished by the sweep.
  */
 export const FORGET_CLAIM_LEASE_MS = 10 * 60_000;
+/** Pages of forget.maxByQuery claims one finishForgets run reads at most, past claims it leaves to their processes. */
+export const FORGET_SWEEP_PAGES = 20;
 
 export class MemoryService {
   private readonly forgetHooks: ForgetHook[] = [];
@@ -578,8 +580,20 @@ export class MemoryService {
    */
   async finishForgets(opts: { all?: boolean } = {}): Promise<string[]> {
     const now = this.clock.now();
+    const batch = this.config.forget.maxByQuery;
     // all: every claim, whoever holds it (a copy no process works on, such as a backup's)
-    const left = (await this.store.unfinishedForgets(this.config.forget.maxByQuery)).filter((u) => opts.all === true || this.abandoned(u.claimedBy, now - u.record.updatedAt));
+    const take = (u: UnfinishedForget) => opts.all === true || this.abandoned(u.claimedBy, now - u.record.updatedAt);
+    // Page past the claims left to their running processes: a stopped one behind a page of live
+    // ones waited for ever. Bounded so that one run stays short; the next run starts over.
+    const left: UnfinishedForget[] = [];
+    let after: { updatedAt: number; id: string } | undefined;
+    for (let page = 0; page < FORGET_SWEEP_PAGES && left.length < batch; page++) {
+      const rows = await this.store.unfinishedForgets(batch, after);
+      left.push(...rows.filter(take).slice(0, batch - left.length));
+      if (rows.length < batch) break;
+      const last = rows.at(-1)!.record;
+      after = { updatedAt: last.updatedAt, id: last.id };
+    }
     if (left.length === 0) return [];
     const ids = left.map((u) => u.record.id);
     const heldBy = new Map(left.map((u) => [u.record.id, u.claimedBy]));

@@ -872,10 +872,19 @@ export class PgMemoryStore implements MemoryStore {
   }
 
   /** a sweep across every user's records: runs as system maintenance under RLS */
-  async unfinishedForgets(limit: number): Promise<UnfinishedForget[]> {
+  async unfinishedForgets(limit: number, after?: { updatedAt: number; id: string }): Promise<UnfinishedForget[]> {
     return asPgSystem(() =>
       this.db.read(async (c) => {
-        const rows = (await c.query<MemoryRow>(`SELECT * FROM memories WHERE status = 'deleted' AND content <> '' ORDER BY updated_at, rowid LIMIT $1`, [limit])).rows;
+        const rows = (
+          after
+            ? // the next page: past the last record of the one before (in the same order)
+              await c.query<MemoryRow>(
+                `SELECT * FROM memories WHERE status = 'deleted' AND content <> ''
+                   AND (updated_at, rowid) > ($2, (SELECT rowid FROM memories WHERE id = $3)) ORDER BY updated_at, rowid LIMIT $1`,
+                [limit, after.updatedAt, after.id],
+              )
+            : await c.query<MemoryRow>(`SELECT * FROM memories WHERE status = 'deleted' AND content <> '' ORDER BY updated_at, rowid LIMIT $1`, [limit])
+        ).rows;
         return (await this.hydrateAll(c, rows)).map((record, i) => ({ record, claimedBy: rows[i]!.claimed_by ?? null }));
       }),
     );

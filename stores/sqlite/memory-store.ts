@@ -207,6 +207,11 @@ export class SqliteMemoryStore implements MemoryStore {
       claim: p(`UPDATE memories SET status = 'deleted', updated_at = ?, claimed_by = ? WHERE rowid = ?`),
       reclaim: p(`UPDATE memories SET updated_at = ?, claimed_by = ? WHERE rowid = ?`),
       unfinished: p(`SELECT * FROM memories WHERE status = 'deleted' AND content <> '' ORDER BY updated_at, rowid LIMIT ?`),
+      // the next page: past the last record of the one before (in the same order)
+      unfinishedAfter: p(
+        `SELECT * FROM memories WHERE status = 'deleted' AND content <> ''
+           AND (updated_at, rowid) > (@at, (SELECT rowid FROM memories WHERE id = @id)) ORDER BY updated_at, rowid LIMIT @limit`,
+      ),
       deleteTags: p(`DELETE FROM memory_tags WHERE memory_rowid = ?`),
       deleteSources: p(`DELETE FROM memory_sources WHERE memory_rowid = ?`),
       dueExpiry: p(`SELECT rowid, id, vis_key FROM memories WHERE expires_at IS NOT NULL AND expires_at <= ?
@@ -521,8 +526,8 @@ export class SqliteMemoryStore implements MemoryStore {
     return claimed.map((id) => this.mustGet(id));
   }
 
-  async unfinishedForgets(limit: number): Promise<UnfinishedForget[]> {
-    const rows = this.st.unfinished!.all(limit) as MemoryRow[];
+  async unfinishedForgets(limit: number, after?: { updatedAt: number; id: string }): Promise<UnfinishedForget[]> {
+    const rows = (after ? this.st.unfinishedAfter!.all({ at: after.updatedAt, id: after.id, limit }) : this.st.unfinished!.all(limit)) as MemoryRow[];
     return this.hydrateAll(rows).map((record, i) => ({ record, claimedBy: rows[i]!.claimed_by ?? null }));
   }
 

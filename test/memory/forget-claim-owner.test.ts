@@ -166,4 +166,28 @@ describe("the sweep for unfinished forgets and the process that claimed them", (
       ctx.close();
     }
   });
+
+  // The sweep read one page (forget.maxByQuery claims, oldest first) and took the stopped ones in
+  // it: a claim whose process stopped, behind a page of claims whose processes run, waited for ever.
+  it("finishes a stopped process's claim behind more than a page of claims whose processes run", async () => {
+    const dir = tempDir();
+    const ctx = openTestMemory(dir);
+    try {
+      const remember = async (content: string) => (await ctx.service.remember(req(), { content, scope: "user" }, origin)).record;
+      const live: string[] = [];
+      for (let i = 0; i < 60; i++) live.push((await remember(`Alice keeps umbrella number ${i} in cupboard ${i}`)).id);
+      const stopped = await remember("Alice.s old bike was painted teal");
+      // claimed by this process (it runs), the oldest claims
+      await ctx.store.claimForget(live, ctx.clock.now(), { owner: thisProcess.id });
+      ctx.clock.advance(1000);
+      // then one by a process that has ended (a pid no process here has)
+      const dead = spawnSync(process.execPath, ["-e", ""]).pid;
+      await ctx.store.claimForget([stopped.id], ctx.clock.now(), { owner: `${hostname()}/${dead}/12345` });
+      expect(await ctx.service.finishForgets()).toEqual([stopped.id]);
+      expect((await ctx.store.get(stopped.id))?.content).toBe("");
+      expect((await ctx.store.unfinishedForgets(100)).map((u) => u.record.id).sort()).toEqual([...live].sort());
+    } finally {
+      ctx.close();
+    }
+  });
 });

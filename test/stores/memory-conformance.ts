@@ -790,6 +790,30 @@ export function memoryConformance(name: string, make: () => Promise<MemoryUnderT
       expect(await swept()).toEqual([[c.id, null, T0 + 40]]);
     });
 
+    it("unfinishedForgets pages on past the last record of the page before, in claim order", async () => {
+      const s = await fresh();
+      const rs = ["grebes", "divers", "scoters", "eiders", "smews"].map((w) => mem(`Fact about ${w}`));
+      for (const r of rs) await s.insert(r, audit(r.id));
+      // two claimed at one instant (told apart by their order), the others later, one of them finished
+      await s.claimForget([rs[0]!.id, rs[1]!.id], T0 + 10, { owner: "host-a/11/100" });
+      await s.claimForget([rs[2]!.id], T0 + 20, { owner: "host-a/11/100" });
+      await s.claimForget([rs[3]!.id], T0 + 30, { owner: "host-a/11/100" });
+      await s.claimForget([rs[4]!.id], T0 + 40, { owner: "host-a/11/100" });
+      expect(await s.forget([rs[3]!.id], audit(rs[3]!.id, "forget"))).toEqual([rs[3]!.id]);
+      const pages: string[][] = [];
+      let after: { updatedAt: number; id: string } | undefined;
+      for (let i = 0; i < 5; i++) {
+        const page = await s.unfinishedForgets(2, after);
+        if (page.length === 0) break;
+        pages.push(page.map((u) => u.record.id));
+        const last = page.at(-1)!.record;
+        after = { updatedAt: last.updatedAt, id: last.id };
+      }
+      expect(pages).toEqual([[rs[0]!.id, rs[1]!.id], [rs[2]!.id, rs[4]!.id]]);
+      // past the first of the two claimed at one instant: the second is next
+      expect((await s.unfinishedForgets(1, { updatedAt: T0 + 10, id: rs[0]!.id })).map((u) => u.record.id)).toEqual([rs[1]!.id]);
+    });
+
     it("addSource refuses a forgotten record, writing no provenance onto its tombstone", async () => {
       const s = await fresh();
       const r = mem("Standup moved to 10:15");
