@@ -962,6 +962,14 @@ export interface EvolutionStore {
   reportsOf(skillName: string, limit: number): Promise<StoredEvalReport[]>;
   /** a new pending request supersedes the pending one (not one being approved) of the same kind and skill */
   addRequest(r: Omit<SkillRequest, "status" | "decidedAt" | "decidedBy" | "approvingProcess">): Promise<SkillRequest>;
+  /**
+   * addRequest as a compare-and-set on what its filer (the curator) read at `since`: filed only while
+   * no request of its question (kind, skill and other skill; a merge's pair either way round) is
+   * open, pending or being approved, but `replaces` (pending, not being approved: superseded by this
+   * one), and none was approved or declined at or after `since`. Otherwise nothing is filed: null.
+   * Two curators, or a curator and a person's decline, at one instant file one question once.
+   */
+  proposeRequest(r: Omit<SkillRequest, "status" | "decidedAt" | "decidedBy" | "approvingProcess">, read: { replaces: string | null; since: number }): Promise<SkillRequest | null>;
   request(id: string): Promise<SkillRequest | null>;
   /** newest first; `kinds`: only these kinds */
   requests(opts?: { status?: SkillRequestStatus; kinds?: SkillRequestKind[]; limit?: number }): Promise<SkillRequest[]>;

@@ -600,7 +600,8 @@ export class EvolutionService {
     for (const r of live) {
       const last = Math.max((await store.lastTrialAt(r.skill.name)) ?? 0, r.published!.publishedAt ?? 0, declinedAt("retire", r.skill.name, null));
       if (now - last < staleMs || has("retire", r.skill.name, null)) continue;
-      out.push(await this.request("retire", r.skill.name, null, { reason: `unused for ${Math.floor((now - last) / 86_400_000)} days`, lastUsedAt: last }, r.published!.id));
+      const filed = await this.request(now, null, "retire", r.skill.name, null, { reason: `unused for ${Math.floor((now - last) / 86_400_000)} days`, lastUsedAt: last }, r.published!.id);
+      if (filed) out.push(filed);
     }
     const words = live.map((r) => ({ r, w: new Set(contentWords(`${r.published!.description} ${r.published!.body}`)) }));
     for (let i = 0; i < words.length; i++) {
@@ -622,15 +623,30 @@ export class EvolutionService {
         } else if (declinedAt("merge", keep.skill.name, drop.skill.name) >= Math.max(keep.published!.publishedAt ?? 0, drop.published!.publishedAt ?? 0)) continue;
         const k = keep.published!;
         const d = drop.published!;
-        out.push(await this.request("merge", keep.skill.name, drop.skill.name, { overlap, keepEta: k.eta, dropEta: d.eta, keepVersionId: k.id, keepSeq: k.seq, dropVersionId: d.id, dropSeq: d.seq }));
+        const filed = await this.request(now, open?.id ?? null, "merge", keep.skill.name, drop.skill.name, { overlap, keepEta: k.eta, dropEta: d.eta, keepVersionId: k.id, keepSeq: k.seq, dropVersionId: d.id, dropSeq: d.seq });
+        if (filed) out.push(filed);
       }
     }
     return out;
   }
 
-  private async request(kind: "retire" | "merge", name: string, other: string | null, detail: Record<string, unknown>, versionId: string | null = null): Promise<SkillRequest> {
+  /**
+   * File a curator's question as read at `since` (replacing the open one it saw, `replaces`): null
+   * when the question was answered or asked meanwhile (a person declined it, another curator filed
+   * it, an approval took it up): asked once, and a "no" given meanwhile stands.
+   */
+  private async request(
+    since: number,
+    replaces: string | null,
+    kind: "retire" | "merge",
+    name: string,
+    other: string | null,
+    detail: Record<string, unknown>,
+    versionId: string | null = null,
+  ): Promise<SkillRequest | null> {
     const { store, clock } = this.deps;
-    const r = await store.addRequest({ id: newId("srq", clock.now()), kind, skillName: name, versionId, otherSkill: other, policyId: null, reportId: null, detail, createdAt: clock.now() });
+    const r = await store.proposeRequest({ id: newId("srq", clock.now()), kind, skillName: name, versionId, otherSkill: other, policyId: null, reportId: null, detail, createdAt: clock.now() }, { replaces, since });
+    if (!r) return null;
     await store.audit({ at: clock.now(), actor: `${ACTOR}:curator`, action: "evolve", targetKind: "skill", targetId: name, detail: { request: r.id, kind, other } });
     return r;
   }

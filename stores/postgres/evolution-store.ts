@@ -259,6 +259,39 @@ export class PgEvolutionStore implements EvolutionStore {
     }, this.txOpts);
   }
 
+  async proposeRequest(r: Omit<SkillRequest, "status" | "decidedAt" | "decidedBy" | "approvingProcess">, read: { replaces: string | null; since: number }): Promise<SkillRequest | null> {
+    return inTx(this.pool, async (c) => {
+      // one lock per question (a merge's pair either way round): two curators file it once
+      const key = r.kind === "merge" ? JSON.stringify([r.skillName, r.otherSkill].sort()) : r.skillName;
+      if (!this.f.dsql) await c.query(`SELECT pg_advisory_xact_lock(hashtext($1))`, [`skill_request:${r.kind}:${key}`]);
+      // FOR UPDATE: a decline of one of them waits for this filing, or this reads it once committed
+      // (DSQL: the two conflict at commit and one is retried)
+      const seen = (
+        await c.query<{ id: string; status: string; approving_at: string | null }>(
+          `SELECT id, status, approving_at FROM skill_requests
+            WHERE kind = $1 AND ((skill_name = $2 AND other_skill IS NOT DISTINCT FROM $3) OR ($1 = 'merge' AND skill_name = $3 AND other_skill = $2))
+              AND (status = 'pending' OR (status IN ('approved', 'rejected') AND decided_at >= $4))
+            FOR UPDATE`,
+          [r.kind, r.skillName, r.otherSkill, read.since],
+        )
+      ).rows;
+      if (!seen.every((q) => q.id === read.replaces && q.status === "pending" && q.approving_at === null)) return null;
+      await c.query(
+        `UPDATE skill_requests SET status = 'superseded', decided_at = $1, decided_by = 'superseded'
+          WHERE kind = $2 AND skill_name = $3 AND other_skill IS NOT DISTINCT FROM $4 AND status = 'pending' AND approving_at IS NULL`,
+        [r.createdAt, r.kind, r.skillName, r.otherSkill],
+      );
+      const row = (
+        await c.query<RequestRow>(
+          `INSERT INTO skill_requests (id, kind, skill_name, version_id, other_skill, policy_id, report_id, status, detail, created_at)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', $8, $9) RETURNING *`,
+          [r.id, r.kind, r.skillName, r.versionId, r.otherSkill, r.policyId, r.reportId, JSON.stringify(r.detail), r.createdAt],
+        )
+      ).rows[0]!;
+      return toRequest(row);
+    }, this.txOpts);
+  }
+
   async request(id: string): Promise<SkillRequest | null> {
     const r = (await this.pool.query<RequestRow>(`SELECT * FROM skill_requests WHERE id = $1`, [id])).rows[0];
     return r ? toRequest(r) : null;

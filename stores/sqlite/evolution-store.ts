@@ -179,6 +179,12 @@ export class SqliteEvolutionStore implements EvolutionStore {
         `INSERT INTO skill_requests (id, kind, skill_name, version_id, other_skill, policy_id, report_id, status, detail, created_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?) RETURNING *`,
       ),
+      // the requests of one question a proposal must know of: open ones, and ones decided since its read
+      question: p(
+        `SELECT id, status, approving_at FROM skill_requests
+          WHERE kind = @kind AND ((skill_name = @a AND other_skill IS @b) OR (@kind = 'merge' AND skill_name = @b AND other_skill = @a))
+            AND (status = 'pending' OR (status IN ('approved', 'rejected') AND decided_at >= @since))`,
+      ),
       request: p(`SELECT * FROM skill_requests WHERE id = ?`),
       requests: p(`SELECT * FROM skill_requests WHERE ${OF_KINDS} ORDER BY created_at DESC, id LIMIT @limit`),
       // only a pending row carries a claim: by status, the claimed ones are "approving"
@@ -315,6 +321,19 @@ export class SqliteEvolutionStore implements EvolutionStore {
   async addRequest(r: Omit<SkillRequest, "status" | "decidedAt" | "decidedBy" | "approvingProcess">): Promise<SkillRequest> {
     return this.db
       .transaction(() => {
+        this.st.supersede.run(r.createdAt, r.kind, r.skillName, r.otherSkill);
+        return toRequest(
+          this.st.addRequest.get(r.id, r.kind, r.skillName, r.versionId, r.otherSkill, r.policyId, r.reportId, JSON.stringify(r.detail), r.createdAt) as RequestRow,
+        );
+      })
+      .immediate();
+  }
+
+  async proposeRequest(r: Omit<SkillRequest, "status" | "decidedAt" | "decidedBy" | "approvingProcess">, read: { replaces: string | null; since: number }): Promise<SkillRequest | null> {
+    return this.db
+      .transaction(() => {
+        const seen = this.st.question.all({ kind: r.kind, a: r.skillName, b: r.otherSkill, since: read.since }) as { id: string; status: string; approving_at: number | null }[];
+        if (!seen.every((q) => q.id === read.replaces && q.status === "pending" && q.approving_at === null)) return null;
         this.st.supersede.run(r.createdAt, r.kind, r.skillName, r.otherSkill);
         return toRequest(
           this.st.addRequest.get(r.id, r.kind, r.skillName, r.versionId, r.otherSkill, r.policyId, r.reportId, JSON.stringify(r.detail), r.createdAt) as RequestRow,

@@ -215,6 +215,48 @@ export function evolutionConformance(name: string, factory: CatalogFactory): voi
       expect(await a!.evolution.request("q")).toMatchObject({ status: "approving", decidedBy: `p${winner}` });
     });
 
+    it("proposeRequest files a question only while nothing asked or answered it since the filer's read", async () => {
+      const s = await c.fresh();
+      const base = { kind: "retire" as const, skillName: "s", versionId: null, otherSkill: null, policyId: null, reportId: null, detail: {} };
+      const pending = async () => (await s.evolution.requests({ status: "pending" })).map((r) => r.id).sort();
+      // nothing open: filed
+      expect(await s.evolution.proposeRequest({ ...base, id: "r1", createdAt: 100 }, { replaces: null, since: 100 })).toMatchObject({ id: "r1", status: "pending" });
+      // another filer that read before r1 was filed: r1 is open, nothing filed
+      expect(await s.evolution.proposeRequest({ ...base, id: "r2", createdAt: 101 }, { replaces: null, since: 90 })).toBeNull();
+      // r1 declined after that read: the "no" stands, nothing filed
+      expect(await s.evolution.decide("r1", "rejected", "alice", 110)).toBe(true);
+      expect(await s.evolution.proposeRequest({ ...base, id: "r3", createdAt: 111 }, { replaces: null, since: 105 })).toBeNull();
+      // a read after that decline (which the filer weighed): filed
+      expect(await s.evolution.proposeRequest({ ...base, id: "r4", createdAt: 200 }, { replaces: null, since: 150 })).toMatchObject({ id: "r4" });
+      expect(await pending()).toEqual(["r4"]);
+      // a merge: the pair either way round is one question; the open one read is replaced
+      const merge = { ...base, kind: "merge" as const, skillName: "a", otherSkill: "b" };
+      expect(await s.evolution.proposeRequest({ ...merge, id: "m1", createdAt: 300 }, { replaces: null, since: 300 })).toMatchObject({ id: "m1" });
+      expect(await s.evolution.proposeRequest({ ...merge, id: "m2", skillName: "b", otherSkill: "a", createdAt: 301 }, { replaces: null, since: 300 })).toBeNull();
+      expect(await s.evolution.proposeRequest({ ...merge, id: "m3", createdAt: 302 }, { replaces: "m1", since: 300 })).toMatchObject({ id: "m3" });
+      expect(await s.evolution.request("m1")).toMatchObject({ status: "superseded" });
+      // the one read is being approved meanwhile: not replaced, nothing filed
+      expect(await s.evolution.claimApproval("m3", { by: "alice", at: 310, process: null })).toBe(true);
+      expect(await s.evolution.proposeRequest({ ...merge, id: "m4", createdAt: 311 }, { replaces: "m3", since: 305 })).toBeNull();
+      expect(await s.evolution.finishApproval("m3", { by: "alice", at: 310, process: null }, 320)).toBe(true);
+      // approved after the read: nothing filed
+      expect(await s.evolution.proposeRequest({ ...merge, id: "m5", createdAt: 321 }, { replaces: "m3", since: 305 })).toBeNull();
+      expect(await pending()).toEqual(["r4"]);
+    });
+
+    it("ten curators proposing one question at once file it once (a merge either way round)", async () => {
+      const [a, b] = await c.freshPair(2);
+      const base = { kind: "merge" as const, skillName: "x", versionId: null, otherSkill: "y", policyId: null, reportId: null, detail: {} };
+      const filed = await Promise.all(
+        Array.from({ length: 10 }, (_, i) =>
+          (i % 2 ? a : b)!.evolution.proposeRequest({ ...base, id: `m${i}`, ...(i % 4 < 2 ? {} : { skillName: "y", otherSkill: "x" }), createdAt: 100 + i }, { replaces: null, since: 90 }),
+        ),
+      );
+      expect(filed.filter((r) => r !== null)).toHaveLength(1);
+      expect(await a!.evolution.requests({ status: "pending" })).toHaveLength(1);
+      expect(await a!.evolution.requests({ status: "superseded" })).toEqual([]);
+    });
+
     it("two servers filing a request for one skill at once leave one pending", async () => {
       const [a, b] = await c.freshPair(2);
       const base = { kind: "publish" as const, skillName: "s", versionId: null, otherSkill: null, policyId: null, reportId: null, detail: {} };
