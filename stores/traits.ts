@@ -240,13 +240,14 @@ export interface MemoryStore {
    * records has another status at the time of the write. Returns the claimed records, with text.
    * The claim records `owner` (the claiming process, null: unknown) and `at` as its time, on records
    * claimed before too: a forget run again takes its earlier claim over. With `heldBy` (id → owner
-   * a sweep read), a record claimed before is taken only while that owner still holds it; one
-   * another process took over meanwhile is skipped.
+   * and claim time a sweep read), a record claimed before is taken only while that claim still
+   * holds it; one another process took over meanwhile, or its owner claimed again since (a forget
+   * run again: its lease starts over), is skipped.
    */
   claimForget(
     ids: string[],
     at: number,
-    opts?: { expect?: ReadonlyMap<string, MemoryStatus>; owner?: string | null; heldBy?: ReadonlyMap<string, string | null> },
+    opts?: { expect?: ReadonlyMap<string, MemoryStatus>; owner?: string | null; heldBy?: ReadonlyMap<string, { by: string | null; at: number }> },
   ): Promise<MemoryRecord[]>;
   /**
    * Records claimed by a forget that has not purged them (yet, or ever: its process stopped), oldest

@@ -596,7 +596,7 @@ export class MemoryService {
     }
     if (left.length === 0) return [];
     const ids = left.map((u) => u.record.id);
-    const heldBy = new Map(left.map((u) => [u.record.id, u.claimedBy]));
+    const heldBy = new Map(left.map((u) => [u.record.id, { by: u.claimedBy, at: u.record.updatedAt }]));
     return this.purge(
       () => this.store.claimForget(ids, now, { owner: this.ownerId, heldBy }),
       ids,

@@ -832,7 +832,7 @@ export class PgMemoryStore implements MemoryStore {
   async claimForget(
     ids: string[],
     at: number,
-    opts: { expect?: ReadonlyMap<string, MemoryStatus>; owner?: string | null; heldBy?: ReadonlyMap<string, string | null> } = {},
+    opts: { expect?: ReadonlyMap<string, MemoryStatus>; owner?: string | null; heldBy?: ReadonlyMap<string, { by: string | null; at: number }> } = {},
   ): Promise<MemoryRecord[]> {
     const left: { vis_key: string; rowid: number }[] = [];
     const done: { tokens?: OwnTokens } = {};
@@ -855,7 +855,8 @@ export class PgMemoryStore implements MemoryStore {
           left.push(row);
         } else {
           // claimed by a forget that has not finished: taken over (a sweep's only from the owner it saw)
-          if (opts.heldBy?.has(id) && opts.heldBy.get(id) !== (row.claimed_by ?? null)) continue;
+          const held = opts.heldBy?.get(id);
+          if (held && (held.by !== (row.claimed_by ?? null) || held.at !== Number(row.updated_at))) continue;
           await c.query(`UPDATE memories SET updated_at = $1, claimed_by = $2 WHERE rowid = $3`, [at, owner, row.rowid]);
         }
         claimed.push(row);

@@ -493,7 +493,7 @@ export class SqliteMemoryStore implements MemoryStore {
   async claimForget(
     ids: string[],
     at: number,
-    opts: { expect?: ReadonlyMap<string, MemoryStatus>; owner?: string | null; heldBy?: ReadonlyMap<string, string | null> } = {},
+    opts: { expect?: ReadonlyMap<string, MemoryStatus>; owner?: string | null; heldBy?: ReadonlyMap<string, { by: string | null; at: number }> } = {},
   ): Promise<MemoryRecord[]> {
     const claimed: string[] = [];
     const owner = opts.owner ?? null;
@@ -507,7 +507,8 @@ export class SqliteMemoryStore implements MemoryStore {
         if (!row || purgedRow(row)) continue;
         if (row.status === "deleted") {
           // claimed by a forget that has not finished: taken over (a sweep's only from the owner it saw)
-          if (opts.heldBy?.has(id) && opts.heldBy.get(id) !== (row.claimed_by ?? null)) continue;
+          const held = opts.heldBy?.get(id);
+          if (held && (held.by !== (row.claimed_by ?? null) || held.at !== row.updated_at)) continue;
           this.st.reclaim!.run(at, owner, row.rowid);
           claimed.push(id);
           continue;

@@ -778,9 +778,15 @@ export function memoryConformance(name: string, make: () => Promise<MemoryUnderT
       // a forget run again in another process (a retry) takes a's claim over, lease and all
       expect((await s.claimForget([a.id], T0 + 20, { owner: "host-a/22/200" })).map((r) => r.id)).toEqual([a.id]);
       // a sweep that read both as host-a/11's takes b; a, taken over since, stays with its new owner
-      const took = await s.claimForget([a.id, b.id], T0 + 30, { owner: "host-b/33/300", heldBy: new Map([[a.id, "host-a/11/100"], [b.id, "host-a/11/100"]]) });
+      const read = { by: "host-a/11/100", at: T0 + 10 };
+      const took = await s.claimForget([a.id, b.id], T0 + 30, { owner: "host-b/33/300", heldBy: new Map([[a.id, read], [b.id, read]]) });
       expect(took.map((r) => [r.id, r.content])).toEqual([[b.id, "Fact about fulmars"]]);
       expect(await swept()).toEqual([[a.id, "host-a/22/200", T0 + 20], [b.id, "host-b/33/300", T0 + 30]]);
+      // its owner claimed it again since the sweep read it (a forget run again): its lease starts
+      // over and the sweep, which judged the older claim, leaves it
+      expect((await s.claimForget([b.id], T0 + 35, { owner: "host-b/33/300" })).map((r) => r.id)).toEqual([b.id]);
+      expect(await s.claimForget([b.id], T0 + 40, { owner: "host-c/44/400", heldBy: new Map([[b.id, { by: "host-b/33/300", at: T0 + 30 }]]) })).toEqual([]);
+      expect(await swept()).toEqual([[a.id, "host-a/22/200", T0 + 20], [b.id, "host-b/33/300", T0 + 35]]);
       expect(await s.forget([a.id, b.id], audit(a.id, "forget"))).toEqual([a.id, b.id]);
       expect(await s.unfinishedForgets(10)).toEqual([]);
       // a claim made without an owner records none
