@@ -385,7 +385,7 @@ export class EvolutionService {
       return new CoreError(
         "conflict",
         `request ${r.id} is approving (approved by ${r.decidedBy} at ${new Date(r.decidedAt ?? 0).toISOString()}, its ${r.kind} under way), so it can no longer be declined; ` +
-          `nothing was changed. If that approval stopped part way, approve it again to finish it (a server finishes it when it starts)`,
+          `nothing was changed. If that approval stopped part way, approve it again to finish it (a running server's minute sweep finishes it once its process is gone)`,
       );
     }
     return new CoreError("conflict", `request ${r.id} is already ${r.status}`);
@@ -404,7 +404,8 @@ export class EvolutionService {
    * published version is retired. merge: the duplicate (`otherSkill`) is retired, never deleted.
    * The request is claimed first ("approving": a decline is refused from then on), then acted on,
    * then approved from that claim. A process that stops in between leaves it approving: approving
-   * it again once that process is gone (or its lease ran out) finishes it, as does a server's start.
+   * it again once that process is gone (or its lease ran out) finishes it, as does a running
+   * server's sweep (at its start, then each minute).
    */
   async approve(id: string, actor: string): Promise<SkillRequest> {
     const { store, clock } = this.deps;
@@ -459,7 +460,7 @@ export class EvolutionService {
   /**
    * Approvals a process left part way (it stopped between its claim and the decision): each is
    * finished as its approver asked, or pending again when its action is refused now (a newer
-   * version published since, say). Run at a server's start-up.
+   * version published since, say). Run by a server at its start and each minute.
    */
   async finishApprovals(): Promise<{ finished: string[]; reopened: string[] }> {
     const { store, clock } = this.deps;
