@@ -8,6 +8,8 @@
 // one sees the other. `memory reindex --vectors` leaves `.NAME.PID.reindexing` the same way: it
 // writes vectors by row id, so a restore under it would get vectors of the old content attached to
 // other memories (the word-index rebuild keeps its own mark inside the database, memory-fts.ts).
+// A CLI forget (`memory forget`, `memory review --reject`) leaves `.NAME.PID.forgetting`: after
+// its claim its cascade writes by row id too, which in a restored file land on the backup's rows.
 import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { processGone, removeOnInterrupt } from "./temp-files.js";
@@ -20,7 +22,7 @@ export interface ServingMark {
   since: string | null;
 }
 
-type MarkKind = "serving" | "restoring-mark" | "reindexing";
+type MarkKind = "serving" | "restoring-mark" | "reindexing" | "forgetting";
 
 function markPath(db: string, pid: number, kind: MarkKind = "serving"): string {
   return join(dirname(db), `.${basename(db)}.${pid}.${kind}`);
@@ -56,14 +58,28 @@ export function claimServing(db: string, what: string): () => void {
  * restore. Returns the unmark.
  */
 export function claimReindexing(db: string, what: string, now: Date = new Date()): () => void {
-  const unmark = mark(db, "reindexing", what, now);
-  // Ctrl-C ends a reindex without an exit event unless something listens for the signal
-  const release = db === ":memory:" ? () => undefined : removeOnInterrupt(markPath(db, process.pid, "reindexing"));
+  return claimWork(db, "reindexing", what, now, (who) => `cannot reindex ${db}: a restore is replacing it (${who}); wait for the restore to finish, then run the reindex again`);
+}
+
+/**
+ * Mark `db` as having memories forgotten by this process (a CLI forget or reject) until it ends,
+ * unless a restore is replacing it: then the mark goes again and the error names the restore.
+ * Returns the unmark.
+ */
+export function claimForgetting(db: string, what: string, now: Date = new Date()): () => void {
+  return claimWork(db, "forgetting", what, now, (who) => `cannot forget in ${db}: a restore is replacing it (${who}); nothing was forgotten; wait for the restore to finish, then run the forget again`);
+}
+
+/** A command's mark that also goes on Ctrl-C, unless a restore is replacing `db` (then `refusal`). */
+function claimWork(db: string, kind: MarkKind, what: string, now: Date, refusal: (who: string) => string): () => void {
+  const unmark = mark(db, kind, what, now);
+  // Ctrl-C ends a command without an exit event unless something listens for the signal
+  const release = db === ":memory:" ? () => undefined : removeOnInterrupt(markPath(db, process.pid, kind));
   const both = () => {
     unmark();
     release();
   };
-  return unlessRestoring(db, both, (who) => `cannot reindex ${db}: a restore is replacing it (${who}); wait for the restore to finish, then run the reindex again`);
+  return unlessRestoring(db, both, refusal);
 }
 
 /** `unmark` when no restore replaces `db`; otherwise unmarks and throws `refusal(who)`. */
@@ -108,6 +124,11 @@ export function restoringProcesses(db: string): ServingMark[] {
 /** The live `memory reindex --vectors` runs writing `db`'s vectors; marks of ones that are gone are removed on the way. */
 export function reindexingProcesses(db: string): ServingMark[] {
   return liveMarks(db, "reindexing");
+}
+
+/** The live CLI forgets (`memory forget`, `memory review --reject`) in `db`; marks of ones that are gone are removed on the way. */
+export function forgettingProcesses(db: string): ServingMark[] {
+  return liveMarks(db, "forgetting");
 }
 
 /**

@@ -13,7 +13,7 @@ import { dropRebuild, runningRebuild } from "../../stores/sqlite/memory-fts.js";
 import { MIGRATIONS } from "../../stores/sqlite/migrations.js";
 import { databaseLocation, missingDatabase, openMemory } from "../context.js";
 import { placeNoReplace, removeOnInterrupt, removeStaleTemps, removeTemp, tempPath } from "../temp-files.js";
-import { markRestoring, processEnded, reindexingProcesses, servingProcesses } from "../serving-marks.js";
+import { forgettingProcesses, markRestoring, processEnded, reindexingProcesses, servingProcesses } from "../serving-marks.js";
 
 export interface VerifyReport {
   file: string;
@@ -136,7 +136,7 @@ export function registerBackup(program: Command): void {
     .description("replace the database's content with a backup (stop the servers first); memories forgotten since the backup are forgotten again")
     .option("--db <path>", "database file")
     .option("--bring-back-forgotten", "keep memories the database had forgotten after the backup was made (to undo a mistaken forget)")
-    .option("--force", "restore even though a server seems to be using the database (its process id was reused by another program; Linux tells these apart by itself)")
+    .option("--force", "restore even though a server, reindex or forget seems to be using the database (its process id was reused by another program; Linux tells these apart by itself)")
     .action(async (file: string, o: { db?: string; bringBackForgotten?: boolean; force?: boolean }) => {
       const src = resolve(file);
       const target = sqliteFile(o.db);
@@ -146,7 +146,7 @@ export function registerBackup(program: Command): void {
       const unmark = markRestoring(target);
       try {
         refuseWhileServed(target, o.force === true);
-        if (!o.force) refuseWhileReindexed(target);
+        if (!o.force) refuseWhileWritten(target);
         await restore(src, target, o);
       } finally {
         unmark();
@@ -163,6 +163,24 @@ function refuseWhileServed(target: string, force: boolean): void {
       `cannot restore into ${target} while a server uses it: ${who}; stop ${serving.length === 1 ? "it" : "them"} first (Ctrl-C in its terminal, kill ${serving.map((p) => p.pid).join(" ")}, or end the Infinity session that started it), then restore again; --force restores anyway`,
     );
   }
+}
+
+/** Throw when a CLI command writes `target` by row id (a reindex, a forget's cascade). */
+function refuseWhileWritten(target: string): void {
+  refuseWhileReindexed(target);
+  refuseWhileForgetting(target);
+}
+
+/**
+ * Throw when a CLI forget (`memory forget`, `memory review --reject`) runs in `target`: after its
+ * claim its cascade purges by row id, which in a restored file are the backup's rows (and what it
+ * purges from the session index and the learning queue goes from the restored file's).
+ */
+function refuseWhileForgetting(target: string): void {
+  const forgetting = forgettingProcesses(target);
+  if (forgetting.length === 0) return;
+  const who = forgetting.map((p) => `pid ${p.pid}${p.what ? ` (${p.what})` : ""}`).join(", ");
+  throw new Error(`cannot restore into ${target} while a forget runs in it: ${who}; wait for it to finish, then restore again; --force restores anyway`);
 }
 
 /**
@@ -221,9 +239,9 @@ async function restore(src: string, target: string, o: { bringBackForgotten?: bo
         await copyFile(src, staged);
         again = await forgetAgain(staged, forgottenSince);
       }
-      // a server or reindex that started while the copy was staged (one that did not see the mark) is caught here
+      // a server, reindex or forget that started while the copy was staged (one that did not see the mark) is caught here
       refuseWhileServed(target, o.force === true);
-      if (!o.force) refuseWhileReindexed(target);
+      if (!o.force) refuseWhileWritten(target);
       // The backup API in the other direction: into the live file in one transaction, under its locks.
       await copyFile(staged ?? src, target);
     } finally {

@@ -14,7 +14,7 @@ import { defaultInfinityHome, makeSessionSearch, openSources, type OpenedSources
 import { databaseLocation, openAnyMemory, openMemory, type AnyMemoryContext, type MemoryContext } from "../context.js";
 import { backendKindOf } from "../../stores/backend.js";
 import { recreateWordIndex, wordIndexDrift } from "../../stores/sqlite/memory-fts.js";
-import { claimReindexing, processEnded, processStart } from "../serving-marks.js";
+import { claimForgetting, claimReindexing, processEnded, processStart } from "../serving-marks.js";
 
 /** longer than the 100 ms a writer's busy handler sleeps at most between tries (see recreateWordIndex) */
 const REBUILD_PAUSE_MS = 120;
@@ -65,6 +65,21 @@ function indexBeforeForget(ctx: AnyMemoryContext): { close(): void } {
     await search.refresh(true);
   };
   return { close: () => opened?.close() };
+}
+
+/**
+ * Run a CLI forget (or reject) under a `.NAME.PID.forgetting` mark: after its claim the cascade
+ * writes by row id, so a restore swapping the file meanwhile got those writes in the restored
+ * database. restore refuses while the mark lives; a restore under way refuses this forget before
+ * it does anything. (PostgreSQL has no restore command: nothing to mark there.)
+ */
+async function whileForgetting<R>(ctx: AnyMemoryContext, what: string, fn: () => Promise<R>): Promise<R> {
+  const unmark = "dbPath" in ctx ? claimForgetting((ctx as MemoryContext).dbPath, what) : () => undefined;
+  try {
+    return await fn();
+  } finally {
+    unmark();
+  }
 }
 
 function csv<T extends string>(allowed: readonly T[], what: string) {
@@ -269,7 +284,7 @@ export function registerMemory(program: Command): void {
     .option("--query <text>", "forget everything matching this")
     .option("--yes", "do not ask")
     .action(
-      withMemory<Common & { query?: string; yes?: boolean }>(async (ctx, viewer, o, ids) => {
+      withMemory<Common & { query?: string; yes?: boolean }>((ctx, viewer, o, ids) => whileForgetting(ctx, "memory forget", async () => {
         let targets = ids ?? [];
         // as memory_forget: the ids were dropped for the query's matches without a word
         if (o.query !== undefined && targets.length > 0) throw new Error("give memory ids or --query, not both");
@@ -294,7 +309,7 @@ export function registerMemory(program: Command): void {
           : await ctx.service.forget(viewer, targets, CLI_ORIGIN, "forgotten from the CLI");
         if (purged.length === 0) process.stdout.write(`nothing to forget: ${targets.length === 1 ? "that memory was" : "those memories were"} forgotten already\n`);
         else process.stdout.write(`forgot ${targets.length} memor${targets.length === 1 ? "y" : "ies"} (${purged.length} versions purged)\n`);
-      }),
+      })),
     );
 
   common(memory.command("review").description("list pending memories, or confirm/reject them"))
@@ -315,7 +330,7 @@ export function registerMemory(program: Command): void {
           process.stdout.write(`confirmed ${done.map((r) => r.id).join(", ")}\n`);
         }
         if (o.reject) {
-          await ctx.service.reject(viewer, split(o.reject), CLI_ORIGIN);
+          await whileForgetting(ctx, "memory review --reject", () => ctx.service.reject(viewer, split(o.reject!), CLI_ORIGIN));
           process.stdout.write(`rejected ${o.reject}\n`);
         }
         if (o.confirm || o.reject) return;
