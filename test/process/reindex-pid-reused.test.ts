@@ -7,34 +7,22 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { createInterface } from "node:readline";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
-import { CLI, runCli } from "../helpers/cli.js";
+import { runCli } from "../helpers/cli.js";
 import { tempDir } from "../helpers/tmp.js";
+import { seen, startCli, startServer } from "./held-child.js";
 
 /** Run `memory reindex`, kill it outright once its rebuild is under way, and give its recorded pid to `other` (when given). */
 async function killedRebuildWithPidOf(db: string, env: Record<string, string>, other: ChildProcess | null): Promise<void> {
-  const child = spawn(process.execPath, [CLI, "memory", "reindex", "--db", db], { env: { ...process.env, ...env }, stdio: "ignore" });
-  const exited = new Promise<void>((r) => child.on("exit", () => r()));
+  const run = startCli(["memory", "reindex", "--db", db], env);
   const reader = new Database(db, { readonly: true });
   try {
-    await new Promise<void>((resolve, reject) => {
-      const timer = setInterval(() => {
-        if (!reader.prepare(`SELECT 1 FROM sqlite_schema WHERE name = 'memory_fts_rebuild_dirty'`).get()) return;
-        clearInterval(timer);
-        child.kill("SIGKILL");
-        resolve();
-      }, 2);
-      void exited.then(() => {
-        clearInterval(timer);
-        reject(new Error("the reindex ended before its rebuild was seen"));
-      });
-    });
+    await seen(run, "its rebuild", () => reader.prepare(`SELECT 1 FROM sqlite_schema WHERE name = 'memory_fts_rebuild_dirty'`).get() !== undefined, { signal: "SIGKILL" });
   } finally {
     reader.close();
   }
-  await exited;
+  await run.exited;
   if (!other) return;
   // the pid cannot be made to come round again: the state the reindex left is given the pid of
   // another live program instead, which is what a reuse leaves
@@ -87,10 +75,8 @@ describe("a reindex killed while a server runs", () => {
     writeFileSync(lines, Array.from({ length: 4000 }, (_, i) => JSON.stringify({ content: `Note ${i}: the build server number ${i} runs the nightly job` })).join("\n"));
     expect(runCli(["memory", "import", lines, "--batch", "4000", "--db", db], env).status).toBe(0);
     const log = join(dir, "serve.log");
-    const server = spawn(process.execPath, [CLI, "serve", "--port", "0", "--db", db, "--log", log], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "ignore"] });
-    const stopped = new Promise((r) => server.once("exit", r));
+    const server = await startServer(db, log, env);
     try {
-      await new Promise<void>((resolve) => createInterface({ input: server.stdout! }).on("line", (l) => l.includes("listening on") && resolve()));
       await killedRebuildWithPidOf(db, env, null);
       const leftover = () => {
         const r = new Database(db, { readonly: true });
@@ -106,8 +92,8 @@ describe("a reindex killed while a server runs", () => {
       expect(leftover()).toEqual([]);
       expect(readFileSync(log, "utf8")).toContain("removed the half-built word index a killed memory reindex left");
     } finally {
-      server.kill("SIGINT");
-      await stopped;
+      server.child.kill("SIGINT");
+      await server.exited;
     }
   }, 150_000);
 });

@@ -3,56 +3,19 @@
 // database replaced beneath it. Now a running restore leaves `.NAME.PID.restoring-mark`, a server
 // refuses to start while that restore lives (naming its pid; the fix is to wait), a killed
 // restore's mark blocks nothing, and restore looks for servers again just before the final copy.
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { existsSync, readFileSync, readdirSync, rmSync, watch, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { existsSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { createInterface } from "node:readline";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { CLI, runCli } from "../helpers/cli.js";
 import { tempDir } from "../helpers/tmp.js";
 import { SCRIPTED, startProxy } from "../context-hook/proxy-helpers.js";
-
-function start(args: string[], env: Record<string, string>) {
-  const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
-  let out = "";
-  let err = "";
-  child.stdout!.on("data", (d: Buffer) => (out += d.toString()));
-  child.stderr!.on("data", (d: Buffer) => (err += d.toString()));
-  const exited = new Promise<{ code: number | null; signal: string | null }>((r) => child.on("exit", (code, signal) => r({ code, signal })));
-  return { child, exited, stdout: () => out, stderr: () => err };
-}
-
-/** Resolves once a file matching `pattern` is in `dir`. */
-function appears(dir: string, pattern: RegExp, child: ChildProcess): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const look = () => {
-      const name = readdirSync(dir).find((f) => pattern.test(f));
-      if (!name) return;
-      clearInterval(timer);
-      watcher.close();
-      resolve(name);
-    };
-    const watcher = watch(dir, look);
-    const timer = setInterval(look, 2);
-    child.once("exit", (code) => {
-      clearInterval(timer);
-      watcher.close();
-      reject(new Error(`the command ended (${code}) before ${pattern} appeared`));
-    });
-  });
-}
+import { appears, seen, startCli, startServer } from "./held-child.js";
 
 /** `serve` that is expected to refuse (a short timeout instead of hanging when it starts). */
 function serveOnce(db: string, dir: string, env: Record<string, string>) {
   return spawnSync(process.execPath, [CLI, "serve", "--port", "0", "--db", db, "--log", join(dir, "s.log")], { env: { ...process.env, ...env }, encoding: "utf8", timeout: 15_000 });
-}
-
-async function standalone(db: string, dir: string, env: Record<string, string>): Promise<{ child: ChildProcess; exited: Promise<unknown> }> {
-  const child = spawn(process.execPath, [CLI, "serve", "--port", "0", "--db", db, "--log", join(dir, "s2.log")], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "ignore"] });
-  const exited = new Promise((r) => child.on("exit", r));
-  await new Promise<void>((resolve) => createInterface({ input: child.stdout! }).on("line", (l) => l.includes("listening on") && resolve()));
-  return { child, exited };
 }
 
 describe("a restore under way and servers starting", () => {
@@ -76,9 +39,8 @@ describe("a restore under way and servers starting", () => {
     expect(runCli(["memory", "forget", id, "--db", db], env).status).toBe(0);
 
     // 1. a restore frozen mid-staging: serve refuses, naming it
-    const run = start(["restore", backup, "--db", db], env);
-    await appears(dir, /^\.memory\.db\.\d+\.restoring$/, run.child);
-    run.child.kill("SIGSTOP");
+    const run = startCli(["restore", backup, "--db", db], env);
+    await appears(dir, /^\.memory\.db\.\d+\.restoring$/, run, "SIGSTOP");
     const mark = `.memory.db.${run.child.pid}.restoring-mark`;
     expect(existsSync(join(dir, mark))).toBe(true);
     const refused = serveOnce(db, dir, env);
@@ -89,7 +51,7 @@ describe("a restore under way and servers starting", () => {
 
     // 2. a server that started without seeing the mark (here: it is taken away) is caught before the final copy
     rmSync(join(dir, mark));
-    const s = await standalone(db, dir, env);
+    const s = await startServer(db, join(dir, "s2.log"), env);
     try {
       run.child.kill("SIGCONT");
       expect((await run.exited).code).toBe(1);
@@ -104,12 +66,11 @@ describe("a restore under way and servers starting", () => {
     expect(readdirSync(dir).filter((f) => f.includes("restoring"))).toEqual([]);
 
     // 3. a restore killed outright: its mark blocks nothing and goes with the next server
-    const killed = start(["restore", backup, "--db", db], env);
-    await appears(dir, /^\.memory\.db\.\d+\.restoring$/, killed.child);
-    killed.child.kill("SIGKILL");
+    const killed = startCli(["restore", backup, "--db", db], env);
+    await appears(dir, /^\.memory\.db\.\d+\.restoring$/, killed, "SIGKILL");
     await killed.exited;
     expect(readdirSync(dir)).toContain(`.memory.db.${killed.child.pid}.restoring-mark`);
-    const s2 = await standalone(db, dir, env);
+    const s2 = await startServer(db, join(dir, "s2.log"), env);
     s2.child.kill("SIGINT");
     await s2.exited;
     expect(readdirSync(dir).filter((f) => f.includes("restoring"))).toEqual([]);
@@ -137,9 +98,8 @@ describe("a restore under way and servers starting", () => {
     const id = (JSON.parse(runCli(["memory", "search", "standup", "--json", "--db", db], env).stdout.split("\n")[0]!) as { id: string }).id;
     expect(runCli(["memory", "forget", id, "--db", db], env).status).toBe(0);
 
-    const run = start(["restore", backup, "--db", db], env);
-    await appears(dir, /^\.memory\.db\.\d+\.restoring$/, run.child);
-    run.child.kill("SIGSTOP");
+    const run = startCli(["restore", backup, "--db", db], env);
+    await appears(dir, /^\.memory\.db\.\d+\.restoring$/, run, "SIGSTOP");
     const log = join(dir, "proxy.log");
     const proxyArgs = ["--db", db, "--log", log, "--upstream", process.execPath, SCRIPTED];
     try {
@@ -180,25 +140,17 @@ describe("a restore under way and servers starting", () => {
     expect(runCli(["backup", "--out", join(dir, "b.db"), "--db", db], env).status).toBe(0);
     // written without an embedder: the reindex embeds them all, a few per transaction
     writeFileSync(join(dir, "config.json"), JSON.stringify({ embedder: { kind: "hashing", hashing: { dimensions: 48 } } }));
-    const reindex = start(["memory", "reindex", "--vectors", "--batch", "2", "--db", db], env);
+    const reindex = startCli(["memory", "reindex", "--vectors", "--batch", "2", "--db", db], env);
     const reader = new Database(db, { readonly: true });
     try {
       // caught once it has stored some vectors and not all
-      await new Promise<void>((resolve, reject) => {
-        const timer = setInterval(() => {
-          let n = 0;
-          try {
-            n = (reader.prepare(`SELECT count(*) AS n FROM memory_vec_rowids`).get() as { n: number }).n;
-          } catch {
-            return; // the vector table is not made yet
-          }
-          if (n === 0) return;
-          clearInterval(timer);
-          reindex.child.kill("SIGSTOP");
-          resolve();
-        }, 2);
-        reindex.child.once("exit", (c) => { clearInterval(timer); reject(new Error(`reindex ended (${c}) before it was seen storing vectors: ${reindex.stderr()}`)); });
-      });
+      await seen(reindex, "it storing vectors", () => {
+        try {
+          return (reader.prepare(`SELECT count(*) AS n FROM memory_vec_rowids`).get() as { n: number }).n > 0;
+        } catch {
+          return false; // the vector table is not made yet
+        }
+      }, { signal: "SIGSTOP" });
     } finally {
       reader.close();
     }
@@ -233,18 +185,10 @@ describe("a restore under way and servers starting", () => {
     writeFileSync(lines, Array.from({ length: 4000 }, (_, i) => JSON.stringify({ content: `Note ${i}: the build server number ${i} runs the nightly job` })).join("\n"));
     expect(runCli(["memory", "import", lines, "--batch", "4000", "--db", db], env).status).toBe(0);
     expect(runCli(["backup", "--out", join(dir, "b.db"), "--db", db], env).status).toBe(0);
-    const reindex = start(["memory", "reindex", "--db", db], env);
+    const reindex = startCli(["memory", "reindex", "--db", db], env);
     const reader = new Database(db, { readonly: true });
     try {
-      await new Promise<void>((resolve, reject) => {
-        const timer = setInterval(() => {
-          if (!reader.prepare(`SELECT 1 FROM sqlite_schema WHERE name = 'memory_fts_rebuild'`).get()) return;
-          clearInterval(timer);
-          reindex.child.kill("SIGSTOP");
-          resolve();
-        }, 2);
-        reindex.child.once("exit", (c) => { clearInterval(timer); reject(new Error(`reindex ended (${c}) before its rebuild was seen`)); });
-      });
+      await seen(reindex, "its rebuild", () => reader.prepare(`SELECT 1 FROM sqlite_schema WHERE name = 'memory_fts_rebuild'`).get() !== undefined, { signal: "SIGSTOP" });
     } finally {
       reader.close();
     }
