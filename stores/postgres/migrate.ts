@@ -19,6 +19,12 @@ export interface PgMigration {
    * rewritten exactly as the stores now write them, where SQL cannot say it (Unicode categories).
    */
   up?: (c: pg.PoolClient) => Promise<void>;
+  /**
+   * Data work under the "dsql" profile, after `dsql` and before the step is recorded: in
+   * transactions of at most a few hundred rows (DSQL's limit is 3,000), converging when run again
+   * (a start stopped part-way runs the step again).
+   */
+  dsqlUp?: (db: PgDb) => Promise<void>;
 }
 
 /** any constant: the advisory lock key of migration runs ("imem" in ASCII) */
@@ -210,6 +216,17 @@ async function migrateDsql(db: PgDb, steps: PgMigration[], latest: number, goal:
           throw await mayNotUpgrade(db.pool, left, Math.max(current, ...applied), goal, e);
         }
         throw new StoreError("schema", `migration ${s.version} (${s.name}) failed at: ${(asyncIndexes ? st : plain).slice(0, 120)}: ${(e as Error).message}`);
+      }
+    }
+    if (s.dsqlUp) {
+      try {
+        await s.dsqlUp(db);
+      } catch (e) {
+        if (isPermissionDenied(e)) {
+          const left = steps.filter((x) => !done.has(x.version) && x.version <= goal).length - applied.length;
+          throw await mayNotUpgrade(db.pool, left, Math.max(current, ...applied), goal, e);
+        }
+        throw new StoreError("schema", `migration ${s.version} (${s.name}) failed in its data work: ${(e as Error).message}`);
       }
     }
     await runRetrying(db, `INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3) ON CONFLICT (version) DO NOTHING`, [

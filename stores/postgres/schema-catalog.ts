@@ -10,6 +10,7 @@
 import { OLD_ERROR } from "../../core/learning/failure.js";
 import type { PgMigration } from "./migrate.js";
 import { rebuildSkillSearch } from "./skill-store.js";
+import { clearOldErrorsDsql } from "./old-errors.js";
 
 type P = "postgres" | "dsql";
 
@@ -519,4 +520,13 @@ UPDATE learning_events SET detail = regexp_replace(detail, '"error":"(?:[^"\\\\]
 `
     : `-- (the texts: none under the DSQL profile, no data steps there)`
 }`),
+  // Under DSQL step 112 left the old error texts where they were (its data statements change every
+  // row at once, past DSQL's row limit): cleared here in batches (old-errors.ts), keeping what this
+  // version writes. On PostgreSQL step 112 did it already.
+  {
+    ...step(114, "under the DSQL profile, the learning loop's old error texts are cleared too", (p) =>
+      p === "postgres" ? `SELECT 1;` : `-- data only: dsqlUp`,
+    ),
+    dsqlUp: (db) => clearOldErrorsDsql(db),
+  },
 ];
