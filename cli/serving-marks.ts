@@ -7,7 +7,8 @@
 // side writes its own mark before it looks for the other's, so of two starting at once at least
 // one sees the other. `memory reindex --vectors` leaves `.NAME.PID.reindexing` the same way: it
 // writes vectors by row id, so a restore under it would get vectors of the old content attached to
-// other memories (the word-index rebuild keeps its own mark inside the database, memory-fts.ts).
+// other memories (the word-index rebuild keeps its own mark inside the database, memory-fts.ts, which
+// restore reads; it leaves `.reindexing` too, so that it refuses to start while a restore runs).
 // A CLI forget (`memory forget`, `memory review --reject`) leaves `.NAME.PID.forgetting`: after
 // its claim its cascade writes by row id too, which in a restored file land on the backup's rows.
 import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -52,6 +53,9 @@ export function claimServing(db: string, what: string): () => void {
   return unlessRestoring(db, markServing(db, what), (who) => `cannot serve ${db}: a restore is replacing it (${who}); wait for the restore to finish, then start again`);
 }
 
+/** what a `memory reindex` rebuilding the word index says in its mark (restore names it so) */
+export const WORD_REINDEX = "memory reindex";
+
 /**
  * Mark `db` as having its vectors rebuilt by this process (`memory reindex --vectors`) until it
  * ends, unless a restore is replacing it: then the mark goes again and the error names the
@@ -59,6 +63,16 @@ export function claimServing(db: string, what: string): () => void {
  */
 export function claimReindexing(db: string, what: string, now: Date = new Date()): () => void {
   return claimWork(db, "reindexing", what, now, (who) => `cannot reindex ${db}: a restore is replacing it (${who}); wait for the restore to finish, then run the reindex again`);
+}
+
+/**
+ * Mark `db` as having its word index rebuilt by this process (`memory reindex`) until it ends,
+ * unless a restore is replacing it: then the mark goes again and the error names the restore. No
+ * Ctrl-C listener: the rebuild runs synchronously, so one would hold Ctrl-C off until it ended (a
+ * mark left by a killed process counts for nothing). Returns the unmark.
+ */
+export function claimWordReindexing(db: string, now: Date = new Date()): () => void {
+  return unlessRestoring(db, mark(db, "reindexing", WORD_REINDEX, now), (who) => `cannot reindex ${db}: a restore is replacing it (${who}); wait for the restore to finish, then run the reindex again`);
 }
 
 /**

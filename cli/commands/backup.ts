@@ -13,7 +13,7 @@ import { dropRebuild, runningRebuild } from "../../stores/sqlite/memory-fts.js";
 import { MIGRATIONS } from "../../stores/sqlite/migrations.js";
 import { databaseLocation, missingDatabase, openMemory } from "../context.js";
 import { placeNoReplace, removeOnInterrupt, removeStaleTemps, removeTemp, tempPath } from "../temp-files.js";
-import { forgettingProcesses, markRestoring, processEnded, reindexingProcesses, servingProcesses } from "../serving-marks.js";
+import { WORD_REINDEX, forgettingProcesses, markRestoring, processEnded, reindexingProcesses, servingProcesses } from "../serving-marks.js";
 
 export interface VerifyReport {
   file: string;
@@ -190,7 +190,11 @@ function refuseWhileForgetting(target: string): void {
  * which in the restored file are other memories'.
  */
 function refuseWhileReindexed(target: string): void {
-  const embedding = reindexingProcesses(target);
+  const marked = reindexingProcesses(target);
+  // a word-index rebuild marks itself too (so it refuses while a restore runs): named as below
+  const rebuilding = marked.find((p) => p.what === WORD_REINDEX);
+  if (rebuilding) throw new Error(`cannot restore into ${target} while memory reindex (pid ${rebuilding.pid}) rebuilds its word index; wait for the reindex to finish, then restore again; --force restores anyway`);
+  const embedding = marked;
   if (embedding.length > 0) {
     const who = embedding.map((p) => `pid ${p.pid}`).join(", ");
     throw new Error(`cannot restore into ${target} while memory reindex --vectors (${who}) stores its vectors; wait for the reindex to finish, then restore again; --force restores anyway`);

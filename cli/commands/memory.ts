@@ -14,7 +14,7 @@ import { defaultInfinityHome, makeSessionSearch, openSources, type OpenedSources
 import { databaseLocation, openAnyMemory, openMemory, type AnyMemoryContext, type MemoryContext } from "../context.js";
 import { backendKindOf } from "../../stores/backend.js";
 import { recreateWordIndex, wordIndexDrift } from "../../stores/sqlite/memory-fts.js";
-import { claimForgetting, claimReindexing, processEnded, processStart } from "../serving-marks.js";
+import { claimForgetting, claimReindexing, claimWordReindexing, processEnded, processStart } from "../serving-marks.js";
 
 /** longer than the 100 ms a writer's busy handler sleeps at most between tries (see recreateWordIndex) */
 const REBUILD_PAUSE_MS = 120;
@@ -373,9 +373,17 @@ export function registerMemory(program: Command): void {
           process.stdout.write(`drift ${before.toFixed(2)} is below ${o.ifDrift}; nothing to do\n`);
           return;
         }
+        // restore finds a rebuild by its state in the database; the mark makes this one refuse
+        // while a restore runs (started under one, it made the restore give up at its last look,
+        // or had the file replaced beneath it)
+        const unmark = claimWordReindexing(ctx.dbPath);
         const t0 = performance.now();
-        // beside the live index, in batches: servers' writes go on meanwhile
-        recreateWordIndex(ctx.db, { pid: process.pid, start: processStart(process.pid), gone: processEnded, pause: () => Atomics.wait(PAUSE, 0, 0, REBUILD_PAUSE_MS) });
+        try {
+          // beside the live index, in batches: servers' writes go on meanwhile
+          recreateWordIndex(ctx.db, { pid: process.pid, start: processStart(process.pid), gone: processEnded, pause: () => Atomics.wait(PAUSE, 0, 0, REBUILD_PAUSE_MS) });
+        } finally {
+          unmark();
+        }
         process.stdout.write(`word index rebuilt in ${Math.round(performance.now() - t0)} ms (drift ${before.toFixed(2)} → ${wordIndexDrift(ctx.db).toFixed(2)})\n`);
       } finally {
         ctx.close();

@@ -177,7 +177,7 @@ describe("a restore under way and servers starting", () => {
     expect(after.stdout).toMatch(/^restored 3000 memories/);
   }, 120_000);
 
-  it("restore refuses while memory reindex rebuilds the word index, naming its pid; goes ahead once it finished", async () => {
+  it("restore refuses while memory reindex rebuilds the word index, naming its pid; goes ahead once it finished; the reindex refuses while a restore runs", async () => {
     const dir = tempDir();
     const db = join(dir, "memory.db");
     const env = { INFINITY_MEMORY_HOME: dir, INFINITY_MEMORY_USER: "alice" };
@@ -201,5 +201,18 @@ describe("a restore under way and servers starting", () => {
     const after = runCli(["restore", join(dir, "b.db"), "--db", db], env);
     expect(after.stdout).toMatch(/^restored 4000 memories/);
     expect(runCli(["memory", "search", "Note 1234", "--db", db], env).stdout).toContain("number 1234");
+
+    // the other way round: a word-index reindex started while a restore replaces the file refuses,
+    // naming it, and starts no rebuild (the restore's mark is this test process's, which lives)
+    writeFileSync(join(dir, `.memory.db.${process.pid}.restoring-mark`), `${JSON.stringify({ pid: process.pid, what: "restore", since: "2026-12-07T20:00:00.000Z" })}\n`);
+    const refused = runCli(["memory", "reindex", "--if-drift", "0", "--db", db], env);
+    expect(refused.stderr).toContain(`cannot reindex ${db}: a restore is replacing it (pid ${process.pid}, since 2026-12-07T20:00:00.000Z); wait for the restore to finish, then run the reindex again`);
+    expect(refused.status).toBe(1);
+    expect(readdirSync(dir).filter((f) => f.endsWith(".reindexing"))).toEqual([]);
+    const untouched = new Database(db, { readonly: true });
+    expect(untouched.prepare(`SELECT name FROM sqlite_schema WHERE name LIKE 'memory_fts_rebuild%'`).all()).toEqual([]);
+    untouched.close();
+    rmSync(join(dir, `.memory.db.${process.pid}.restoring-mark`));
+    expect(runCli(["memory", "reindex", "--if-drift", "0", "--db", db], env).stdout).toMatch(/^word index rebuilt in \d+ ms/);
   }, 120_000);
 });
