@@ -71,6 +71,10 @@ export function registerBackup(program: Command): void {
       if (existsSync(out)) throw new Error(`${out} exists; choose a new file`);
       if (!existsSync(dirname(out))) throw new Error(`cannot write ${out}: the folder ${dirname(out)} does not exist; create it first`);
       const from = sqliteFile(o.db);
+      // the name of a file SQLite keeps beside the database: its next open deleted the copy (a
+      // -wal or -journal that is not one) or wrote over it (-shm), after "backed up" was reported
+      const side = ["-wal", "-shm", "-journal"].find((s) => out === `${from}${s}`);
+      if (side) throw new Error(`--out ${out} is the name of the ${side.slice(1)} file SQLite keeps beside the database; it would delete or overwrite the copy: give a new file, such as ${from}.backup`);
       if (!existsSync(from)) throw missingDatabase(from);
       // The copy is made under a temporary name and linked into place once it has passed its
       // check: an interrupted or failed backup never leaves a file under the name given.

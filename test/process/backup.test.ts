@@ -110,6 +110,27 @@ describe("backup, verify, restore", () => {
     expect(search()).toBe(before);
   });
 
+  // backup --out memory.db-wal (a slip) reported "backed up" and wrote the copy under the name of
+  // the database's write-ahead log: the database's next open deleted it, and the copy was gone
+  it("refuses an --out that is the name of a file SQLite keeps beside the database, and writes nothing", () => {
+    const dir = tempDir();
+    const env = { INFINITY_MEMORY_HOME: dir, INFINITY_MEMORY_USER: "alice" };
+    const db = join(dir, "memory.db");
+    expect(runCli(["memory", "add", "The standup moved to 9:30", "--db", db], env).status).toBe(0);
+    for (const side of ["wal", "shm", "journal"]) {
+      const out = `${db}-${side}`;
+      const r = runCli(["backup", "--out", out, "--db", db], env);
+      expect(r.stderr).toBe(`infinity-memory: --out ${out} is the name of the ${side} file SQLite keeps beside the database; it would delete or overwrite the copy: give a new file, such as ${db}.backup\n`);
+      expect(r.status).toBe(1);
+      expect(existsSync(out)).toBe(false);
+    }
+    expect(readdirSync(dir).filter((f) => f.startsWith(".memory.db"))).toEqual([]);
+    const ok = runCli(["backup", "--out", `${db}.backup`, "--db", db], env);
+    expect(ok.stdout).toMatch(/^backed up 1 memories/);
+    expect(runCli(["memory", "add", "The retro is on Fridays", "--db", db], env).status).toBe(0);
+    expect(JSON.parse(runCli(["verify", `${db}.backup`], env).stdout)).toMatchObject({ integrity: "ok", memories: 1 });
+  });
+
   it("restore names a --db whose folder is missing, is a file, or that is a directory, and writes nothing", () => {
     const dir = tempDir();
     const env = { INFINITY_MEMORY_HOME: join(dir, "home"), INFINITY_MEMORY_USER: "alice" };
