@@ -11,7 +11,7 @@
 // restore reads; it leaves `.reindexing` too, so that it refuses to start while a restore runs).
 // A CLI forget (`memory forget`, `memory review --reject`) leaves `.NAME.PID.forgetting`: after
 // its claim its cascade writes by row id too, which in a restored file land on the backup's rows.
-import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { processGone, removeOnInterrupt } from "./temp-files.js";
 
@@ -26,7 +26,26 @@ export interface ServingMark {
 type MarkKind = "serving" | "restoring-mark" | "reindexing" | "forgetting";
 
 function markPath(db: string, pid: number, kind: MarkKind = "serving"): string {
-  return join(dirname(db), `.${basename(db)}.${pid}.${kind}`);
+  const file = canonical(db);
+  return join(dirname(file), `.${basename(file)}.${pid}.${kind}`);
+}
+
+/**
+ * The database file's own path, symbolic links resolved: a server that opened it through a link
+ * (~/.infinity/memory/memory.db → /data/memory.db) left its mark beside the link, and a restore
+ * naming the file itself did not see it and replaced the database under the server.
+ */
+function canonical(db: string): string {
+  try {
+    return realpathSync(db);
+  } catch {
+    // not there yet (a restore creating it): its folder's own path
+    try {
+      return join(realpathSync(dirname(db)), basename(db));
+    } catch {
+      return db;
+    }
+  }
 }
 
 /** Mark `db` as served by this process until it exits; returns the unmark (idempotent). */
@@ -172,8 +191,9 @@ export function processEnded(pid: number, start: string | null): boolean {
 }
 
 function liveMarks(db: string, kind: MarkKind): ServingMark[] {
-  const dir = dirname(db);
-  const prefix = `.${basename(db)}.`;
+  const file = canonical(db);
+  const dir = dirname(file);
+  const prefix = `.${basename(file)}.`;
   let names: string[];
   try {
     names = readdirSync(dir);

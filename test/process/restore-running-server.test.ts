@@ -3,12 +3,13 @@
 // beneath it. Now a server marks the database while it runs (`.NAME.PID.serving`) and restore
 // refuses, naming the process and the fix; a mark left by a server killed outright blocks nothing.
 import { spawn, type ChildProcess } from "node:child_process";
-import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { describe, expect, it } from "vitest";
 import { CLI, runCli, spawnCommandServer } from "../helpers/cli.js";
 import { tempDir } from "../helpers/tmp.js";
+import { startServer } from "./held-child.js";
 
 async function standalone(db: string, dir: string, env: Record<string, string>): Promise<{ child: ChildProcess; exited: Promise<unknown> }> {
   const child = spawn(process.execPath, [CLI, "serve", "--port", "0", "--db", db, "--log", join(dir, "s.log")], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "ignore"] });
@@ -95,4 +96,32 @@ describe("restore with a server running on the database", () => {
       await otherExited;
     }
   });
+
+  // A server that opened the database through a symbolic link left its mark beside the link, so a
+  // restore naming the file itself (or the other way round) saw no server and replaced the file
+  // beneath it. The marks are now kept beside the file the links lead to.
+  it("refuses when the server and the restore name the database by different paths, one of them a symbolic link", async () => {
+    const dir = tempDir();
+    mkdirSync(join(dir, "data"));
+    mkdirSync(join(dir, "home"));
+    const real = join(dir, "data", "r.db");
+    const link = join(dir, "home", "memory.db");
+    const env = { INFINITY_MEMORY_HOME: join(dir, "home"), INFINITY_MEMORY_USER: "alice" };
+    expect(runCli(["memory", "add", "The standup moved to 9:30", "--db", real], env).status).toBe(0);
+    symlinkSync(real, link);
+    expect(runCli(["backup", "--out", join(dir, "b.db"), "--db", real], env).status).toBe(0);
+    expect(runCli(["memory", "add", "The retro is on Fridays", "--db", real], env).status).toBe(0);
+    for (const [served, restored] of [[link, real], [real, link]] as const) {
+      const s = await startServer(served, join(dir, "s.log"), env);
+      try {
+        const r = runCli(["restore", join(dir, "b.db"), "--db", restored], env);
+        expect(r.stderr).toContain(`while a server uses it: pid ${s.child.pid} (serve --toolset memory`);
+        expect(r.status).toBe(1);
+      } finally {
+        s.child.kill("SIGINT");
+        await s.exited;
+      }
+    }
+    expect(runCli(["memory", "search", "retro", "--db", real], env).stdout).toContain("Fridays");
+  }, 90_000);
 });
