@@ -1,4 +1,4 @@
-// Catalog step 114 under the DSQL profile: the error texts older versions kept in the learning
+// Catalog step 113 under the DSQL profile: the error texts older versions kept in the learning
 // queue, dropped threads and events (a parser's message quotes the conversation) are cleared, as
 // step 112 does on PostgreSQL in one statement each. Aurora DSQL changes at most 3,000 rows in a
 // transaction, so here it goes in batches: rows are read in key order, a batch at a time, and those

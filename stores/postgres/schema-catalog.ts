@@ -524,7 +524,7 @@ UPDATE learning_events SET detail = regexp_replace(detail, '"error":"(?:[^"\\\\]
   // row at once, past DSQL's row limit): cleared here in batches (old-errors.ts), keeping what this
   // version writes. On PostgreSQL step 112 did it already.
   {
-    ...step(114, "under the DSQL profile, the learning loop's old error texts are cleared too", (p) =>
+    ...step(113, "under the DSQL profile, the learning loop's old error texts are cleared too", (p) =>
       p === "postgres" ? `SELECT 1;` : `-- data only: dsqlUp`,
     ),
     dsqlUp: (db) => clearOldErrorsDsql(db),

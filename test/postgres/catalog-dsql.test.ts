@@ -47,10 +47,10 @@ describePg("postgres, dsql profile", (url) => {
 });
 
 // Step 112 cleared the error texts older versions kept (a parser's message quotes the conversation)
-// on PostgreSQL only: its DSQL variant is DDL, so under the profile they stayed for good. Step 114
+// on PostgreSQL only: its DSQL variant is DDL, so under the profile they stayed for good. Step 113
 // clears them there, in batches of a few hundred rows, and keeps what this version writes.
 describePg("postgres, dsql profile: old learning error texts", (url) => {
-  it("step 114 clears the texts step 112 left under the DSQL profile, in batches, keeping the ones this version writes", async () => {
+  it("step 113 clears the texts step 112 left under the DSQL profile, in batches, keeping the ones this version writes", async () => {
     const t = await createTestDatabase(url(), "dsqlerr");
     try {
       const old = await openPg(t.url, { max: 2, profile: "dsql", targetVersion: 110 });
@@ -89,7 +89,7 @@ describePg("postgres, dsql profile: old learning error texts", (url) => {
         ]);
         const after = (await db.pool.query<{ detail: string }>(`SELECT detail FROM learning_events ORDER BY id`)).rows.map((r) => JSON.parse(r.detail) as unknown);
         expect(after).toEqual([{ source: "conversation", attempts: 1, error: OLD_ERROR }, { start_ord: 4, error: OLD_ERROR, after: "kept" }, {}, { error: kept }]);
-        expect((await db.pool.query(`SELECT count(*)::int AS n FROM schema_migrations WHERE version = 114`)).rows[0]).toEqual({ n: 1 });
+        expect((await db.pool.query(`SELECT count(*)::int AS n FROM schema_migrations WHERE version = 113`)).rows[0]).toEqual({ n: 1 });
       } finally {
         await db.close();
       }
