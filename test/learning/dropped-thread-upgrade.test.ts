@@ -4,18 +4,12 @@
 // file broken for good is not read at every pass. Before, its cursor had moved past its messages
 // and nothing but a new message ever queued it again. The daemon's files on disk, the learning
 // tables in a SQLite file; the older version is the file reader failing on that thread.
-import { writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { openSources } from "../../cli/sessions.js";
 import { defaultConfig } from "../../core/config.js";
 import { InfinityStoreError } from "../../stores/infinity/errors.js";
 import type { ConversationReader } from "../../stores/traits.js";
-import { copiedHome } from "../helpers/session-home.js";
-import { openTestMemory } from "../helpers/memory.js";
-import { learnerOver, msg } from "./world.js";
-
-const SESSION = "0f6b3c9a-1d7e-4f25-8b4a-6e9c2d1f7a35";
+import type { openTestMemory } from "../helpers/memory.js";
+import { learnerOver, msg, SESSION, threadOnDisk } from "./world.js";
 
 /** the reader as a version that fails on the thread (as one that read strictly failed on a kind it did not know) */
 function olderReader(inner: ConversationReader): ConversationReader {
@@ -36,21 +30,18 @@ function olderReader(inner: ConversationReader): ConversationReader {
 
 const config = defaultConfig({ localUser: "alice", learning: { worker: { intervalMs: 1000, maxAttempts: 2 } } });
 
-
 describe("a thread an older learning worker dropped after its retries", () => {
   it("is tried again after a growing back-off by the same version, and at once after an upgrade", async () => {
-    const { dir, home, m, src } = copiedHome();
-    const messages = [
+    const { m, reader, upgrade } = threadOnDisk([
       [msg.user("Run the tests. I prefer tabs."), "m0"],
       [msg.call("c1", "shell", { cmd: "npm test" }), "m1"],
       [msg.result("c1", "Tests  4 passed (4)"), "m2"],
       [msg.text("All 4 pass."), "m3"],
-    ];
-    writeFileSync(join(home, "threads", `${SESSION}.json`), JSON.stringify({ messages, compaction_summaries: [] }, null, 2));
+    ]);
     const attempts = (mm: ReturnType<typeof openTestMemory>) =>
       (mm.db.prepare(`SELECT kind FROM learning_events WHERE thread_id = ? AND kind IN ('thread_failed', 'thread_dropped') ORDER BY id`).all(SESSION) as { kind: string }[]).map((e) => e.kind);
 
-    const older = learnerOver(m, olderReader(src.sources[0]!.reader), { config });
+    const older = learnerOver(m, olderReader(reader), { config });
     await older.worker.runOnce();
     m.clock.advance(1_000);
     await older.worker.runOnce();
@@ -71,13 +62,11 @@ describe("a thread an older learning worker dropped after its retries", () => {
     await older.worker.runOnce();
     expect(attempts(m)).toHaveLength(4);
     expect(m.db.prepare(`SELECT count(*) AS n FROM learning_episodes WHERE thread_id = ?`).get(SESSION)).toEqual({ n: 0 });
-    src.close();
-    m.close();
 
     // the upgrade: a new process over the same database and the same files, no new message
-    const m2 = openTestMemory(dir);
-    const src2 = openSources([`infinity-home:${home}`], m2.db, m2.dbPath);
-    const upgraded = learnerOver(m2, src2.sources[0]!.reader, { config });
+    const up = upgrade();
+    const m2 = up.m;
+    const upgraded = up.learner({ config });
     await upgraded.worker.drain();
     expect(m2.db.prepare(`SELECT task, candidates_done FROM learning_episodes WHERE thread_id = ?`).all(SESSION)).toEqual([{ task: "Run the tests. I prefer tabs.", candidates_done: 1 }]);
     expect(m2.db.prepare(`SELECT content FROM memories WHERE status = 'pending'`).all()).toEqual([{ content: "User prefers tabs." }]);
@@ -85,7 +74,6 @@ describe("a thread an older learning worker dropped after its retries", () => {
     // learned: not queued again
     m2.clock.advance(86_400_000);
     expect(await upgraded.worker.drain()).toMatchObject({ discovered: 0, processed: 0 });
-    src2.close();
-    m2.close();
+    up.close();
   });
 });

@@ -4,23 +4,13 @@
 // turn again. Now the messages a forgotten episode was built from are read as empty, as those a
 // forget purged from the session index are. The daemon's files on disk, a SQLite file; the older
 // version is the file reader with one message hidden (as a version before its form was added).
-import { writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { openSources } from "../../cli/sessions.js";
 import { holding } from "../helpers/holding.js";
-import { openTestMemory } from "../helpers/memory.js";
-import { olderReader } from "../helpers/paused-reader.js";
-import { copiedHome } from "../helpers/session-home.js";
-import { learnerOver, msg } from "./world.js";
-
-const SESSION = "0f6b3c9a-1d7e-4f25-8b4a-6e9c2d1f7a35";
-
+import { msg, SESSION, threadOnDisk } from "./world.js";
 
 describe("a forgotten candidate's user turn, when an upgrade re-learns its thread", () => {
   it("is in no episode the re-learn builds, while the rest of the thread is learned", async () => {
-    const { dir, home, m, src } = copiedHome();
-    const messages = [
+    const { m, olderLearner, upgrade } = threadOnDisk([
       [msg.user("Run the tests."), "m0"],
       [msg.text("All 4 pass."), "m1"],
       [msg.user("Here is the new layout."), "m2"],
@@ -28,19 +18,16 @@ describe("a forgotten candidate's user turn, when an upgrade re-learns its threa
       [msg.call("c1", "shell", { cmd: "npm run lint" }), "m4"],
       [msg.result("c1", "0 problems"), "m5"],
       [msg.text("Lint is clean."), "m6"],
-    ];
-    writeFileSync(join(home, "threads", `${SESSION}.json`), JSON.stringify({ messages, compaction_summaries: [] }, null, 2));
-    await learnerOver(m, olderReader(src.sources[0]!.reader, new Set(["m2"]))).worker.drain();
+    ]);
+    await olderLearner(["m2"]).worker.drain();
     const id = m.db.prepare(`SELECT id FROM memories WHERE content LIKE '%Quokkatheme%'`).pluck().get() as string;
     expect(await m.service.forget({ owner: "alice" }, [id], { actor: "user", threadId: null, toolCallId: null })).toEqual([id]);
     expect(holding(m.db, "Quokkatheme")).toEqual([]);
-    src.close();
-    m.close();
 
-    const m2 = openTestMemory(dir);
-    const src2 = openSources([`infinity-home:${home}`], m2.db, m2.dbPath);
+    const up = upgrade();
+    const m2 = up.m;
     try {
-      expect(await learnerOver(m2, src2.sources[0]!.reader).worker.drain()).toMatchObject({ processed: 1, failed: 0 });
+      expect(await up.learner().worker.drain()).toMatchObject({ processed: 1, failed: 0 });
       expect(holding(m2.db, "Quokkatheme")).toEqual([]);
       // the episode m2 opens now is learned from what is not forgotten: the rest of the forgotten
       // episode's messages (its step, its answer) are empty, and it ended as before
@@ -48,8 +35,7 @@ describe("a forgotten candidate's user turn, when an upgrade re-learns its threa
       expect(ep).toMatchObject({ state: "done", task: "Here is the new layout.", final_excerpt: "", candidates_done: 1 });
       expect(m2.db.prepare(`SELECT tool, args_shape, excerpt FROM learning_steps WHERE episode_id = ?`).all(ep.id)).toEqual([{ tool: "shell", args_shape: "null", excerpt: "" }]);
     } finally {
-      src2.close();
-      m2.close();
+      up.close();
     }
   });
 });

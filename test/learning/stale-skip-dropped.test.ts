@@ -4,39 +4,21 @@
 // named the older format: the failing work ran again and again, each time with fresh attempts. The
 // daemon's files on disk, a SQLite file; the older version is the file reader with a message hidden,
 // the failure a memory store that refuses writes.
-import { writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { openSources } from "../../cli/sessions.js";
 import { defaultConfig } from "../../core/config.js";
 import { SqliteLearningStore } from "../../stores/sqlite/learning-store.js";
-import { openTestMemory } from "../helpers/memory.js";
-import { olderReader } from "../helpers/paused-reader.js";
-import { copiedHome } from "../helpers/session-home.js";
-import { learnerOver, msg } from "./world.js";
+import { SESSION, TABS_AFTER_LAYOUT, threadOnDisk } from "./world.js";
 
-const SESSION = "0f6b3c9a-1d7e-4f25-8b4a-6e9c2d1f7a35";
 const config = defaultConfig({ localUser: "alice", learning: { worker: { intervalMs: 1000, maxAttempts: 2 } } });
-
 
 describe("a re-learn after an upgrade that fails until its thread is dropped", () => {
   it("waits out the drop's back-off like any dropped thread", async () => {
-    const { dir, home, m, src } = copiedHome();
-    const messages = [
-      [msg.user("Run the tests."), "m0"],
-      [msg.text("All 4 pass."), "m1"],
-      [msg.user("Here is the new layout."), "m2"],
-      [msg.user("I prefer tabs."), "m3"],
-      [msg.text("Noted."), "m4"],
-    ];
-    writeFileSync(join(home, "threads", `${SESSION}.json`), JSON.stringify({ messages, compaction_summaries: [] }, null, 2));
-    await learnerOver(m, olderReader(src.sources[0]!.reader, new Set(["m2"])), { config }).worker.drain();
+    const { m, olderLearner, upgrade } = threadOnDisk(TABS_AFTER_LAYOUT);
+    await olderLearner(["m2"], { config }).worker.drain();
     expect(await new SqliteLearningStore(m.db).skipped("conversation", SESSION)).toMatchObject({ from: 2 });
-    src.close();
-    m.close();
 
-    const m2 = openTestMemory(dir);
-    const src2 = openSources([`infinity-home:${home}`], m2.db, m2.dbPath);
+    const up = upgrade();
+    const m2 = up.m;
     // the new version's writes of candidates fail (a store that refuses them)
     const refusing = new Proxy(m2.store, {
       get(target, prop, recv) {
@@ -47,7 +29,7 @@ describe("a re-learn after an upgrade that fails until its thread is dropped", (
     });
     const attempts = () => (m2.db.prepare(`SELECT kind FROM learning_events WHERE thread_id = ? AND kind IN ('thread_failed', 'thread_dropped') ORDER BY id`).all(SESSION) as { kind: string }[]).map((e) => e.kind);
     try {
-      const l = learnerOver(m2, src2.sources[0]!.reader, { config, memory: refusing });
+      const l = up.learner({ config, memory: refusing });
       await l.worker.runOnce();
       m2.clock.advance(config.learning.worker.intervalMs + config.learning.worker.leaseMs);
       await l.worker.runOnce();
@@ -60,14 +42,13 @@ describe("a re-learn after an upgrade that fails until its thread is dropped", (
       expect(attempts()).toEqual(["thread_failed", "thread_dropped"]);
       // past it, the re-learn runs again (here with a store that takes the writes) and finishes
       m2.clock.advance(10_000);
-      const ok = learnerOver(m2, src2.sources[0]!.reader, { config });
+      const ok = up.learner({ config });
       await ok.worker.drain();
       expect(m2.db.prepare(`SELECT content FROM memories WHERE status = 'pending'`).pluck().all()).toEqual(["User prefers tabs."]);
       expect(await ok.store.skipped("conversation", SESSION)).toBeNull();
       expect(await ok.store.droppedThreads()).toEqual([]);
     } finally {
-      src2.close();
-      m2.close();
+      up.close();
     }
   });
 });

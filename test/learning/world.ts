@@ -1,5 +1,6 @@
 // A learning test world: one SQLite file holding the memory store, an Infinity conversation
-// store (what the harness and the daemon's SQLite store write) and the learning tables.
+// store (what the harness and the daemon's SQLite store write) and the learning tables; and for
+// the upgrade tests, a daemon home on disk with one thread, opened again as the next version.
 import type { Llm } from "../../core/llm/types.js";
 import { LearningService } from "../../core/learning/service.js";
 import { LearningWorker } from "../../core/learning/worker.js";
@@ -15,8 +16,11 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
+import { openSources } from "../../cli/sessions.js";
 import { CLI } from "../helpers/cli.js";
 import { openTestMemory } from "../helpers/memory.js";
+import { olderReader } from "../helpers/paused-reader.js";
+import { copiedHome } from "../helpers/session-home.js";
 
 export const msg = {
   user: (text: string): InfinityMessage => ({ kind: "user", content: { type: "text", text } }),
@@ -83,3 +87,57 @@ export function learnerOver(
   const service = new LearningService({ store, memory: opts.memory ?? m.store, config, clock: m.clock, conversation: reader, scopeOf: scopeResolver({ localUser: "alice", projectOf: () => "/work/proj-a" }) });
   return { store, service, worker: new LearningWorker(service, config.learning.worker, m.clock) };
 }
+
+/** the fixture home's local session: the thread `threadOnDisk` writes */
+export const SESSION = "0f6b3c9a-1d7e-4f25-8b4a-6e9c2d1f7a35";
+
+type LearnerOpts = Parameters<typeof learnerOver>[2];
+
+/**
+ * A thread whose m2 an older version may not read: "I prefer tabs." (m3) is then in the episode
+ * m0 opens, and in the one m2 opens once it is read.
+ */
+export const TABS_AFTER_LAYOUT: [InfinityMessage, string][] = [
+  [msg.user("Run the tests."), "m0"],
+  [msg.text("All 4 pass."), "m1"],
+  [msg.user("Here is the new layout."), "m2"],
+  [msg.user("I prefer tabs."), "m3"],
+  [msg.text("Noted."), "m4"],
+];
+
+/**
+ * The daemon's files on disk and a SQLite file, as the upgrade tests run them: a copy of the
+ * fixture home whose thread SESSION holds `messages` ([message, id] pairs), the memory database
+ * beside it and the home's reader. `upgrade()` closes both and opens them again over the same
+ * database and files, as the next version's process would.
+ */
+export function threadOnDisk(messages: [InfinityMessage, string][]) {
+  const { dir, home, m, src } = copiedHome();
+  writeFileSync(join(home, "threads", `${SESSION}.json`), JSON.stringify({ messages, compaction_summaries: [] }, null, 2));
+  const reader = src.sources[0]!.reader;
+  return {
+    m,
+    reader,
+    /** a learner of an older version: the messages `hidden` are of a form it does not read */
+    olderLearner: (hidden: string[], opts?: LearnerOpts) => learnerOver(m, olderReader(reader, new Set(hidden)), opts),
+    upgrade: () => {
+      src.close();
+      m.close();
+      const m2 = openTestMemory(dir);
+      const src2 = openSources([`infinity-home:${home}`], m2.db, m2.dbPath);
+      const reader2 = src2.sources[0]!.reader;
+      return {
+        m: m2,
+        learner: (opts?: LearnerOpts) => learnerOver(m2, reader2, opts),
+        close: () => {
+          src2.close();
+          m2.close();
+        },
+      };
+    },
+  };
+}
+
+/** the pending memories' texts, sorted */
+export const pendingContents = (m: ReturnType<typeof openTestMemory>) =>
+  (m.db.prepare(`SELECT content FROM memories WHERE status = 'pending' ORDER BY content`).all() as { content: string }[]).map((r) => r.content);
