@@ -4,9 +4,9 @@
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { openChoreWorld, rng, task } from "../../bench/evolution/chore.js";
-import { parseSkillMd, renderSkillMd } from "../../core/skills/skill-md.js";
 import { runCli } from "../helpers/cli.js";
 import { tempDir } from "../helpers/tmp.js";
+import { DEPLOY_STEPS, publishDeployTwins, publisher } from "./helpers.js";
 
 const cli = (dir: string, ...args: string[]) => runCli(["skills", ...args, "--db", join(dir, "memory.db")], { INFINITY_MEMORY_HOME: dir, INFINITY_MEMORY_USER: "alice" });
 
@@ -75,14 +75,11 @@ describe("deciding a filed candidate another way", () => {
 describe("the curator", () => {
   it("proposes retiring stale skills and merging duplicates; pinned skills untouched; approval retires, never deletes", async () => {
     const w = openChoreWorld(tempDir("evo-cur-"));
-    const publish = async (name: string, description: string, body: string) => {
-      const p = await w.skills.propose(parseSkillMd(renderSkillMd({ frontmatter: { name, description }, body })), { actor: "cli:alice", author: "human", ref: null });
-      await w.skills.publish(await w.skills.preparePublish(name, p.version.id), "cli:alice");
-    };
-    await publish("deploy-web", "Deploy the web service to staging", "1. Build the image.\n2. Push it.\n3. Roll out the web service on staging.\n");
-    await publish("deploy-web-copy", "Deploy the web service to staging", "1. Build the image.\n2. Push it.\n3. Roll out the web service on staging.\n");
-    await publish("write-notes", "Write release notes from merged pull requests", "1. List merged pull requests.\n2. Summarise them.\n");
-    await publish("pinned-old", "An old pinned procedure for backups", "1. Copy the database file.\n");
+    const publish = publisher(w);
+    await publish("deploy-web", DEPLOY_STEPS);
+    await publish("deploy-web-copy", DEPLOY_STEPS);
+    await publish("write-notes", "1. List merged pull requests.\n2. Summarise them.\n", "Write release notes from merged pull requests");
+    await publish("pinned-old", "1. Copy the database file.\n", "An old pinned procedure for backups");
     await w.skills.setPinned("pinned-old", true, "cli:alice");
     w.clock.advance(10 * 86_400_000);
     await w.skills.feedback("write-notes", undefined, { passed: true }, "t", "model:t");
@@ -110,11 +107,8 @@ describe("the curator", () => {
 describe("the curator's merges", () => {
   it("one request per pair whichever way η points, several pairs side by side, and never a merge into a skill no longer live", async () => {
     const w = openChoreWorld(tempDir("evo-merge-"));
-    const body = "1. Build the image.\n2. Push it.\n3. Roll out the web service on staging.\n";
-    for (const name of ["deploy-a", "deploy-b", "deploy-c"]) {
-      const p = await w.skills.propose(parseSkillMd(renderSkillMd({ frontmatter: { name, description: "Deploy the web service to staging" }, body })), { actor: "cli:alice", author: "human", ref: null });
-      await w.skills.publish(await w.skills.preparePublish(name, p.version.id), "cli:alice");
-    }
+    const publish = await publishDeployTwins(w);
+    await publish("deploy-c", DEPLOY_STEPS);
     const pairs = async () => (await w.evolution.requests()).filter((r) => r.kind === "merge").map((r) => `${r.skillName}<-${r.otherSkill}`).sort();
     await w.evolution.curate();
     // three pairs, all pending (a newer request about a→b used to supersede the one about a→c)
@@ -139,17 +133,11 @@ describe("a merge is about the versions the curator measured", () => {
   it("a duplicate updated before the approval is not merged (conflict, exit 1); the next pass asks about the new version, and that is merged", async () => {
     const dir = tempDir("evo-merge-moved-");
     const w = openChoreWorld(dir);
-    const body = "1. Build the image.\n2. Push it.\n3. Roll out the web service on staging.\n";
-    const publish = async (name: string, text: string) => {
-      const p = await w.skills.propose(parseSkillMd(renderSkillMd({ frontmatter: { name, description: "Deploy the web service to staging" }, body: text })), { actor: "cli:alice", author: "human", ref: null });
-      await w.skills.publish(await w.skills.preparePublish(name, p.version.id), "cli:alice");
-    };
-    await publish("deploy-a", body);
-    await publish("deploy-b", body);
+    const publish = await publishDeployTwins(w);
     const [first] = await w.evolution.curate();
     expect(first).toMatchObject({ kind: "merge", skillName: "deploy-a", otherSkill: "deploy-b", detail: { keepSeq: 1, dropSeq: 1 } });
     // deploy-b changes while the request waits for a person
-    await publish("deploy-b", `${body}4. Check the health endpoint.\n`);
+    await publish("deploy-b", `${DEPLOY_STEPS}4. Check the health endpoint.\n`);
     w.close();
 
     const refused = cli(dir, "accept", first!.id);
@@ -174,10 +162,8 @@ describe("a merge is about the versions the curator measured", () => {
 describe("the curator's retirements", () => {
   it("a retire request is about the version found stale: a newer one published since is not retired by it", async () => {
     const w = openChoreWorld(tempDir("evo-retire-"));
-    const publish = async (body: string) => {
-      const p = await w.skills.propose(parseSkillMd(renderSkillMd({ frontmatter: { name: "tidy", description: "Tidy the repository" }, body })), { actor: "cli:alice", author: "human", ref: null });
-      await w.skills.publish(await w.skills.preparePublish("tidy", p.version.id), "cli:alice");
-    };
+    const publishAs = publisher(w);
+    const publish = (body: string) => publishAs("tidy", body, "Tidy the repository");
     await publish("1. Remove build outputs.\n");
     w.clock.advance(40 * 86_400_000);
     const [retire] = await w.evolution.curate();

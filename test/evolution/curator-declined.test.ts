@@ -5,8 +5,8 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { openChoreWorld, type ChoreWorld } from "../../bench/evolution/chore.js";
 import { defaultConfig } from "../../core/config.js";
-import { parseSkillMd, renderSkillMd } from "../../core/skills/skill-md.js";
 import { tempDir } from "../helpers/tmp.js";
+import { DEPLOY_STEPS as body, publishDeployTwins } from "./helpers.js";
 
 const DAY = 86_400_000;
 const staleDays = defaultConfig().evolution.curator.staleDays;
@@ -21,14 +21,7 @@ const kinds = (rs: { kind: string; skillName: string; otherSkill: string | null 
 describe("the curator after a person declined", () => {
   it("does not ask the same question again until something changed", async () => {
     w = openChoreWorld(tempDir("evo-declined-"));
-    const world = w;
-    const publish = async (name: string, body: string) => {
-      const p = await world.skills.propose(parseSkillMd(renderSkillMd({ frontmatter: { name, description: "Deploy the web service to staging" }, body })), { actor: "cli:alice", author: "human", ref: null });
-      await world.skills.publish(await world.skills.preparePublish(name, p.version.id), "cli:alice");
-    };
-    const body = "1. Build the image.\n2. Push it.\n3. Roll out the web service on staging.\n";
-    await publish("deploy-a", body);
-    await publish("deploy-b", body);
+    const publish = await publishDeployTwins(w);
     w.clock.advance((staleDays + 5) * DAY);
     const first = await w.evolution.curate();
     expect(kinds(first)).toEqual(["merge:deploy-a<-deploy-b", "retire:deploy-a", "retire:deploy-b"]);
@@ -49,14 +42,7 @@ describe("the curator after a person declined", () => {
 
   it("remembers a declined merge however many other requests were declined since", async () => {
     w = openChoreWorld(tempDir("evo-declined-many-"));
-    const world = w;
-    const publish = async (name: string, body: string) => {
-      const p = await world.skills.propose(parseSkillMd(renderSkillMd({ frontmatter: { name, description: "Deploy the web service to staging" }, body })), { actor: "cli:alice", author: "human", ref: null });
-      await world.skills.publish(await world.skills.preparePublish(name, p.version.id), "cli:alice");
-    };
-    const body = "1. Build the image.\n2. Push it.\n3. Roll out the web service on staging.\n";
-    await publish("deploy-a", body);
-    await publish("deploy-b", body);
+    await publishDeployTwins(w);
     const first = await w.evolution.curate();
     expect(kinds(first)).toEqual(["merge:deploy-a<-deploy-b"]);
     await w.evolution.reject(first[0]!.id, "cli:alice", "keep both");

@@ -1,15 +1,11 @@
 // Approval through the skills toolset: skill_search mentions waiting requests; skill_review asks
 // the person with RAP user_choice (the prompt carries the eval report; Show diff the diff), and
 // Approve publishes as probationary.
-import pino from "pino";
 import { describe, expect, it } from "vitest";
 import { openChoreWorld, rng, task } from "../../bench/evolution/chore.js";
-import { parseSkillMd, renderSkillMd } from "../../core/skills/skill-md.js";
-import { startRapServer } from "../../toolsets/rap/server.js";
-import { skillsToolset } from "../../toolsets/skills/tools.js";
-import { startCallbackSink } from "../helpers/callback-sink.js";
 import { tempDir } from "../helpers/tmp.js";
-import { call, callAnswering, type SkillsServer } from "../skills/helpers.js";
+import { call, callAnswering } from "../skills/helpers.js";
+import { DEPLOY_STEPS as body, publishDeployTwins, serveSkills } from "./helpers.js";
 
 describe("skill_review", () => {
   it("asks with the eval report and the diff, and publishes on Approve", async () => {
@@ -18,11 +14,7 @@ describe("skill_review", () => {
     for (let i = 0; i < 12; i++) await w.runTask(task(i), r, { skills: false });
     await w.worker.drain();
     const made = (await w.evolution.run(true)).find((o) => o.requestId)!;
-    const sink = await startCallbackSink();
-    const toolset = skillsToolset({ service: w.skills, toggles: w.ctx.toggles, localUser: "alice", projectOf: () => "/work/app", evolution: w.evolution });
-    const server = await startRapServer({ toolset, db: w.ctx.db, host: "127.0.0.1", port: 0, logger: pino({ level: "silent" }) });
-    const base = `http://127.0.0.1:${server.port}`;
-    const rs = { sink, base, endpoint: `${base}/invoke` } as unknown as SkillsServer;
+    const rs = await serveSkills(w);
     try {
       expect(await call(rs, "skill_search", { query: task(2).text })).toMatch(/1 learned skill change await the person's approval: skill_review/);
       const res = await callAnswering(rs, "skill_review", {}, [2, 0]);
@@ -33,61 +25,38 @@ describe("skill_review", () => {
       expect((await w.skills.version(await w.skills.skill(made.skillName))).status).toBe("probationary");
       expect(await call(rs, "skill_search", { query: task(2).text })).toMatch(new RegExp(made.skillName));
     } finally {
-      await server.close({ graceMs: 1000 });
-      await sink.close();
+      await rs.close();
       w.close();
     }
   });
 
   it("a merge names the versions the curator measured; one replaced before the Approve is refused with an Error naming the new version", async () => {
     const w = openChoreWorld(tempDir("evo-rap-merge-"));
-    const body = "1. Build the image.\n2. Push it.\n3. Roll out the web service on staging.\n";
-    const publish = async (name: string, text: string) => {
-      const p = await w.skills.propose(parseSkillMd(renderSkillMd({ frontmatter: { name, description: "Deploy the web service to staging" }, body: text })), { actor: "cli:alice", author: "human", ref: null });
-      await w.skills.publish(await w.skills.preparePublish(name, p.version.id), "cli:alice");
-    };
-    await publish("deploy-a", body);
-    await publish("deploy-b", body);
+    const publish = await publishDeployTwins(w);
     expect((await w.evolution.curate()).map((r) => r.kind)).toEqual(["merge"]);
     await publish("deploy-b", `${body}4. Check the health endpoint.\n`);
-    const sink = await startCallbackSink();
-    const toolset = skillsToolset({ service: w.skills, toggles: w.ctx.toggles, localUser: "alice", projectOf: () => "/work/app", evolution: w.evolution });
-    const server = await startRapServer({ toolset, db: w.ctx.db, host: "127.0.0.1", port: 0, logger: pino({ level: "silent" }) });
-    const base = `http://127.0.0.1:${server.port}`;
-    const rs = { sink, base, endpoint: `${base}/invoke` } as unknown as SkillsServer;
+    const rs = await serveSkills(w);
     try {
       const res = await callAnswering(rs, "skill_review", {}, [0]);
       expect(res.prompts[0]).toMatch(/^Merge deploy-b v1 into deploy-a v1 \(near-duplicates/);
       expect(res.text).toMatch(/^Error: .*deploy-b is now v2 \(the request measured v1\).*nothing was retired/);
       expect((await w.skills.version(await w.skills.skill("deploy-b"))).status).toBe("probationary");
     } finally {
-      await server.close({ graceMs: 1000 });
-      await sink.close();
+      await rs.close();
       w.close();
     }
   });
 
   it("a question whose change is refused does not stop the review: the others are asked and decided, and the result names both", async () => {
     const w = openChoreWorld(tempDir("evo-rap-refused-"));
-    const body = "1. Build the image.\n2. Push it.\n3. Roll out the web service on staging.\n";
-    const publish = async (name: string, text: string, description = "Deploy the web service to staging") => {
-      const p = await w.skills.propose(parseSkillMd(renderSkillMd({ frontmatter: { name, description }, body: text })), { actor: "cli:alice", author: "human", ref: null });
-      await w.skills.publish(await w.skills.preparePublish(name, p.version.id), "cli:alice");
-      return p.version;
-    };
-    await publish("deploy-a", body);
-    await publish("deploy-b", body);
+    const publish = await publishDeployTwins(w);
     const lint = await publish("lint-code", "1. Run the linter.\n2. Fix what it reports.\n", "Lint the code base");
     // asked second (older): retiring lint-code, which nothing stands in the way of
     await w.evolutionStore.addRequest({ id: "srq_lint", kind: "retire", skillName: "lint-code", versionId: lint.id, otherSkill: null, policyId: null, reportId: null, detail: { reason: "unused" }, createdAt: w.clock.now() - 1 });
     // asked first: a merge measured on deploy-b v1, replaced since (its approval is refused)
     expect((await w.evolution.curate()).map((r) => r.kind)).toEqual(["merge"]);
     await publish("deploy-b", `${body}4. Check the health endpoint.\n`);
-    const sink = await startCallbackSink();
-    const toolset = skillsToolset({ service: w.skills, toggles: w.ctx.toggles, localUser: "alice", projectOf: () => "/work/app", evolution: w.evolution });
-    const server = await startRapServer({ toolset, db: w.ctx.db, host: "127.0.0.1", port: 0, logger: pino({ level: "silent" }) });
-    const base = `http://127.0.0.1:${server.port}`;
-    const rs = { sink, base, endpoint: `${base}/invoke` } as unknown as SkillsServer;
+    const rs = await serveSkills(w);
     try {
       const res = await callAnswering(rs, "skill_review", {}, [0, 0]);
       expect(res.prompts[0]).toMatch(/^Merge deploy-b v1 into deploy-a v1/);
@@ -98,8 +67,7 @@ describe("skill_review", () => {
       expect((await w.skills.version(await w.skills.skill("lint-code"))).status).toBe("retired");
       expect((await w.skills.version(await w.skills.skill("deploy-b"))).status).toBe("probationary");
     } finally {
-      await server.close({ graceMs: 1000 });
-      await sink.close();
+      await rs.close();
       w.close();
     }
   });

@@ -42,6 +42,9 @@ export async function startSkillsServer(dir: string): Promise<SkillsServer> {
   };
 }
 
+/** what a call needs: where to invoke and where its callbacks arrive */
+export type RapCaller = Pick<SkillsServer, "sink" | "endpoint">;
+
 let n = 0;
 export const nextId = () => `tooluse_${++n}_${Math.random().toString(36).slice(2, 8)}`;
 
@@ -55,7 +58,7 @@ export interface CallOpts {
 export const ROOT = "6f1c2c7e-5b7e-4d0b-9a57-2b0c1d7f9e11";
 
 /** Invoke a tool exactly as the daemon serializes it and wait for its tool_result. */
-export async function call(r: SkillsServer, operation: string, args: unknown, o: CallOpts = {}): Promise<string> {
+export async function call(r: RapCaller, operation: string, args: unknown, o: CallOpts = {}): Promise<string> {
   const id = o.id ?? nextId();
   const group = o.group ?? ROOT;
   const body =
@@ -70,7 +73,7 @@ export async function call(r: SkillsServer, operation: string, args: unknown, o:
 }
 
 /** Start a call that will ask the person, answer its user_choice(s) in order, return the result and prompts. */
-export async function callAnswering(r: SkillsServer, operation: string, args: unknown, answers: number[], o: CallOpts = {}): Promise<{ text: string; prompts: string[]; choices: unknown[] }> {
+export async function callAnswering(r: RapCaller, operation: string, args: unknown, answers: number[], o: CallOpts = {}): Promise<{ text: string; prompts: string[]; choices: unknown[] }> {
   const id = nextId();
   const pending = call(r, operation, args, { ...o, id });
   const prompts: string[] = [];
