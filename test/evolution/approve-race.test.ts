@@ -5,61 +5,49 @@
 // refused, and an approval whose process died after its claim is finished by approving again or
 // by a server's sweep (at its start and each minute).
 import { spawnSync } from "node:child_process";
-import { cpSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { openChoreWorld, rng, task } from "../../bench/evolution/chore.js";
-import { openMemory } from "../../cli/context.js";
 import { thisProcess } from "../../cli/process-ids.js";
-import { openSkills } from "../../cli/skills-context.js";
-import { fixedClock } from "../../core/clock.js";
-import { defaultConfig } from "../../core/config.js";
 import { EvolutionService } from "../../core/learning/evolution.js";
 import type { EvolutionStore, SkillStore } from "../../stores/traits.js";
 import { CLI, runCli, spawnCommandServer } from "../helpers/cli.js";
 import { T0 } from "../helpers/memory.js";
 import { pauseAtCall } from "../helpers/paused-call.js";
 import { tempDir } from "../helpers/tmp.js";
+import { k8sRolloutWorld } from "../skills/helpers.js";
 
-const FIXTURES = resolve(fileURLToPath(import.meta.url), "../../fixtures/skills");
 const CRASH_CHILD = resolve(fileURLToPath(import.meta.url), "../../../dist/test/evolution/approve-crash-child.js");
 
 /** k8s-rollout v1 published (and v2 a candidate) through the CLI, and a request to retire v1. */
 async function world() {
-  const dir = tempDir();
-  const db = join(dir, "m.db");
-  const env = { INFINITY_MEMORY_HOME: dir, INFINITY_MEMORY_USER: "alice" };
-  const skills = (...args: string[]) => runCli(["skills", ...args, "--db", db], env);
-  cpSync(join(FIXTURES, "hermes"), join(dir, "src"), { recursive: true });
-  expect(skills("import", join(dir, "src")).stdout).toContain("1 imported as candidates");
-  expect(skills("approve", "k8s-rollout").stdout).toBe("Published k8s-rollout v1.\n");
-  const file = join(dir, "src", "devops", "k8s-rollout", "SKILL.md");
-  writeFileSync(file, readFileSync(file, "utf8").replace("--timeout=5m", "--timeout=10m"));
-  expect(skills("import", join(dir, "src")).stdout).toContain("1 imported as candidates");
-  const ctx = openMemory({ dbPath: db, config: defaultConfig({ localUser: "alice" }), clock: fixedClock(T0), env: {} });
-  const versions = async () => Object.fromEntries((await ctx.backend.skills.versionsOf((await ctx.backend.skills.skillByName("k8s-rollout"))!.id)).map((v) => [`v${v.seq}`, v]));
-  const v1 = (await versions()).v1!;
+  const base = k8sRolloutWorld();
+  const { db, env, ctx } = base;
+  const v1 = (await base.versions()).v1!;
   await ctx.backend.evolution.addRequest({ id: "srq_stale", kind: "retire", skillName: "k8s-rollout", versionId: v1.id, otherSkill: null, policyId: null, reportId: null, detail: { reason: "unused for 90 days" }, createdAt: T0 });
   /** this process's evolution service over these stores (paused where the test says) */
   const evolutionOver = (o: { skills?: SkillStore; evolution?: EvolutionStore } = {}) =>
     new EvolutionService({
       store: o.evolution ?? ctx.backend.evolution,
       learning: ctx.backend.learning,
-      skills: openSkills({ backend: { skills: o.skills ?? ctx.backend.skills, evolution: ctx.backend.evolution }, clock: ctx.clock, config: ctx.config }).service,
+      skills: base.serviceOver(o.skills ?? ctx.backend.skills),
       config: ctx.config,
       clock: ctx.clock,
       llm: null,
       processes: thisProcess,
     });
   const request = async () => (await ctx.backend.evolution.request("srq_stale"))!;
+  /** approve `id` in a child process that is killed right after its claim (or its action, "before-finish") */
+  const approveAndDie = (id: string, when?: "before-finish") =>
+    spawnSync(process.execPath, [CRASH_CHILD, db, id, ...(when ? [when] : [])], { env: { ...process.env, ...env }, encoding: "utf8", timeout: 30_000 });
   /** approve srq_stale in a child process that is killed right after its claim */
   const crashAfterClaim = () => {
-    const r = spawnSync(process.execPath, [CRASH_CHILD, db, "srq_stale"], { env: { ...process.env, ...env }, encoding: "utf8", timeout: 30_000 });
+    const r = approveAndDie("srq_stale");
     expect(r.stdout, r.stderr).toBe('{"claimed":true}\n');
     expect(r.signal).toBe("SIGKILL");
   };
-  return { dir, db, env, ctx, skills, versions, evolutionOver, request, crashAfterClaim, close: () => ctx.close() };
+  return { ...base, evolutionOver, request, approveAndDie, crashAfterClaim };
 }
 
 describe("approve and decline of one skill request across processes (SQLite)", () => {
@@ -213,7 +201,7 @@ describe("approve and decline of one skill request across processes (SQLite)", (
     try {
       const v2 = (await w.versions()).v2!;
       await w.ctx.backend.evolution.addRequest({ id: "srq_pub", kind: "publish", skillName: "k8s-rollout", versionId: v2.id, otherSkill: null, policyId: null, reportId: null, detail: { seq: 2, newSkill: false, newTools: [] }, createdAt: T0 });
-      const child = spawnSync(process.execPath, [CRASH_CHILD, w.db, "srq_pub", "before-finish"], { env: { ...process.env, ...w.env }, encoding: "utf8", timeout: 30_000 });
+      const child = w.approveAndDie("srq_pub", "before-finish");
       expect(child.stdout, child.stderr).toBe('{"claimed":true}\ndying before finishing\n');
       expect(w.skills("rollback", "k8s-rollout").stdout).toBe("Rolled k8s-rollout back to v1 (v2 retired).\n");
       expect(w.skills("accept", "srq_pub").stdout).toBe("publish k8s-rollout: approved.\n");
@@ -230,7 +218,7 @@ describe("approve and decline of one skill request across processes (SQLite)", (
     try {
       const v2 = (await w.versions()).v2!;
       await w.ctx.backend.evolution.addRequest({ id: "srq_pub", kind: "publish", skillName: "k8s-rollout", versionId: v2.id, otherSkill: null, policyId: null, reportId: null, detail: { seq: 2, newSkill: false, newTools: [] }, createdAt: T0 });
-      const child = spawnSync(process.execPath, [CRASH_CHILD, w.db, "srq_pub"], { env: { ...process.env, ...w.env }, encoding: "utf8", timeout: 30_000 });
+      const child = w.approveAndDie("srq_pub");
       expect(child.stdout, child.stderr).toBe('{"claimed":true}\n');
       expect(w.skills("reject", "k8s-rollout", "v2").stdout).toBe("Rejected k8s-rollout v2.\n");
       const again = w.skills("accept", "srq_pub");

@@ -3,40 +3,12 @@
 // naming the version and what it is now (before, both "succeeded": a rejected version was
 // published, a published one marked rejected, a rollback returned to a version rejected
 // meanwhile, and a retire request approved after a newer publish retired the new version).
-import { cpSync, readFileSync, writeFileSync } from "node:fs";
-import { join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { openMemory } from "../../cli/context.js";
-import { openSkills } from "../../cli/skills-context.js";
-import { fixedClock } from "../../core/clock.js";
 import { defaultConfig } from "../../core/config.js";
 import { EvolutionService } from "../../core/learning/evolution.js";
-import type { SkillStore } from "../../stores/traits.js";
-import { runCli } from "../helpers/cli.js";
 import { T0 } from "../helpers/memory.js";
 import { pauseAtCall } from "../helpers/paused-call.js";
-import { tempDir } from "../helpers/tmp.js";
-
-const FIXTURES = resolve(fileURLToPath(import.meta.url), "../../fixtures/skills");
-
-/** k8s-rollout with v1 published and v2 a candidate, made through the CLI. */
-function world() {
-  const dir = tempDir();
-  const db = join(dir, "m.db");
-  const skills = (...args: string[]) => runCli(["skills", ...args, "--db", db], { INFINITY_MEMORY_HOME: dir, INFINITY_MEMORY_USER: "alice" });
-  cpSync(join(FIXTURES, "hermes"), join(dir, "src"), { recursive: true });
-  expect(skills("import", join(dir, "src")).stdout).toContain("1 imported as candidates");
-  expect(skills("approve", "k8s-rollout").stdout).toBe("Published k8s-rollout v1.\n");
-  const file = join(dir, "src", "devops", "k8s-rollout", "SKILL.md");
-  writeFileSync(file, readFileSync(file, "utf8").replace("--timeout=5m", "--timeout=10m"));
-  expect(skills("import", join(dir, "src")).stdout).toContain("1 imported as candidates");
-  const ctx = openMemory({ dbPath: db, config: defaultConfig({ localUser: "alice" }), clock: fixedClock(T0), env: {} });
-  /** the skill service over this store (paused where the test says) */
-  const serviceOver = (store: SkillStore, config = ctx.config) => openSkills({ backend: { skills: store, evolution: ctx.backend.evolution }, clock: ctx.clock, config }).service;
-  const versions = async () => Object.fromEntries((await ctx.backend.skills.versionsOf((await ctx.backend.skills.skillByName("k8s-rollout"))!.id)).map((v) => [`v${v.seq}`, v]));
-  return { ctx, skills, serviceOver, versions, close: () => ctx.close() };
-}
+import { k8sRolloutWorld as world } from "./helpers.js";
 
 describe("skill decisions racing across processes (SQLite)", () => {
   it("a publish of a version another process rejected meanwhile is refused naming it; it stays rejected and unpublished", async () => {

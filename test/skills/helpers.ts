@@ -1,6 +1,8 @@
 // A skills RAP server on a temp database with a real callback listener, and a caller that sends
 // the daemon's exact invocation JSON and waits for the tool_result.
-import { join } from "node:path";
+import { cpSync, readFileSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
 import pino from "pino";
 import { expect } from "vitest";
 import { fixedClock } from "../../core/clock.js";
@@ -9,8 +11,11 @@ import { openMemory, type MemoryContext } from "../../cli/context.js";
 import { openSkills, type SkillsContext } from "../../cli/skills-context.js";
 import { startRapServer } from "../../toolsets/rap/server.js";
 import { skillsToolset } from "../../toolsets/skills/tools.js";
+import type { SkillStore } from "../../stores/traits.js";
 import { postJson, startCallbackSink, type CallbackSink } from "../helpers/callback-sink.js";
+import { runCli } from "../helpers/cli.js";
 import { T0 } from "../helpers/memory.js";
+import { tempDir } from "../helpers/tmp.js";
 
 export interface SkillsServer {
   ctx: MemoryContext;
@@ -90,4 +95,29 @@ export async function callAnswering(r: RapCaller, operation: string, args: unkno
 
 export function skillMd(name: string, description: string, body: string, extra = ""): string {
   return `---\nname: ${name}\ndescription: ${JSON.stringify(description)}\n${extra}---\n\n${body}\n`;
+}
+
+const FIXTURES = resolve(fileURLToPath(import.meta.url), "../../fixtures/skills");
+
+/**
+ * k8s-rollout (the hermes fixture) with v1 published and v2 a candidate, made through the CLI, and
+ * its database open in this process: the world of the tests that race a decision here against the
+ * CLI (`skills(...args)`), another process on the same file.
+ */
+export function k8sRolloutWorld() {
+  const dir = tempDir();
+  const db = join(dir, "m.db");
+  const env = { INFINITY_MEMORY_HOME: dir, INFINITY_MEMORY_USER: "alice" };
+  const skills = (...args: string[]) => runCli(["skills", ...args, "--db", db], env);
+  cpSync(join(FIXTURES, "hermes"), join(dir, "src"), { recursive: true });
+  expect(skills("import", join(dir, "src")).stdout).toContain("1 imported as candidates");
+  expect(skills("approve", "k8s-rollout").stdout).toBe("Published k8s-rollout v1.\n");
+  const file = join(dir, "src", "devops", "k8s-rollout", "SKILL.md");
+  writeFileSync(file, readFileSync(file, "utf8").replace("--timeout=5m", "--timeout=10m"));
+  expect(skills("import", join(dir, "src")).stdout).toContain("1 imported as candidates");
+  const ctx = openMemory({ dbPath: db, config: defaultConfig({ localUser: "alice" }), clock: fixedClock(T0), env: {} });
+  /** the skill service over this store (paused where the test says) */
+  const serviceOver = (store: SkillStore, config = ctx.config) => openSkills({ backend: { skills: store, evolution: ctx.backend.evolution }, clock: ctx.clock, config }).service;
+  const versions = async () => Object.fromEntries((await ctx.backend.skills.versionsOf((await ctx.backend.skills.skillByName("k8s-rollout"))!.id)).map((v) => [`v${v.seq}`, v]));
+  return { dir, db, env, ctx, skills, serviceOver, versions, close: () => ctx.close() };
 }
