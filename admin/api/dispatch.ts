@@ -6,7 +6,7 @@ import { fromJson, toJson, type DescMessage, type DescMethod, type JsonValue } f
 import type { z } from "zod";
 import { MemoryAdmin, SkillAdmin } from "../../proto/gen/infinity/memory/v1/admin_pb.js";
 import { ROUTES } from "./contract.js";
-import { firstNul } from "../../core/nul.js";
+import { firstBadCharacter } from "../../core/bad-characters.js";
 import { ApiError, fromZod } from "./errors.js";
 import type { AdminHandlers } from "./service.js";
 import { safeParseWire } from "../../toolsets/rap/safe-parse.js";
@@ -43,10 +43,10 @@ export function routesOf(handlers: AdminHandlers): Map<string, Route> {
 export async function callJson(route: Route, body: unknown): Promise<JsonValue> {
   const parsed = safeParseWire(route.request, body);
   if (!parsed.success) throw fromZod(parsed.error, `${route.method} request`);
-  const nul = firstNul(body);
-  if (nul !== null) {
-    const field = nul.path.map(String).join(".") || "request";
-    throw new ApiError("invalid_argument", `"${field}" holds a NUL character (U+0000); remove it`, field);
+  const bad = firstBadCharacter(body);
+  if (bad !== null) {
+    const field = bad.path.map(String).join(".") || "request";
+    throw new ApiError("invalid_argument", `"${field}" holds ${bad.what}; remove it`, field);
   }
   const result = await route.handler(parsed.data);
   return normalize(route.desc.output, result);

@@ -371,6 +371,9 @@ describe("admin HTTP API: malformed requests", () => {
     expect(nul.body.error).toMatch(/NUL character/);
     await bad("MemoryAdmin/ForgetMemory", { ids: [s.ids.tabs, "mem_\u0000"] }, 400, "ids.1");
     await bad("MemoryAdmin/SearchMemories", { query: "tabs\u0000" }, 400, "query");
+    // half of a character: SQLite and PostgreSQL each stored a different replacement of it
+    const lone = await bad("MemoryAdmin/UpdateMemory", { id: s.ids.tabs, content: "Alice prefers tabs \ud83d" }, 400, "content");
+    expect(lone.body.error).toMatch(/^"content" holds an unpaired surrogate \(U\+D83D, half of a character\); remove it$/);
 
     const get = await fetch(`${s.base}/api/v1/MemoryAdmin/ListMemories`, { headers: { Authorization: `Bearer ${s.admin.token}` } });
     expect(get.status).toBe(405);

@@ -98,6 +98,14 @@ describe("argument errors", () => {
     expect(await text("memory_remember", { content: "\u0000", kind: "x" })).toContain('"kind" must be one of');
     expect(await text("memory_remember", { content: "fine" })).toBe("saved fine");
   });
+
+  it("refuses an unpaired surrogate the same way; a whole character (a pair) is fine", async () => {
+    expect(await text("memory_remember", { content: "tea \ud83d" })).toBe(
+      'Error: invalid arguments for memory_remember: "content" holds an unpaired surrogate (U+D83D, half of a character) at character 5; remove it and call memory_remember again.',
+    );
+    expect(await text("memory_remember", { content: "x", tags: ["\udc00b"] })).toContain('"tags[0]" holds an unpaired surrogate (U+DC00, half of a character) at character 1;');
+    expect(await text("memory_remember", { content: "tea \ud83c\udf75" })).toBe("saved tea \ud83c\udf75");
+  });
 });
 
 describe("dispatch", () => {

@@ -2,7 +2,7 @@
 // the `Error: …` result a model gets for bad tool arguments (the runtime never validates them,
 // reference §1.3, so this text is its only feedback) and the 400 text for a malformed request.
 import type { z } from "zod";
-import { firstNul } from "../../core/nul.js";
+import { firstBadCharacter } from "../../core/bad-characters.js";
 
 type Issue = z.core.$ZodIssue;
 type Path = readonly PropertyKey[];
@@ -163,15 +163,15 @@ export function invalidArgumentsText(tool: string, schema: z.ZodType, args: unkn
 }
 
 /**
- * A NUL character (U+0000) in any argument is refused before the handler runs: no tool has a use
- * for one, PostgreSQL text cannot hold it (a query or id with one failed in the engine), and SQLite
- * would store it where the other engine cannot, so a later `migrate` would fail.
+ * A NUL character (U+0000) or an unpaired surrogate in any argument is refused before the handler
+ * runs: no tool has a use for one, and no store keeps it as given (core/bad-characters.ts):
+ * PostgreSQL text cannot hold a NUL, and an unpaired surrogate came back from SQLite as three
+ * U+FFFD and from PostgreSQL as one.
  */
-export function nulArgumentText(tool: string, args: unknown): string | null {
-  const hit = firstNul(args);
+export function badCharacterArgumentText(tool: string, args: unknown): string | null {
+  const hit = firstBadCharacter(args);
   if (!hit) return null;
-  const at = hit.text.indexOf("\u0000");
-  const line = hit.text.slice(0, at).split("\n").length;
-  const where = hit.text.includes("\n") ? `line ${line}, character ${at + 1}` : `character ${at + 1}`;
-  return `Error: invalid arguments for ${tool}: ${label(hit.path, "arguments")} holds a NUL character (U+0000) at ${where}; remove it and call ${tool} again.`;
+  const line = hit.text.slice(0, hit.at).split("\n").length;
+  const where = hit.text.includes("\n") ? `line ${line}, character ${hit.at + 1}` : `character ${hit.at + 1}`;
+  return `Error: invalid arguments for ${tool}: ${label(hit.path, "arguments")} holds ${hit.what} at ${where}; remove it and call ${tool} again.`;
 }

@@ -4,7 +4,7 @@
 import { z } from "zod";
 import type { Logger } from "pino";
 import { CoreError, isCoreError } from "../../core/errors.js";
-import { invalidArgumentsText, nulArgumentText } from "./arg-errors.js";
+import { badCharacterArgumentText, invalidArgumentsText } from "./arg-errors.js";
 import { safeParseWire } from "./safe-parse.js";
 import type { DisplaySegment, RapInvocation, ToolDef, ToolsetManifest } from "./wire.js";
 
@@ -132,8 +132,8 @@ export async function dispatch(ts: Toolset, ctx: ToolContext, opts: { rethrow?: 
     const raw = inv.arguments ?? {};
     const parsed = safeParseWire(tool.input, raw);
     if (!parsed.success) return { text: invalidArgumentsText(tool.name, tool.input, raw, parsed.error.issues) };
-    const nul = nulArgumentText(tool.name, raw);
-    if (nul !== null) return { text: nul };
+    const bad = badCharacterArgumentText(tool.name, raw);
+    if (bad !== null) return { text: bad };
     const out = await tool.handler(parsed.data, ctx);
     if (typeof out?.text !== "string") throw new Error("the handler returned no text");
     return out;

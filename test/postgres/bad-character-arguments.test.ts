@@ -1,7 +1,9 @@
-// A NUL character (U+0000) in any string a model passes to a tool gets an `Error: …` naming the
-// field, on SQLite and PostgreSQL alike, and changes nothing stored. PostgreSQL text cannot hold a
-// NUL, so before this check a NUL in a query, id or name reached the engine and came back as
-// "invalid byte sequence" (or, in a write, as a failed tool); SQLite accepted some of them.
+// A NUL character (U+0000) or an unpaired UTF-16 surrogate in any string a model passes to a tool
+// gets an `Error: …` naming the field, on SQLite and PostgreSQL alike, and changes nothing stored.
+// PostgreSQL text cannot hold a NUL, so before this check a NUL in a query, id or name reached the
+// engine and came back as "invalid byte sequence" (or, in a write, as a failed tool); SQLite
+// accepted some of them. An unpaired surrogate (a "\ud83d" escape without its other half) was
+// stored: SQLite kept invalid UTF-8 that read back as three U+FFFD, PostgreSQL one U+FFFD.
 // Driven as the daemon does: real `serve` processes, the exact invocation JSON, a callback sink.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -11,7 +13,11 @@ import { post, startServe, startSink, type ServeProcess, type Sink } from "../..
 import { skillMd } from "../skills/helpers.js";
 import { createTestDatabase, pgUrl } from "../helpers/postgres.js";
 
-const N = "\u0000";
+/** what is put into a field, and the words its refusal names it by */
+const BAD: [string, string, string][] = [
+  ["a NUL", "\u0000", "NUL character (U+0000)"],
+  ["an unpaired surrogate", "\ud83d", "unpaired surrogate (U+D83D"],
+];
 
 /** tool → valid arguments, and the string fields to poison one at a time (path into the args) */
 const MEMORY_CASES: [string, Record<string, unknown>, (string | number)[][]][] = [
@@ -41,13 +47,13 @@ const SKILL_CASES: [string, Record<string, unknown>, (string | number)[][]][] = 
   ["skill_rollback", { name: "rotate-keys", to_version: "v1" }, [["name"], ["to_version"]]],
 ];
 
-function poisoned(args: Record<string, unknown>, path: (string | number)[]): Record<string, unknown> {
+function poisoned(args: Record<string, unknown>, path: (string | number)[], bad: string): Record<string, unknown> {
   const copy = structuredClone(args);
   let at: Record<string | number, unknown> = copy;
   for (const k of path.slice(0, -1)) at = at[k] as Record<string | number, unknown>;
   const last = path[path.length - 1]!;
   const v = String(at[last]);
-  at[last] = `${v.slice(0, 2)}${N}${v.slice(2)}`;
+  at[last] = `${v.slice(0, 2)}${bad}${v.slice(2)}`;
   return copy;
 }
 
@@ -55,13 +61,15 @@ function label(path: (string | number)[]): string {
   return path.map((k, i) => (typeof k === "number" ? `[${k}]` : i === 0 ? k : `.${k}`)).join("");
 }
 
-const engines: [string, () => Promise<{ db: string; drop: () => Promise<void> }>][] = [["sqlite", async () => ({ db: "", drop: async () => {} })]];
+type MakeDb = () => Promise<{ db: string; drop: () => Promise<void> }>;
+const engines: [string, MakeDb][] = [["sqlite", async () => ({ db: "", drop: async () => {} })]];
 if (pgUrl()) engines.push(["postgres", async () => {
   const t = await createTestDatabase(pgUrl()!, "nul");
   return { db: t.url, drop: t.drop };
 }]);
+const runs = engines.flatMap(([engine, makeDb]) => BAD.map(([what, bad, named]) => [what, engine, makeDb, bad, named] as const));
 
-describe.each(engines)("a NUL in a tool argument (%s)", (_engine, makeDb) => {
+describe.each(runs)("%s in a tool argument (%s)", (_what, _engine, makeDb, bad, named) => {
   let dir: string;
   let sink: Sink;
   let drop: () => Promise<void>;
@@ -97,11 +105,11 @@ describe.each(engines)("a NUL in a tool argument (%s)", (_engine, makeDb) => {
     for (const [tool, args, paths] of cases) {
       const real = JSON.parse(fill(JSON.stringify(args))) as Record<string, unknown>;
       for (const path of paths) {
-        const text = await call(server, tool, poisoned(real, path));
+        const text = await call(server, tool, poisoned(real, path, bad));
         const what = `${tool} ${label(path)}`;
         expect(text, what).toMatch(/^Error: /);
         expect(text, what).toContain(`"${label(path)}"`);
-        expect(text, what).toContain("NUL");
+        expect(text, what).toContain(named);
         expect(text, what).not.toMatch(/invalid byte sequence|PostgreSQL|failed:/);
       }
     }
