@@ -208,6 +208,15 @@ function checkFiles(files: SkillFile[]): SkillFile[] {
     if (f.content.includes("\u0000")) throw new SkillFormatError(`"${f.path}" holds a NUL character (U+0000): support files are text; remove it`, null);
     seen.add(f.path);
   }
+  // A path that is also a folder of another ("scripts" and "scripts/run.sh") names a version no
+  // folder can hold: export stopped part way at it and import could never have read it.
+  for (const f of files) {
+    const parts = f.path.split("/");
+    for (let i = 1; i < parts.length; i++) {
+      const folder = parts.slice(0, i).join("/");
+      if (seen.has(folder)) throw new SkillFormatError(`"${folder}" is a file and also the folder of "${f.path}": a skill folder cannot hold both; rename one`, null);
+    }
+  }
   return [...files].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
 }
 

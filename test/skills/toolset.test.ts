@@ -199,6 +199,22 @@ describe("skills toolset over RAP", () => {
     expect((await r.skills.service.history("pdf")).versions).toHaveLength(2);
   });
 
+  it("a file whose path is also another file's folder is refused naming both, and nothing is stored; a look-alike name is fine", async () => {
+    const md = skillMd("log-triage", "Triage a service's error logs.", "# Triage\n\nRun scripts/grep.sh.");
+    const clash = [
+      { path: "scripts", content: "notes about the scripts\n" },
+      { path: "scripts/grep.sh", content: "grep ERROR \"$1\"\n" },
+    ];
+    expect(await call(r, "skill_propose", { skill_md: md, files: clash })).toBe(
+      'Error: "scripts" is a file and also the folder of "scripts/grep.sh": a skill folder cannot hold both; rename one; nothing was stored',
+    );
+    expect(await call(r, "skill_propose", { skill_md: md, files: [{ path: "a/b", content: "1" }, { path: "a/b/c/d.md", content: "2" }] })).toMatch(/^Error: "a\/b" is a file and also the folder of "a\/b\/c\/d\.md"/);
+    expect(await r.skills.service.findSkill("log-triage")).toBeNull();
+    // "scripts.md" and "scripts-old/…" beside "scripts/…" are other names, not the folder
+    const fine = [{ path: "scripts.md", content: "notes\n" }, { path: "scripts-old/grep.sh", content: "grep E\n" }, { path: "scripts/grep.sh", content: "grep ERROR\n" }];
+    expect(await call(r, "skill_propose", { skill_md: md, files: fine })).toMatch(/^Proposed log-triage v1 as a candidate/);
+  });
+
   it("η below the retrieval threshold hides a published skill from search", async () => {
     await call(r, "skill_propose", { skill_md: DEPLOY_V1 });
     await callAnswering(r, "skill_publish", { name: "staging-deploy" }, [0]);
