@@ -199,6 +199,23 @@ describe("skills toolset over RAP", () => {
     expect((await r.skills.service.history("pdf")).versions).toHaveLength(2);
   });
 
+  it("skill_history shows the head of a diff too long for a context window, whole lines, with what is left and how to read it", async () => {
+    const md = skillMd("api-notes", "Notes on the billing API.", "# API\n\nSee references/api.md.");
+    const doc = (verb: string) => Array.from({ length: 2000 }, (_, i) => `${verb} /v1/invoices/${i}: returns one invoice`).join("\n") + "\n";
+    expect(await call(r, "skill_propose", { skill_md: md, files: [{ path: "references/api.md", content: doc("GET") }] })).toMatch(/^Proposed api-notes v1/);
+    expect(await call(r, "skill_propose", { skill_md: md, files: [{ path: "references/api.md", content: doc("PUT") }] })).toMatch(/^Proposed api-notes v2/);
+    const full = (await r.skills.service.diff("api-notes", "v1", "v2")).trimEnd();
+    expect(full.length).toBeGreaterThan(150_000);
+    const text = await call(r, "skill_history", { name: "api-notes", diff_from: "v1", diff_to: "v2" });
+    expect(text.length).toBeLessThan(13_000);
+    const cut = /\n… \(diff cut here: (\d+) more characters; read a file whole with skill_view and "file"\)$/.exec(text);
+    expect(cut).not.toBeNull();
+    const shown = text.slice(text.indexOf("--- a/api-notes/references/api.md"), cut!.index + 1);
+    expect(shown).toMatch(/^--- a\/api-notes\/references\/api\.md/);
+    expect(full.startsWith(shown)).toBe(true);
+    expect(Number(cut![1])).toBe(full.length - shown.length);
+  });
+
   it("a file whose path is also another file's folder is refused naming both, and nothing is stored; a look-alike name is fine", async () => {
     const md = skillMd("log-triage", "Triage a service's error logs.", "# Triage\n\nRun scripts/grep.sh.");
     const clash = [

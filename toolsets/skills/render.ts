@@ -4,6 +4,8 @@ import type { SkillSearchHit, SkillVersion } from "../../core/skills/version.js"
 import { headOf, oneLine } from "../../core/text.js";
 
 const DIFF_PROMPT_MAX = 6000;
+/** what skill_history shows of a diff: support files reach 1 MiB each, a whole diff would not fit a context window */
+const DIFF_RESULT_MAX = 12_000;
 
 export function versionLine(v: SkillVersion, publishedId: string | null): string {
   const live = v.id === publishedId ? " ← published" : "";
@@ -39,4 +41,14 @@ export function viewText(v: SkillVersion, files: SkillFile[], publishedId: strin
 export function clipDiff(diff: string): string {
   if (diff.length <= DIFF_PROMPT_MAX) return diff;
   return `${headOf(diff, DIFF_PROMPT_MAX)}\n… (${diff.length - DIFF_PROMPT_MAX} more characters; see infinity-memory skills diff)`;
+}
+
+/** A diff as skill_history returns it to the model: the head, and how to read the rest. */
+export function clipResultDiff(diff: string): string {
+  if (diff.length <= DIFF_RESULT_MAX) return diff;
+  // cut after a whole line where there is one, so no diff line reads as changed text it is not
+  const head = headOf(diff, DIFF_RESULT_MAX);
+  const line = head.lastIndexOf("\n");
+  const kept = line > 0 ? head.slice(0, line + 1) : head;
+  return `${kept}${kept.endsWith("\n") ? "" : "\n"}… (diff cut here: ${diff.length - kept.length} more characters; read a file whole with skill_view and "file")`;
 }

@@ -11,7 +11,7 @@ import type { EvolutionService } from "../../core/learning/evolution.js";
 import type { SkillRequest, StoredEvalReport, ToggleStore } from "../../stores/traits.js";
 import { defineTool, type Tool, type ToolContext, type Toolset } from "../rap/registry.js";
 import type { RapInvocation } from "../rap/wire.js";
-import { clipDiff, searchText, versionLine, viewText } from "./render.js";
+import { clipDiff, clipResultDiff, searchText, versionLine, viewText } from "./render.js";
 
 export const SKILLS_TOOLSET = "skills";
 const CHOICES = ["Approve", "Reject", "Show diff"];
@@ -201,7 +201,7 @@ export function skillsToolset(deps: SkillsToolsetDeps): Toolset {
           const to = a.diff_to ?? (skill.publishedVersionId ? `${versions.find((v) => v.id === skill.publishedVersionId)?.seq}` : undefined);
           if (to === undefined) throw new CoreError("invalid_argument", '"diff_to" is needed: nothing is published');
           const d = await service.diff(a.name, a.diff_from, to);
-          lines.push("", d.length > 0 ? d.trimEnd() : "(the two versions are identical)");
+          lines.push("", d.length > 0 ? clipResultDiff(d.trimEnd()) : "(the two versions are identical)");
         }
         return { text: lines.join("\n") };
       },
