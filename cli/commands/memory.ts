@@ -289,12 +289,14 @@ export function registerMemory(program: Command): void {
         // as memory_forget: the ids were dropped for the query's matches without a word
         if (o.query !== undefined && targets.length > 0) throw new Error("give memory ids or --query, not both");
         if (o.query) {
-          const matches = await ctx.service.findForForget(viewer, o.query);
+          const { records: matches, more } = await ctx.service.findForForget(viewer, o.query);
           if (matches.length === 0) {
             process.stdout.write(`no memories match "${o.query}"\n`);
             return;
           }
           process.stderr.write(`${recordList(matches, ctx.clock.now())}\n`);
+          // one forget takes forget.maxByQuery at most: the person hears that others stay
+          if (more) process.stderr.write(`more than ${matches.length} memories match; the others stay until the command is run again\n`);
           if (!o.yes && !(await confirm(`Forget these ${matches.length} memories?`))) {
             process.stderr.write("nothing forgotten (pass --yes to confirm without a prompt)\n");
             process.exitCode = 1;

@@ -650,8 +650,12 @@ export class MemoryService {
     return targets.map((r) => r.id);
   }
 
-  /** Candidates for a forget by query: current and past versions, flagged ones included. */
-  async findForForget(viewer: Viewer, query: string): Promise<MemoryRecord[]> {
+  /**
+   * Candidates for a forget by query: current and past versions, flagged ones included, at most
+   * forget.maxByQuery of them; `more` when others match too (one past the cap is looked for), so
+   * the person is not told "forget all 50" while more stay behind.
+   */
+  async findForForget(viewer: Viewer, query: string): Promise<{ records: MemoryRecord[]; more: boolean }> {
     const q = analyzeQuery(query);
     if (isEmptyQuery(q)) throw new CoreError("invalid_argument", `"query" has no searchable words; say which memories to forget.`);
     const hits = await this.store.search({
@@ -660,11 +664,12 @@ export class MemoryService {
       statuses: ALL_LIVE,
       includeFlagged: true,
       now: this.clock.now(),
-      limit: this.config.forget.maxByQuery,
+      limit: this.config.forget.maxByQuery + 1,
       // What a memory says, not what its neighbours say: a forget must not sweep up bystanders.
       wordsOnly: true,
     });
-    return hits.map((h) => h.record);
+    const cap = this.config.forget.maxByQuery;
+    return { records: hits.slice(0, cap).map((h) => h.record), more: hits.length > cap };
   }
 
   async list(viewer: Viewer, input: ListInput): Promise<ListPage> {

@@ -325,8 +325,10 @@ export function memoryToolset(deps: MemoryToolsetDeps): Toolset {
           const purged = await service.forget(viewer, ids, origin);
           return { text: `Forgot ${ids.join(", ")} (${purged.length} version${purged.length === 1 ? "" : "s"} removed from memory and its indexes).` };
         }
-        const matches = await service.findForForget(viewer, a.query);
+        const { records: matches, more: others } = await service.findForForget(viewer, a.query);
         if (matches.length === 0) return { text: `No memories match "${a.query}"; nothing was forgotten.` };
+        // more match than one forget takes (forget.maxByQuery): said to the person and the model
+        const rest = others ? ` More than ${matches.length} match; the others stay until the next forget.` : "";
         const now = clock.now();
         const preview = matches
           .slice(0, 10)
@@ -334,7 +336,7 @@ export function memoryToolset(deps: MemoryToolsetDeps): Toolset {
           .join("\n");
         const more = matches.length > 10 ? `\n…and ${matches.length - 10} more` : "";
         const choice = await ctx.askUser(
-          `Forget ${matches.length} memor${matches.length === 1 ? "y" : "ies"} matching "${a.query}"?\n${preview}${more}`,
+          `Forget ${matches.length} memor${matches.length === 1 ? "y" : "ies"} matching "${a.query}"?${rest}\n${preview}${more}`,
           [`Forget ${matches.length === 1 ? "it" : `all ${matches.length}`}`, "Cancel"],
           1,
         );
@@ -346,7 +348,9 @@ export function memoryToolset(deps: MemoryToolsetDeps): Toolset {
           `forget by query, confirmed by the person`,
         );
         return {
-          text: `Forgot ${matches.length} memor${matches.length === 1 ? "y" : "ies"} matching "${a.query}" (${purged.length} version${purged.length === 1 ? "" : "s"} removed).`,
+          text:
+            `Forgot ${matches.length} memor${matches.length === 1 ? "y" : "ies"} matching "${a.query}" (${purged.length} version${purged.length === 1 ? "" : "s"} removed).` +
+            (others ? ` More memories match it: call memory_forget with the query again to forget the rest.` : ""),
         };
       },
     }),
