@@ -503,6 +503,13 @@ describe("session_search over RAP", () => {
       expect(await call(r, "session_search", { query: "on-call rotation" }, { user: "someone-else" })).toMatch(/^No past conversation matches/);
       expect(await call(r, "session_search", { window: 3 })).toMatch(/^Error: .*"query" to search, or "thread_id"/);
       expect(await call(r, "session_search", { thread_id: "past-1", message_index: 99 })).toMatch(/^Error: no message #99 in thread "past-1"/);
+      // one mode a call: a field of the other mode is refused, not dropped
+      const refused = (args: unknown) => call(r, "session_search", args);
+      expect(await refused({ query: "on-call rotation", thread_id: "past-1" })).toBe(
+        'Error: invalid arguments for session_search: give "query" to search or "thread_id" to read around a message, not both. Fix the arguments and call session_search again.',
+      );
+      expect(await refused({ query: "on-call rotation", message_index: 1 })).toMatch(/^Error: invalid arguments for session_search: "message_index" reads around a message of "thread_id": give "thread_id" too/);
+      expect(await refused({ thread_id: "past-1", message_index: 1, message_id: "u-1" })).toMatch(/^Error: invalid arguments for session_search: give "message_index" or "message_id", not both\./);
     } finally {
       await r.close();
     }

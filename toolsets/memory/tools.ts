@@ -112,8 +112,22 @@ export const sessionSearchInput = z
     window: z.number().int().min(0).max(10).optional().describe("messages shown before and after each match, default 2"),
     limit: z.number().int().min(1).max(20).optional().describe("how many matches, default 5"),
   })
-  .refine((a) => a.query !== undefined || a.thread_id !== undefined, {
-    message: 'give "query" to search, or "thread_id" with "message_index" or "message_id" to read around a message',
+  .superRefine((a, ctx) => {
+    const read = a.thread_id !== undefined;
+    if (a.query === undefined && !read) {
+      ctx.addIssue({ code: "custom", message: 'give "query" to search, or "thread_id" with "message_index" or "message_id" to read around a message' });
+    }
+    // One mode a call: the other mode's fields were dropped without a word (a query "in" a thread
+    // searched every other session; a message_id beside a message_index read that id's message).
+    if (a.query !== undefined && read) {
+      ctx.addIssue({ code: "custom", path: ["thread_id"], message: 'give "query" to search or "thread_id" to read around a message, not both' });
+    }
+    for (const k of ["message_index", "message_id"] as const) {
+      if (!read && a[k] !== undefined) ctx.addIssue({ code: "custom", path: [k], message: `"${k}" reads around a message of "thread_id": give "thread_id" too, or leave "${k}" out to search` });
+    }
+    if (a.message_index !== undefined && a.message_id !== undefined) {
+      ctx.addIssue({ code: "custom", path: ["message_id"], message: 'give "message_index" or "message_id", not both' });
+    }
   });
 
 export const taskFeedbackInput = z.strictObject({
