@@ -335,7 +335,7 @@ export function memoryToolset(deps: MemoryToolsetDeps): Toolset {
         const viewer = { thread: scopeOf(deps, ctx.invocation) };
         const origin = originOf(ctx.invocation);
         if (a.query === undefined) {
-          const ids = a.ids ?? [a.id!];
+          const ids = [...new Set(a.ids ?? [a.id!])];
           const purged = await service.forget(viewer, ids, origin);
           return { text: `Forgot ${ids.join(", ")} (${purged.length} version${purged.length === 1 ? "" : "s"} removed from memory and its indexes).` };
         }
@@ -404,7 +404,8 @@ export function memoryToolset(deps: MemoryToolsetDeps): Toolset {
           if (page.items.length === 0) return { text: "No memories are waiting for review." };
           return { text: `${totalText(page)} pending memor${page.total === 1 && !page.totalCapped ? "y" : "ies"}:\n${recordList(page.items, now)}` };
         }
-        const ids = a.ids!;
+        // an id given twice is one memory: the person was asked "Confirm 2 memories?" about one
+        const ids = [...new Set(a.ids!)];
         if (a.action === "reject") {
           await service.reject(viewer, ids, origin);
           return { text: `Rejected and forgot ${ids.join(", ")}.` };
