@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { openChoreWorld, rng, task } from "../../bench/evolution/chore.js";
 import { tempDir } from "../helpers/tmp.js";
 import { call, callAnswering } from "../skills/helpers.js";
-import { DEPLOY_STEPS as body, publishDeployTwins, serveSkills } from "./helpers.js";
+import { DEPLOY_STEPS as body, publishDeployTwins, publisher, serveSkills } from "./helpers.js";
 
 describe("skill_review", () => {
   it("asks with the eval report and the diff, and publishes on Approve", async () => {
@@ -41,6 +41,27 @@ describe("skill_review", () => {
       expect(res.prompts[0]).toMatch(/^Merge deploy-b v1 into deploy-a v1 \(near-duplicates/);
       expect(res.text).toMatch(/^Error: .*deploy-b is now v2 \(the request measured v1\).*nothing was retired/);
       expect((await w.skills.version(await w.skills.skill("deploy-b"))).status).toBe("probationary");
+    } finally {
+      await rs.close();
+      w.close();
+    }
+  });
+
+  it("asks about five requests a call (newest first) and says how many more wait; the next call asks about those", async () => {
+    const w = openChoreWorld(tempDir("evo-rap-more-"));
+    const publish = publisher(w);
+    const names = ["lint-a", "lint-b", "lint-c", "lint-d", "lint-e", "lint-f"];
+    for (const [i, name] of names.entries()) {
+      const v = await publish(name, `1. Run linter ${i}.\n2. Fix what it reports.\n`, `Lint part ${i} of the code base`);
+      await w.evolutionStore.addRequest({ id: `srq_${name}`, kind: "retire", skillName: name, versionId: v.id, otherSkill: null, policyId: null, reportId: null, detail: { reason: "unused" }, createdAt: w.clock.now() - i });
+    }
+    const rs = await serveSkills(w);
+    try {
+      const first = await callAnswering(rs, "skill_review", {}, [1, 1, 1, 1, 1]);
+      expect(first.text.split("\n")).toEqual([...names.slice(0, 5).map((n) => `retire ${n}: rejected`), "1 more learned skill change awaits the person's answer: call skill_review again."]);
+      const second = await callAnswering(rs, "skill_review", {}, [1]);
+      expect(second.prompts[0]).toMatch(/^Retire the skill lint-f/);
+      expect(second.text).toBe("retire lint-f: rejected");
     } finally {
       await rs.close();
       w.close();

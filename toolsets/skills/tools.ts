@@ -15,6 +15,8 @@ import { clipDiff, clipResultDiff, searchText, versionLine, viewText } from "./r
 
 export const SKILLS_TOOLSET = "skills";
 const CHOICES = ["Approve", "Reject", "Show diff"];
+/** skill_review asks about this many requests a call (newest first, as requests() lists them) */
+const REVIEW_BATCH = 5;
 
 const skillName = z.string().min(1).max(64).describe("the skill's name, e.g. release-notes");
 const versionRef = z.string().min(1).max(80).describe('a version: "v3", or a content-hash prefix from skill_history');
@@ -331,7 +333,8 @@ export function skillsToolset(deps: SkillsToolsetDeps): Toolset {
           if (pending.length === 0) return { text: "No learned skill changes are waiting." };
           const lines: string[] = [];
           const refused: string[] = [];
-          for (const r of pending.slice(0, 5)) {
+          const asked = pending.slice(0, REVIEW_BATCH);
+          for (const r of asked) {
             const report = r.reportId !== null ? await evolution.report(r.reportId) : null;
             const answer = await decide(ctx, requestPrompt(r, report), typeof r.detail.diff === "string" ? r.detail.diff : "");
             const what = `${r.kind} ${r.skillName}${r.otherSkill ? ` (with ${r.otherSkill})` : ""}`;
@@ -346,6 +349,9 @@ export function skillsToolset(deps: SkillsToolsetDeps): Toolset {
               refused.push(`${what} was not changed: ${e.message}`);
             }
           }
+          // the rest wait for the next call: said, or the model took the review for done
+          const left = pending.length - asked.length;
+          if (left > 0) lines.push(`${left} more learned skill change${left === 1 ? " awaits" : "s await"} the person's answer: call skill_review again.`);
           if (refused.length > 0) return { text: [`Error: ${refused.join("\n")}`, ...lines].join("\n") };
           return { text: lines.join("\n") };
         },
