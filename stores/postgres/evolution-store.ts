@@ -1,6 +1,6 @@
 // PostgreSQL EvolutionStore: policies and their provenance edges, evaluation reports, approval
 // requests, golden tasks, and the η writes of the lifecycle.
-import type { Pool, QueryResultRow } from "pg";
+import type { Pool, PoolClient, QueryResultRow } from "pg";
 import type { PolicyDraft } from "../../core/learning/policy.js";
 import type {
   ApprovalClaim,
@@ -242,20 +242,7 @@ export class PgEvolutionStore implements EvolutionStore {
       // servers never leave two pending requests side by side.
       // (DSQL has no advisory locks: two servers filing at the same instant may both stay pending)
       if (!this.f.dsql) await c.query(`SELECT pg_advisory_xact_lock(hashtext($1))`, [`skill_request:${r.kind}:${r.skillName}`]);
-      await c.query(
-        // (one being approved is not: its action may be under way)
-        `UPDATE skill_requests SET status = 'superseded', decided_at = $1, decided_by = 'superseded'
-          WHERE kind = $2 AND skill_name = $3 AND other_skill IS NOT DISTINCT FROM $4 AND status = 'pending' AND approving_at IS NULL`,
-        [r.createdAt, r.kind, r.skillName, r.otherSkill],
-      );
-      const row = (
-        await c.query<RequestRow>(
-          `INSERT INTO skill_requests (id, kind, skill_name, version_id, other_skill, policy_id, report_id, status, detail, created_at)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', $8, $9) RETURNING *`,
-          [r.id, r.kind, r.skillName, r.versionId, r.otherSkill, r.policyId, r.reportId, JSON.stringify(r.detail), r.createdAt],
-        )
-      ).rows[0]!;
-      return toRequest(row);
+      return fileRequest(c, r);
     }, this.txOpts);
   }
 
@@ -276,19 +263,7 @@ export class PgEvolutionStore implements EvolutionStore {
         )
       ).rows;
       if (!seen.every((q) => q.id === read.replaces && q.status === "pending" && q.approving_at === null)) return null;
-      await c.query(
-        `UPDATE skill_requests SET status = 'superseded', decided_at = $1, decided_by = 'superseded'
-          WHERE kind = $2 AND skill_name = $3 AND other_skill IS NOT DISTINCT FROM $4 AND status = 'pending' AND approving_at IS NULL`,
-        [r.createdAt, r.kind, r.skillName, r.otherSkill],
-      );
-      const row = (
-        await c.query<RequestRow>(
-          `INSERT INTO skill_requests (id, kind, skill_name, version_id, other_skill, policy_id, report_id, status, detail, created_at)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', $8, $9) RETURNING *`,
-          [r.id, r.kind, r.skillName, r.versionId, r.otherSkill, r.policyId, r.reportId, JSON.stringify(r.detail), r.createdAt],
-        )
-      ).rows[0]!;
-      return toRequest(row);
+      return fileRequest(c, r);
     }, this.txOpts);
   }
 
@@ -434,4 +409,22 @@ export class PgEvolutionStore implements EvolutionStore {
       for (const a of audits) await writeSkillAudit(c, a, this.f);
     }, this.txOpts);
   }
+}
+
+/** Files a request inside the caller's transaction: the pending one of the same question is
+ *  superseded (one being approved is not: its action may be under way). */
+async function fileRequest(c: PoolClient, r: Omit<SkillRequest, "status" | "decidedAt" | "decidedBy" | "approvingProcess">): Promise<SkillRequest> {
+  await c.query(
+    `UPDATE skill_requests SET status = 'superseded', decided_at = $1, decided_by = 'superseded'
+      WHERE kind = $2 AND skill_name = $3 AND other_skill IS NOT DISTINCT FROM $4 AND status = 'pending' AND approving_at IS NULL`,
+    [r.createdAt, r.kind, r.skillName, r.otherSkill],
+  );
+  const row = (
+    await c.query<RequestRow>(
+      `INSERT INTO skill_requests (id, kind, skill_name, version_id, other_skill, policy_id, report_id, status, detail, created_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', $8, $9) RETURNING *`,
+      [r.id, r.kind, r.skillName, r.versionId, r.otherSkill, r.policyId, r.reportId, JSON.stringify(r.detail), r.createdAt],
+    )
+  ).rows[0]!;
+  return toRequest(row);
 }
