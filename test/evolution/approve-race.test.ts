@@ -50,6 +50,24 @@ async function world() {
   return { ...base, evolutionOver, request, approveAndDie, crashAfterClaim };
 }
 
+/**
+ * Runs `serve --toolset skills` on the world's database (after `meanwhile`, when given) until
+ * srq_stale is approved or `waitMs` passes; then the approval stands and v1 is retired.
+ */
+async function serveUntilApproved(w: Awaited<ReturnType<typeof world>>, waitMs: number, meanwhile?: () => Promise<void>) {
+  const s = await spawnCommandServer(`exec "${process.execPath}" "${CLI}" serve --toolset skills --db "${w.db}"`, w.dir, w.env);
+  try {
+    await meanwhile?.();
+    const deadline = Date.now() + waitMs;
+    while ((await w.request()).status !== "approved" && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  } finally {
+    process.kill(-s.child.pid!, "SIGINT");
+    await s.exited;
+  }
+  expect(await w.request()).toMatchObject({ status: "approved", decidedBy: "cli:alice" });
+  expect((await w.versions()).v1!.status).toBe("retired");
+}
+
 describe("approve and decline of one skill request across processes (SQLite)", () => {
   it("a decline from another process while an approval is acting is refused naming the state; the approval finishes", async () => {
     const w = await world();
@@ -123,16 +141,7 @@ describe("approve and decline of one skill request across processes (SQLite)", (
     const w = await world();
     try {
       w.crashAfterClaim();
-      const s = await spawnCommandServer(`exec "${process.execPath}" "${CLI}" serve --toolset skills --db "${w.db}"`, w.dir, w.env);
-      try {
-        const deadline = Date.now() + 15_000;
-        while ((await w.request()).status !== "approved" && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-      } finally {
-        process.kill(-s.child.pid!, "SIGINT");
-        await s.exited;
-      }
-      expect(await w.request()).toMatchObject({ status: "approved", decidedBy: "cli:alice" });
-      expect((await w.versions()).v1!.status).toBe("retired");
+      await serveUntilApproved(w, 15_000);
     } finally {
       w.close();
     }
@@ -141,20 +150,12 @@ describe("approve and decline of one skill request across processes (SQLite)", (
   it("a running server finishes, within its minute sweep, an approval whose process died after the server started", async () => {
     const w = await world();
     try {
-      const s = await spawnCommandServer(`exec "${process.execPath}" "${CLI}" serve --toolset skills --db "${w.db}"`, w.dir, w.env);
-      try {
+      await serveUntilApproved(w, 90_000, async () => {
         // (before: only a server's start and approving again finished it; this one has started already)
         await new Promise((r) => setTimeout(r, 1000));
         w.crashAfterClaim();
         expect(await w.request()).toMatchObject({ status: "approving" });
-        const deadline = Date.now() + 90_000;
-        while ((await w.request()).status !== "approved" && Date.now() < deadline) await new Promise((r) => setTimeout(r, 250));
-      } finally {
-        process.kill(-s.child.pid!, "SIGINT");
-        await s.exited;
-      }
-      expect(await w.request()).toMatchObject({ status: "approved", decidedBy: "cli:alice" });
-      expect((await w.versions()).v1!.status).toBe("retired");
+      });
     } finally {
       w.close();
     }

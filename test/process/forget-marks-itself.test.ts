@@ -10,7 +10,7 @@ import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { runCli } from "../helpers/cli.js";
 import { tempDir } from "../helpers/tmp.js";
-import { appears, seen, startCli, type Started } from "./held-child.js";
+import { appears, fatten, seen, startCli, type Started } from "./held-child.js";
 
 /** Conversations the forget indexes after its claim (the daemon home): they keep its cascade busy for a while. */
 function addThreads(home: string, n: number): void {
@@ -52,12 +52,7 @@ describe("a CLI forget under way and restore", () => {
     }
     expect(runCli(["backup", "--out", backup, "--db", db], env).status).toBe(0);
     // a large backup, so the restore is caught while it stages its copy
-    const b = new Database(backup);
-    const fill = b.prepare(`INSERT INTO audit_log (at, actor, action, target_kind, target_id, detail) VALUES (?, 'user', 'create', 'memory', ?, ?)`);
-    b.transaction(() => {
-      for (let i = 0; i < 10_000; i++) fill.run(i, `mem_fill_${i}`, JSON.stringify({ note: "x".repeat(2000) }));
-    })();
-    b.close();
+    fatten(backup);
 
     // 1. a forget held in its cascade: restore refuses, naming it, and changes nothing
     const alarm = idOf(db, "alarm", env);

@@ -4,6 +4,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { readdirSync, watch } from "node:fs";
 import { createInterface } from "node:readline";
+import Database from "better-sqlite3";
 import { CLI } from "../helpers/cli.js";
 
 export interface Started {
@@ -68,4 +69,14 @@ export async function startServer(db: string, log: string, env: Record<string, s
     void run.exited.then(({ code }) => reject(new Error(`serve ended (${code}) before it listened: ${run.stderr()}`)));
   });
   return run;
+}
+
+/** Adds 10,000 audit rows of 2 kB to a database file, so a restore from it takes long enough to be caught. */
+export function fatten(file: string): void {
+  const b = new Database(file);
+  const fill = b.prepare(`INSERT INTO audit_log (at, actor, action, target_kind, target_id, detail) VALUES (?, 'user', 'create', 'memory', ?, ?)`);
+  b.transaction(() => {
+    for (let i = 0; i < 10_000; i++) fill.run(i, `mem_fill_${i}`, JSON.stringify({ note: "x".repeat(2000) }));
+  })();
+  b.close();
 }

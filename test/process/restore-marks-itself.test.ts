@@ -11,7 +11,7 @@ import { describe, expect, it } from "vitest";
 import { CLI, runCli } from "../helpers/cli.js";
 import { tempDir } from "../helpers/tmp.js";
 import { SCRIPTED, startProxy } from "../context-hook/proxy-helpers.js";
-import { appears, seen, startCli, startServer } from "./held-child.js";
+import { appears, fatten, seen, startCli, startServer } from "./held-child.js";
 
 /** `serve` that is expected to refuse (a short timeout instead of hanging when it starts). */
 function serveOnce(db: string, dir: string, env: Record<string, string>) {
@@ -27,12 +27,7 @@ describe("a restore under way and servers starting", () => {
     expect(runCli(["memory", "add", "The standup moved to 9:30", "--db", db], env).status).toBe(0);
     expect(runCli(["backup", "--out", backup, "--db", db], env).status).toBe(0);
     // a large backup, so the restore is caught while it stages its copy
-    const b = new Database(backup);
-    const fill = b.prepare(`INSERT INTO audit_log (at, actor, action, target_kind, target_id, detail) VALUES (?, 'user', 'create', 'memory', ?, ?)`);
-    b.transaction(() => {
-      for (let i = 0; i < 10_000; i++) fill.run(i, `mem_fill_${i}`, JSON.stringify({ note: "x".repeat(2000) }));
-    })();
-    b.close();
+    fatten(backup);
     expect(runCli(["memory", "add", "The retro is on Fridays", "--db", db], env).status).toBe(0);
     // a forget since the backup: the restore stages a copy to forget it again
     const id = (JSON.parse(runCli(["memory", "search", "standup", "--json", "--db", db], env).stdout.split("\n")[0]!) as { id: string }).id;
@@ -89,12 +84,7 @@ describe("a restore under way and servers starting", () => {
     const env = { INFINITY_MEMORY_HOME: dir, INFINITY_MEMORY_USER: "alice" };
     expect(runCli(["memory", "add", "The standup moved to 9:30", "--db", db], env).status).toBe(0);
     expect(runCli(["backup", "--out", backup, "--db", db], env).status).toBe(0);
-    const b = new Database(backup);
-    const fill = b.prepare(`INSERT INTO audit_log (at, actor, action, target_kind, target_id, detail) VALUES (?, 'user', 'create', 'memory', ?, ?)`);
-    b.transaction(() => {
-      for (let i = 0; i < 10_000; i++) fill.run(i, `mem_fill_${i}`, JSON.stringify({ note: "x".repeat(2000) }));
-    })();
-    b.close();
+    fatten(backup);
     const id = (JSON.parse(runCli(["memory", "search", "standup", "--json", "--db", db], env).stdout.split("\n")[0]!) as { id: string }).id;
     expect(runCli(["memory", "forget", id, "--db", db], env).status).toBe(0);
 
