@@ -2,10 +2,13 @@
 // kept, then stopped (SIGSTOP) or killed the moment something shows (a mark file, a table), so the
 // test can act while the command is held there.
 import { spawn, type ChildProcess } from "node:child_process";
-import { readdirSync, watch } from "node:fs";
+import { readdirSync, watch, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { createInterface } from "node:readline";
 import Database from "better-sqlite3";
-import { CLI } from "../helpers/cli.js";
+import { expect } from "vitest";
+import { CLI, runCli } from "../helpers/cli.js";
+import { tempDir } from "../helpers/tmp.js";
 
 export interface Started {
   child: ChildProcess;
@@ -79,4 +82,19 @@ export function fatten(file: string): void {
     for (let i = 0; i < 10_000; i++) fill.run(i, `mem_fill_${i}`, JSON.stringify({ note: "x".repeat(2000) }));
   })();
   b.close();
+}
+
+/**
+ * A fresh folder with a database of `count` imported notes ("Note i: the build server number i
+ * runs the nightly job"), and with `backup` a backup of it as b.db beside it.
+ */
+export function notesDb(count: number, opts: { backup?: boolean } = {}): { dir: string; db: string; env: Record<string, string> } {
+  const dir = tempDir();
+  const db = join(dir, "memory.db");
+  const env = { INFINITY_MEMORY_HOME: dir, INFINITY_MEMORY_USER: "alice" };
+  const lines = join(dir, "in.jsonl");
+  writeFileSync(lines, Array.from({ length: count }, (_, i) => JSON.stringify({ content: `Note ${i}: the build server number ${i} runs the nightly job` })).join("\n"));
+  expect(runCli(["memory", "import", lines, "--batch", String(count), "--db", db], env).status).toBe(0);
+  if (opts.backup) expect(runCli(["backup", "--out", join(dir, "b.db"), "--db", db], env).status).toBe(0);
+  return { dir, db, env };
 }

@@ -5,13 +5,12 @@
 // time with the pid (Linux), as the serving marks do, and a pid that names a process started at
 // another time is taken for gone.
 import { spawn, type ChildProcess } from "node:child_process";
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { runCli } from "../helpers/cli.js";
-import { tempDir } from "../helpers/tmp.js";
-import { seen, startCli, startServer } from "./held-child.js";
+import { notesDb, seen, startCli, startServer } from "./held-child.js";
 
 /** Run `memory reindex`, kill it outright once its rebuild is under way, and give its recorded pid to `other` (when given). */
 async function killedRebuildWithPidOf(db: string, env: Record<string, string>, other: ChildProcess | null): Promise<void> {
@@ -36,13 +35,7 @@ async function killedRebuildWithPidOf(db: string, env: Record<string, string>, o
 
 describe.runIf(process.platform === "linux")("a killed reindex whose pid another program took since", () => {
   it("blocks neither a new reindex nor a restore", async () => {
-    const dir = tempDir();
-    const db = join(dir, "memory.db");
-    const env = { INFINITY_MEMORY_HOME: dir, INFINITY_MEMORY_USER: "alice" };
-    const lines = join(dir, "in.jsonl");
-    writeFileSync(lines, Array.from({ length: 4000 }, (_, i) => JSON.stringify({ content: `Note ${i}: the build server number ${i} runs the nightly job` })).join("\n"));
-    expect(runCli(["memory", "import", lines, "--batch", "4000", "--db", db], env).status).toBe(0);
-    expect(runCli(["backup", "--out", join(dir, "b.db"), "--db", db], env).status).toBe(0);
+    const { dir, db, env } = notesDb(4000, { backup: true });
     const other = spawn("sleep", ["120"], { stdio: "ignore" });
     const otherExited = new Promise((r) => other.on("exit", r));
     try {
@@ -68,12 +61,7 @@ describe.runIf(process.platform === "linux")("a killed reindex whose pid another
 
 describe("a reindex killed while a server runs", () => {
   it("its half-built word index is removed by the server's next sweep, not only at the server's next start", async () => {
-    const dir = tempDir();
-    const db = join(dir, "memory.db");
-    const env = { INFINITY_MEMORY_HOME: dir, INFINITY_MEMORY_USER: "alice" };
-    const lines = join(dir, "in.jsonl");
-    writeFileSync(lines, Array.from({ length: 4000 }, (_, i) => JSON.stringify({ content: `Note ${i}: the build server number ${i} runs the nightly job` })).join("\n"));
-    expect(runCli(["memory", "import", lines, "--batch", "4000", "--db", db], env).status).toBe(0);
+    const { dir, db, env } = notesDb(4000);
     const log = join(dir, "serve.log");
     const server = await startServer(db, log, env);
     try {

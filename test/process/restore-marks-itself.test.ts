@@ -11,7 +11,7 @@ import { describe, expect, it } from "vitest";
 import { CLI, runCli } from "../helpers/cli.js";
 import { tempDir } from "../helpers/tmp.js";
 import { SCRIPTED, startProxy } from "../context-hook/proxy-helpers.js";
-import { appears, fatten, seen, startCli, startServer } from "./held-child.js";
+import { appears, fatten, notesDb, seen, startCli, startServer } from "./held-child.js";
 
 /** `serve` that is expected to refuse (a short timeout instead of hanging when it starts). */
 function serveOnce(db: string, dir: string, env: Record<string, string>) {
@@ -121,13 +121,7 @@ describe("a restore under way and servers starting", () => {
   }, 120_000);
 
   it("restore refuses while memory reindex --vectors stores vectors, naming its pid; the reindex refuses while a restore runs", async () => {
-    const dir = tempDir();
-    const db = join(dir, "memory.db");
-    const env = { INFINITY_MEMORY_HOME: dir, INFINITY_MEMORY_USER: "alice" };
-    const lines = join(dir, "in.jsonl");
-    writeFileSync(lines, Array.from({ length: 3000 }, (_, i) => JSON.stringify({ content: `Note ${i}: the build server number ${i} runs the nightly job` })).join("\n"));
-    expect(runCli(["memory", "import", lines, "--batch", "3000", "--db", db], env).status).toBe(0);
-    expect(runCli(["backup", "--out", join(dir, "b.db"), "--db", db], env).status).toBe(0);
+    const { dir, db, env } = notesDb(3000, { backup: true });
     // written without an embedder: the reindex embeds them all, a few per transaction
     writeFileSync(join(dir, "config.json"), JSON.stringify({ embedder: { kind: "hashing", hashing: { dimensions: 48 } } }));
     const reindex = startCli(["memory", "reindex", "--vectors", "--batch", "2", "--db", db], env);
@@ -168,13 +162,7 @@ describe("a restore under way and servers starting", () => {
   }, 120_000);
 
   it("restore refuses while memory reindex rebuilds the word index, naming its pid; goes ahead once it finished; the reindex refuses while a restore runs", async () => {
-    const dir = tempDir();
-    const db = join(dir, "memory.db");
-    const env = { INFINITY_MEMORY_HOME: dir, INFINITY_MEMORY_USER: "alice" };
-    const lines = join(dir, "in.jsonl");
-    writeFileSync(lines, Array.from({ length: 4000 }, (_, i) => JSON.stringify({ content: `Note ${i}: the build server number ${i} runs the nightly job` })).join("\n"));
-    expect(runCli(["memory", "import", lines, "--batch", "4000", "--db", db], env).status).toBe(0);
-    expect(runCli(["backup", "--out", join(dir, "b.db"), "--db", db], env).status).toBe(0);
+    const { dir, db, env } = notesDb(4000, { backup: true });
     const reindex = startCli(["memory", "reindex", "--db", db], env);
     const reader = new Database(db, { readonly: true });
     try {
