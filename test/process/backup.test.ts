@@ -1,7 +1,7 @@
 // backup / verify / restore with a server running, and forgotten text absent from later copies.
 import { describe, expect, it } from "vitest";
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import Database from "better-sqlite3";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
@@ -129,6 +129,32 @@ describe("backup, verify, restore", () => {
     expect(ok.stdout).toMatch(/^backed up 1 memories/);
     expect(runCli(["memory", "add", "The retro is on Fridays", "--db", db], env).status).toBe(0);
     expect(JSON.parse(runCli(["verify", `${db}.backup`], env).stdout)).toMatchObject({ integrity: "ok", memories: 1 });
+  });
+
+  it("refuses an --out naming SQLite's side file through a symbolic link (a linked database, a linked folder)", () => {
+    const dir = tempDir();
+    const env = { INFINITY_MEMORY_HOME: dir, INFINITY_MEMORY_USER: "alice" };
+    const real = join(dir, "real");
+    mkdirSync(real);
+    const db = join(real, "memory.db");
+    expect(runCli(["memory", "add", "The standup moved to 9:30", "--db", db], env).status).toBe(0);
+    const linkedDb = join(dir, "link.db");
+    symlinkSync(db, linkedDb);
+    const linkedFolder = join(dir, "alias");
+    symlinkSync(real, linkedFolder);
+    // the database opened through its link keeps its side files beside the file the link names
+    for (const [from, out] of [
+      [linkedDb, `${db}-wal`],
+      [db, join(linkedFolder, "memory.db-shm")],
+      [linkedDb, join(linkedFolder, "memory.db-journal")],
+    ] as const) {
+      const r = runCli(["backup", "--out", out, "--db", from], env);
+      expect(r.stderr).toContain(`--out ${out} is the name of the `);
+      expect(r.status).toBe(1);
+      expect(existsSync(out)).toBe(false);
+    }
+    const ok = runCli(["backup", "--out", join(linkedFolder, "memory.db.backup"), "--db", linkedDb], env);
+    expect(ok.stdout).toMatch(/^backed up 1 memories/);
   });
 
   it("restore names a --db whose folder is missing, is a file, or that is a directory, and writes nothing", () => {
