@@ -35,7 +35,7 @@ function markPath(db: string, pid: number, kind: MarkKind = "serving"): string {
  * (~/.infinity/memory/memory.db → /data/memory.db) left its mark beside the link, and a restore
  * naming the file itself did not see it and replaced the database under the server.
  */
-function canonical(db: string): string {
+export function canonical(db: string): string {
   try {
     return realpathSync(db);
   } catch {

@@ -2,8 +2,8 @@
 // copies pages while servers keep writing; forgotten content is not in a later copy because a
 // forget overwrites it in place (secure_delete) and removes its index entries.
 import type { Command } from "commander";
-import { existsSync, realpathSync, statSync } from "node:fs";
-import { basename, dirname, join, resolve } from "node:path";
+import { existsSync, statSync } from "node:fs";
+import { dirname, resolve } from "node:path";
 import Database from "better-sqlite3";
 import { backendKindOf, maskLocation } from "../../stores/backend.js";
 import { copyDatabase, openDatabase, schemaVersion } from "../../stores/sqlite/database.js";
@@ -13,7 +13,7 @@ import { dropRebuild, runningRebuild } from "../../stores/sqlite/memory-fts.js";
 import { MIGRATIONS } from "../../stores/sqlite/migrations.js";
 import { databaseLocation, missingDatabase, openMemory } from "../context.js";
 import { placeNoReplace, removeOnInterrupt, removeStaleTemps, removeTemp, tempPath } from "../temp-files.js";
-import { WORD_REINDEX, forgettingProcesses, markRestoring, processEnded, reindexingProcesses, servingProcesses } from "../serving-marks.js";
+import { WORD_REINDEX, canonical, forgettingProcesses, markRestoring, processEnded, reindexingProcesses, servingProcesses } from "../serving-marks.js";
 
 export interface VerifyReport {
   file: string;
@@ -52,19 +52,6 @@ export function verifyFile(file: string): VerifyReport {
 }
 
 /** backup and restore copy SQLite files; a PostgreSQL location has its own tools (pg_dump). */
-/** Where `file` is once symbolic links are followed: the file's own, else its folder's. */
-function realPlace(file: string): string {
-  try {
-    return realpathSync(file);
-  } catch {
-    try {
-      return join(realpathSync(dirname(file)), basename(file));
-    } catch {
-      return file;
-    }
-  }
-}
-
 function sqliteFile(explicit: string | undefined): string {
   const location = databaseLocation(explicit);
   if (backendKindOf(location) !== "sqlite") {
@@ -87,7 +74,7 @@ export function registerBackup(program: Command): void {
       // the name of a file SQLite keeps beside the database: its next open deleted the copy (a
       // -wal or -journal that is not one) or wrote over it (-shm), after "backed up" was reported
       // (SQLite keeps them beside the file a symbolic link names, so both places are compared)
-      const side = ["-wal", "-shm", "-journal"].find((s) => out === `${from}${s}` || realPlace(out) === `${realPlace(from)}${s}`);
+      const side = ["-wal", "-shm", "-journal"].find((s) => out === `${from}${s}` || canonical(out) === `${canonical(from)}${s}`);
       if (side) throw new Error(`--out ${out} is the name of the ${side.slice(1)} file SQLite keeps beside the database; it would delete or overwrite the copy: give a new file, such as ${from}.backup`);
       if (!existsSync(from)) throw missingDatabase(from);
       // The copy is made under a temporary name and linked into place once it has passed its
